@@ -1,0 +1,170 @@
+"""In-memory BTF: one `Type` per record, a `Btf` holding them with their strings.
+
+Records stay close to the wire format (name offsets, raw words) so that reading and writing
+are byte-exact; names are looked up through the owning `Btf`. Type ids are positions:
+id 0 is void, a base BTF's types are 1..N, a split BTF's continue at N+1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from . import format as f
+from .strings import StringTable
+
+
+class Type:
+    """One BTF type record.
+
+    `extra` holds the fixed kind-specific words: INT the encoding word; ARRAY the tuple
+    (elem type, index type, nelems); VAR its linkage; DECL_TAG the signed component_idx;
+    FUNC its linkage (stored in vlen on the wire). `items` holds the vlen-counted tuples:
+    STRUCT/UNION (name_off, type, offset word), ENUM (name_off, u32 value),
+    ENUM64 (name_off, u64 value), FUNC_PROTO (name_off, type), DATASEC (type, offset, size).
+    Other kinds have extra 0 and items ().
+    """
+
+    __slots__ = ("kind", "name_off", "kflag", "size_or_type", "extra", "items")
+
+    def __init__(
+        self,
+        kind: int,
+        name_off: int = 0,
+        kflag: int = 0,
+        size_or_type: int = 0,
+        extra: int | tuple[int, int, int] = 0,
+        items: Sequence[tuple[int, ...]] = (),
+    ):
+        self.kind = kind
+        self.name_off = name_off
+        self.kflag = kflag
+        self.size_or_type = size_or_type
+        self.extra = extra
+        self.items = items
+
+    @property
+    def vlen(self) -> int:
+        if self.kind == f.FUNC:
+            return self.extra
+        return len(self.items)
+
+    def refs(self) -> list[int]:
+        """Referenced type ids, in the order the record holds them."""
+        kind = self.kind
+        if kind in f.TYPED_KINDS:
+            out = [self.size_or_type]
+            if kind == f.FUNC_PROTO:
+                out.extend(item[1] for item in self.items)
+            return out
+        if kind == f.STRUCT or kind == f.UNION:
+            return [item[1] for item in self.items]
+        if kind == f.ARRAY:
+            return [self.extra[0], self.extra[1]]
+        if kind == f.DATASEC:
+            return [item[0] for item in self.items]
+        return []
+
+    def remap(self, new_id: Sequence[int]) -> Type:
+        """A copy with every type reference r replaced by new_id[r]."""
+        kind = self.kind
+        sot = self.size_or_type
+        extra = self.extra
+        items = self.items
+        if kind in f.TYPED_KINDS:
+            sot = new_id[sot]
+            if kind == f.FUNC_PROTO:
+                items = [(n, new_id[t]) for n, t in items]
+        elif kind == f.STRUCT or kind == f.UNION:
+            items = [(n, new_id[t], o) for n, t, o in items]
+        elif kind == f.ARRAY:
+            extra = (new_id[extra[0]], new_id[extra[1]], extra[2])
+        elif kind == f.DATASEC:
+            items = [(new_id[t], o, s) for t, o, s in items]
+        return Type(kind, self.name_off, self.kflag, sot, extra, items)
+
+    def name_offsets(self) -> list[int]:
+        """Every string offset the record holds: its name, then member/param/value names."""
+        out = [self.name_off]
+        if self.kind in f.ITEM_WORDS and self.kind != f.DATASEC:
+            out.extend(item[0] for item in self.items)
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Type):
+            return NotImplemented
+        return (
+            self.kind == other.kind
+            and self.name_off == other.name_off
+            and self.kflag == other.kflag
+            and self.size_or_type == other.size_or_type
+            and self.extra == other.extra
+            and list(self.items) == list(other.items)
+        )
+
+    __hash__ = None  # mutable record
+
+    def __repr__(self) -> str:
+        return (
+            f"Type({f.kind_name(self.kind)}, name_off={self.name_off}, kflag={self.kflag}, "
+            f"size_or_type={self.size_or_type}, extra={self.extra!r}, items={list(self.items)!r})"
+        )
+
+
+class Btf:
+    """A BTF blob's types and strings; split BTF keeps a reference to its base."""
+
+    def __init__(
+        self,
+        types: list[Type],
+        strings: StringTable,
+        base: Btf | None = None,
+        byteorder: str = "<",
+        header_tail: bytes = b"",
+        layout: bytes = b"",
+    ):
+        self.types = types
+        self.strings = strings
+        self.base = base
+        self.byteorder = byteorder
+        # Header bytes past the 24 we model (the 2026 layout fields), kept for round trips.
+        self.header_tail = header_tail
+        self.layout = layout
+
+    @property
+    def first_id(self) -> int:
+        """Id of this BTF's first own type: 1, or one past the base's last."""
+        return self.base.last_id + 1 if self.base is not None else 1
+
+    @property
+    def last_id(self) -> int:
+        return self.first_id + len(self.types) - 1
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def type_by_id(self, type_id: int) -> Type | None:
+        """The type with that id (from the base for base ids); None for void."""
+        if type_id == 0:
+            return None
+        first = self.first_id
+        if type_id >= first:
+            return self.types[type_id - first]
+        return self.base.type_by_id(type_id)
+
+    def name(self, offset: int) -> str:
+        if offset < self.strings.start:
+            return self.base.name(offset)
+        return self.strings.get(offset)
+
+    def type_name(self, t: Type) -> str:
+        return self.name(t.name_off)
+
+    def own(self) -> Iterator[tuple[int, Type]]:
+        """(id, type) for this BTF's own types."""
+        return enumerate(self.types, self.first_id)
+
+    def all_types(self) -> list[Type | None]:
+        """Every type by id, base included: index 0 is void (None)."""
+        if self.base is None:
+            return [None, *self.types]
+        return self.base.all_types() + self.types

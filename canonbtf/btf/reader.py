@@ -1,0 +1,225 @@
+"""Reading BTF: raw blobs, `/sys/kernel/btf/*`, the .BTF section of an ELF, split BTF.
+
+Every length and offset is checked against the bytes actually present before it is used,
+so a corrupt blob fails with an `InputError` naming the byte offset or type id.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from array import array
+
+from ..errors import InputError
+from . import format as f
+from .model import Btf, Type
+from .strings import StringTable
+
+ELF_MAGIC = b"\x7fELF"
+DEFAULT_INPUT = "/sys/kernel/btf/vmlinux"
+
+
+def read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory") from None
+    except OSError as e:
+        raise InputError(path, e.strerror or str(e)) from None
+
+
+def btf_bytes(path: str) -> bytes:
+    """The raw BTF in `path`: the file itself, or its .BTF section if it is an ELF."""
+    data = read_file(path)
+    if data[:4] == ELF_MAGIC:
+        return elf_section(path, data, ".BTF")
+    return data
+
+
+def elf_section(path: str, data: bytes, name: str) -> bytes:
+    import io
+
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        section = elf.get_section_by_name(name)
+        if section is None:
+            raise InputError(path, f"ELF file has no {name} section")
+        if section["sh_type"] == "SHT_NOBITS":
+            raise InputError(path, f"ELF section {name} has no contents (NOBITS)")
+        return section.data()
+    except (ELFError, ValueError, KeyError, IndexError) as e:
+        raise InputError(path, f"corrupt ELF file: {e}") from None
+    except struct.error as e:
+        raise InputError(path, f"truncated ELF file: {e}") from None
+
+
+def load(path: str, base: Btf | None = None) -> Btf:
+    """Read a BTF file (raw or ELF); split BTF needs its `base`."""
+    return parse(btf_bytes(path), path, base)
+
+
+def load_with_base(path: str, base_path: str | None) -> Btf:
+    """Read `path`, first reading `base_path` as its base when one is given."""
+    base = load(base_path) if base_path else None
+    return load(path, base)
+
+
+def parse(data: bytes, path: str = "<bytes>", base: Btf | None = None) -> Btf:
+    """Parse one BTF blob. Raises InputError for anything malformed."""
+    size = len(data)
+    if size < f.HEADER_LEN:
+        raise InputError(path, f"not BTF: truncated header ({size} bytes, need {f.HEADER_LEN})")
+    magic_le = int.from_bytes(data[:2], "little")
+    if magic_le == f.MAGIC:
+        byteorder = "<"
+    elif magic_le == 0x9FEB:
+        byteorder = ">"
+    else:
+        raise InputError(path, f"not BTF: bad magic 0x{magic_le:04x} at byte offset 0")
+    (_, version, flags, hdr_len, type_off, type_len, str_off, str_len) = f.header_struct(
+        byteorder
+    ).unpack_from(data)
+    if version != f.VERSION:
+        raise InputError(path, f"unsupported BTF version {version} at byte offset 2")
+    if flags != 0:
+        raise InputError(path, f"unsupported BTF header flags 0x{flags:x} at byte offset 3")
+    if hdr_len < f.HEADER_LEN or hdr_len > size:
+        raise InputError(
+            path, f"header length {hdr_len} at byte offset 4 is out of range (file is {size} bytes)"
+        )
+    sections = [("type", type_off, type_len), ("string", str_off, str_len)]
+    layout_off = layout_len = 0
+    if hdr_len >= f.HEADER_LEN_WITH_LAYOUT:
+        layout_off, layout_len = _unpack_words(data[24:32], byteorder)
+        sections.append(("layout", layout_off, layout_len))
+    body = size - hdr_len
+    for sec, off, length in sections:
+        if off + length > body:
+            raise InputError(
+                path,
+                f"{sec} section (offset {off}, length {length}) runs past the end of the data "
+                f"({body} bytes after the {hdr_len}-byte header)",
+            )
+    placed = sorted((off, length, sec) for sec, off, length in sections if length)
+    for (off1, len1, sec1), (off2, _, sec2) in zip(placed, placed[1:]):
+        if off1 + len1 > off2:
+            raise InputError(path, f"{sec1} and {sec2} sections overlap at byte offset "
+                             f"{hdr_len + off2}")
+    if type_len % 4 or type_off % 4:
+        raise InputError(path, f"type section (offset {type_off}, length {type_len}) "
+                         "is not 4-byte aligned")
+    strs = data[hdr_len + str_off : hdr_len + str_off + str_len]
+    if base is None:
+        if not strs:
+            raise InputError(path, "string section is empty")
+        if strs[0] != 0:
+            raise InputError(path, "string section does not start with NUL: this looks like "
+                             "split (module) BTF; give its base BTF with --base")
+    if strs and strs[-1] != 0:
+        raise InputError(path, f"string section is not NUL-terminated (last byte at byte "
+                         f"offset {hdr_len + str_off + str_len - 1})")
+    str_start = base.strings.end if base is not None else 0
+    strings = StringTable(strs, str_start)
+    types = _parse_types(
+        data[hdr_len + type_off : hdr_len + type_off + type_len], byteorder, path,
+        hdr_len + type_off, base.last_id + 1 if base is not None else 1,
+    )
+    btf = Btf(
+        types, strings, base, byteorder,
+        header_tail=bytes(data[24:hdr_len]),
+        layout=bytes(data[hdr_len + layout_off : hdr_len + layout_off + layout_len]),
+    )
+    _check_references(btf, path)
+    return btf
+
+
+def _unpack_words(raw: bytes, byteorder: str) -> array:
+    words = array("I")
+    words.frombytes(raw)
+    if (byteorder == "<") != (sys.byteorder == "little"):
+        words.byteswap()
+    return words
+
+
+def _parse_types(raw: bytes, byteorder: str, path: str, base_offset: int, first_id: int):
+    words = _unpack_words(raw, byteorder).tolist()
+    n = len(words)
+    types: list[Type] = []
+    append = types.append
+    pos = 0
+    type_id = first_id
+    fixed_words = f.FIXED_WORDS
+    item_words = f.ITEM_WORDS
+    while pos < n:
+        if pos + 3 > n:
+            raise InputError(path, f"type {type_id} at byte offset {base_offset + 4 * pos}: "
+                             "record truncated")
+        name_off, info, sot = words[pos : pos + 3]
+        kind = (info >> 24) & 0x7F
+        vlen = info & 0xFFFFFF
+        kflag = info >> 31
+        if kind == 0 or kind > f.MAX_KIND or (info >> 24) & 0x60:
+            raise InputError(path, f"type {type_id} at byte offset {base_offset + 4 * pos}: "
+                             f"unknown kind {kind}")
+        pos += 3
+        extra = 0
+        items = ()
+        if kind in fixed_words:
+            if pos + fixed_words[kind] > n:
+                raise InputError(path, f"type {type_id} ({f.kind_name(kind)}) at byte offset "
+                                 f"{base_offset + 4 * pos - 12}: record truncated")
+            if kind == f.ARRAY:
+                extra = (words[pos], words[pos + 1], words[pos + 2])
+                pos += 3
+            else:
+                extra = words[pos]
+                if kind == f.DECL_TAG and extra >= 0x80000000:
+                    extra -= 0x100000000
+                pos += 1
+        if kind in item_words:
+            width = item_words[kind]
+            end = pos + width * vlen
+            if end > n:
+                raise InputError(
+                    path, f"type {type_id} ({f.kind_name(kind)}) at byte offset "
+                    f"{base_offset + 4 * pos - 12}: vlen {vlen} runs past the end of the type "
+                    "section")
+            it = iter(words[pos:end])
+            if width == 3:
+                items = list(zip(it, it, it))
+                if kind == f.ENUM64:
+                    items = [(name, lo | (hi << 32)) for name, lo, hi in items]
+            else:
+                items = list(zip(it, it))
+            pos = end
+        elif kind == f.FUNC:
+            extra = vlen
+        elif vlen:
+            raise InputError(path, f"type {type_id} ({f.kind_name(kind)}): vlen {vlen} "
+                             "must be 0 for this kind")
+        append(Type(kind, name_off, kflag, sot, extra, items))
+        type_id += 1
+    return types
+
+
+def _check_references(btf: Btf, path: str) -> None:
+    """Every type id and string offset must point inside the BTF (base included)."""
+    last_id = btf.last_id
+    str_end = btf.strings.end
+    for type_id, t in btf.own():
+        for ref in t.refs():
+            if ref > last_id:
+                raise InputError(
+                    path, f"type {type_id} ({f.kind_name(t.kind)}) references type {ref}, "
+                    f"past the last type id {last_id}")
+        for off in t.name_offsets():
+            if off >= str_end:
+                raise InputError(
+                    path, f"type {type_id} ({f.kind_name(t.kind)}): name offset {off} is past "
+                    f"the end of the string section ({str_end})")

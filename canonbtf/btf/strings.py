@@ -1,0 +1,88 @@
+"""The BTF string section.
+
+Names are kept as `str` decoded as latin-1: one character per byte, so the round trip is
+lossless and `str` comparison is the bytewise order the canonical order is defined by.
+Offsets of split BTF continue after the base's section, so a table knows where it starts.
+"""
+
+from __future__ import annotations
+
+
+class StringTable:
+    """One string section: its raw bytes, offset lookup, and appending for builders."""
+
+    __slots__ = ("start", "_data", "_by_offset", "_offset_of", "_size")
+
+    def __init__(self, data: bytes = b"\0", start: int = 0):
+        self.start = start
+        self._data = bytes(data)
+        self._size = len(self._data)
+        text = self._data.decode("latin-1")
+        by_offset: dict[int, str] = {}
+        pos = 0
+        for piece in text.split("\0")[:-1] if text.endswith("\0") else text.split("\0"):
+            by_offset[start + pos] = piece
+            pos += len(piece) + 1
+        self._by_offset = by_offset
+        self._offset_of: dict[str, int] | None = None
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    @property
+    def end(self) -> int:
+        """First offset past this section (where a split BTF's strings would start)."""
+        return self.start + self._size
+
+    def data(self) -> bytes:
+        return self._data
+
+    def get(self, offset: int) -> str:
+        """The string at `offset`, which may point into the middle of a stored string."""
+        name = self._by_offset.get(offset)
+        if name is not None:
+            return name
+        rel = offset - self.start
+        if not 0 <= rel < self._size:
+            raise KeyError(offset)
+        end = self._data.find(b"\0", rel)
+        if end < 0:
+            end = self._size
+        name = self._data[rel:end].decode("latin-1")
+        self._by_offset[offset] = name
+        return name
+
+    def contains(self, offset: int) -> bool:
+        return self.start <= offset < self.end
+
+    def add(self, name: str) -> int:
+        """Offset of `name`, appending it if the table does not hold it yet."""
+        if self._offset_of is None:
+            self._offset_of = {}
+            for off, s in sorted(self._by_offset.items(), reverse=True):
+                self._offset_of[s] = off
+        off = self._offset_of.get(name)
+        if off is None:
+            off = self.start + self._size
+            self._data += name.encode("latin-1") + b"\0"
+            self._size = len(self._data)
+            self._by_offset[off] = name
+            self._offset_of[name] = off
+        return off
+
+    @classmethod
+    def build(cls, names: list[str], start: int = 0) -> tuple[StringTable, dict[str, int]]:
+        """A table holding the empty string then `names` in the given order, deduplicated."""
+        offsets: dict[str, int] = {"": 0}  # split BTF shares the base's empty string
+        chunks = [b"\0"] if start == 0 else []
+        pos = start + (1 if start == 0 else 0)
+        for name in names:
+            if name not in offsets:
+                offsets[name] = pos
+                raw = name.encode("latin-1")
+                chunks.append(raw + b"\0")
+                pos += len(raw) + 1
+        table = cls(b"".join(chunks), start)
+        table._offset_of = dict(offsets)
+        return table, offsets

@@ -1,0 +1,140 @@
+"""Command line: parses arguments and calls the layers; no BTF logic lives here.
+
+Exit status: 0 done, 1 a finding (`check` found violations, `diff` found differences),
+2 the job could not be done (bad input, missing file, unusable environment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import sys
+from collections.abc import Iterator
+from typing import TextIO
+
+from . import ORDER_VERSION, __version__
+from .btf import reader
+from .errors import InputError
+from .output import atomic_output, refuse_overwriting_input
+
+EXIT_OK = 0
+EXIT_FINDING = 1
+EXIT_TROUBLE = 2
+
+
+def _add_input(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", nargs="?", default=reader.DEFAULT_INPUT, metavar="IN",
+                   help="raw BTF, an ELF with a .BTF section, or split BTF with --base "
+                        f"(default: {reader.DEFAULT_INPUT})")
+    p.add_argument("--base", "-B", metavar="BASE",
+                   help="base BTF (raw or ELF) when IN is split BTF, e.g. a kernel module's")
+
+
+@contextlib.contextmanager
+def _text_output(path: str | None) -> Iterator[TextIO]:
+    with atomic_output(path) as raw:
+        text = io.TextIOWrapper(raw, encoding="latin-1", newline="\n", write_through=False)
+        try:
+            yield text
+        finally:
+            text.flush()
+            text.detach()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .btf.validator import validate
+
+    btf = reader.load_with_base(args.input, args.base)
+    violations = validate(btf)
+    for v in violations:
+        print(f"{args.input}: {v}")
+    status = EXIT_FINDING if violations else EXIT_OK
+    if not violations:
+        print(f"{args.input}: {len(btf)} types, no violations of the kernel's rules")
+    if args.kernel:
+        from .btf import kernel
+
+        base_blob = reader.btf_bytes(args.base) if args.base else None
+        verdict = kernel.load_btf(reader.btf_bytes(args.input), base_blob)
+        print(f"{args.input}: kernel: {verdict.summary()}")
+        if verdict.log_tail:
+            print(verdict.log_tail)
+        if verdict.accepted is None:
+            status = max(status, EXIT_TROUBLE)
+        elif not verdict.accepted:
+            status = max(status, EXIT_FINDING)
+    return status
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    btf = reader.load_with_base(args.input, args.base)
+    refuse_overwriting_input_paths(args)
+    if args.format == "raw":
+        from .emit.raw import dump_raw as emit
+    elif args.format == "json":
+        from .emit.json import dump_json as emit
+    else:
+        from .emit.c import dump_c as emit
+    with _text_output(args.output) as out:
+        emit(btf, out)
+    return EXIT_OK
+
+
+def refuse_overwriting_input_paths(args: argparse.Namespace) -> None:
+    if args.output and args.output != "-":
+        refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None)])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="canonbtf",
+        description="Canonical, reproducible BTF: a total order on types that depends only on "
+                    "what the types are, so the same types always give the same bytes.",
+        epilog="Exit status: 0 done, 1 check found violations or diff found differences, "
+               "2 the job could not be done.",
+    )
+    parser.add_argument("--version", action="version",
+                        version=f"canonbtf {__version__} (canonical order v{ORDER_VERSION})")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("check", help="validate BTF against the kernel's rules",
+                       description="Validate BTF against the kernel's rules; with --kernel "
+                                   "also ask the running kernel (BPF_BTF_LOAD, needs root).")
+    _add_input(p)
+    p.add_argument("--kernel", action="store_true",
+                   help="also load the blob into the running kernel and print its verdict")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("dump", help="print BTF as bpftool-style raw text, JSON or C",
+                       description="Print BTF: 'raw' is what `bpftool btf dump file IN format "
+                                   "raw` prints, 'json' the form in docs/JSON.md, 'c' a "
+                                   "vmlinux.h.")
+    _add_input(p)
+    p.add_argument("--format", "-f", choices=("raw", "json", "c"), default="raw",
+                   help="output format (default: raw)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout")
+    p.set_defaults(func=cmd_dump)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as e:
+        print(f"canonbtf: {e}", file=sys.stderr)
+        return EXIT_TROUBLE
+    except KeyboardInterrupt:
+        print("canonbtf: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = None
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Shared fixtures: where the real inputs are, and skips with a reason when they are not."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from canonbtf.btf import reader
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("CANONBTF_SHARED", REPO.parent / "shared")) / "corpus"
+SYSFS_VMLINUX = Path("/sys/kernel/btf/vmlinux")
+BASE_61 = CORPUS / "vmlinux-6.1.0-56-cloud-amd64.btf"
+VMLINUX_BLOBS = ["vmlinux-6.1.0-56-cloud-amd64.btf", "vmlinux-6.12.113-cloud-amd64.btf"]
+MODULE_BLOBS = [
+    "mod-6.1.0-56-cloud-virtio_net.btf",
+    "mod-6.1.0-56-cloud-bridge.btf",
+    "mod-6.1.0-56-cloud-nf_tables.btf",
+    "mod-6.1.0-56-cloud-xfs.btf",
+]
+
+_cache: dict[str, object] = {}
+
+
+def corpus_path(name: str) -> Path:
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip(f"corpus file {path} not present (../shared/corpus is absent)")
+    return path
+
+
+def sysfs_vmlinux() -> Path:
+    if not SYSFS_VMLINUX.exists():
+        pytest.skip("/sys/kernel/btf/vmlinux not present on this machine")
+    return SYSFS_VMLINUX
+
+
+def need_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed")
+    return path
+
+
+def load_cached(path: Path, base: Path | None = None):
+    """Read a (large) BTF once per test session; callers must not modify it."""
+    key = f"{path}|{base}"
+    if key not in _cache:
+        base_btf = load_cached(base) if base else None
+        _cache[key] = reader.load(str(path), base_btf)
+    return _cache[key]
+
+
+# Every real input the round-trip style tests run on: (id, path, base path or None).
+def real_inputs() -> list:
+    params = [pytest.param(name, id=name) for name in VMLINUX_BLOBS]
+    params.append(pytest.param("sysfs", id="sysfs-vmlinux"))
+    params += [pytest.param(name, id=name) for name in MODULE_BLOBS]
+    return params
+
+
+def resolve_input(name: str) -> tuple[Path, Path | None]:
+    """Path and base path for a `real_inputs()` name, skipping when it is absent."""
+    if name == "sysfs":
+        return sysfs_vmlinux(), None
+    if name.startswith("mod-"):
+        return corpus_path(name), corpus_path(BASE_61.name)
+    return corpus_path(name), None
+
+
+@pytest.fixture
+def tmp_out(tmp_path: Path) -> Path:
+    return tmp_path / "out.btf"
