@@ -81,6 +81,24 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sort(args: argparse.Namespace) -> int:
+    from .btf import writer
+    from .canon import canonicalize
+    from .output import write_atomically
+
+    btf = reader.load_with_base(args.input, args.base)
+    if args.output is None:
+        if sys.stdout.isatty():
+            raise InputError(None, "refusing to write binary BTF to a terminal; give -o OUT")
+    elif not args.in_place:
+        refuse_overwriting_input_paths(args)
+    result = canonicalize(btf, dedup=args.dedup, order=args.order)
+    write_atomically(args.output, writer.write(result))
+    if args.dedup and args.output not in (None, "-"):
+        print(f"{args.input}: {len(btf)} types in, {len(result)} types out", file=sys.stderr)
+    return EXIT_OK
+
+
 def refuse_overwriting_input_paths(args: argparse.Namespace) -> None:
     if args.output and args.output != "-":
         refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None)])
@@ -116,6 +134,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output format (default: raw)")
     p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout")
     p.set_defaults(func=cmd_dump)
+
+    p = sub.add_parser("sort", help="put BTF into the canonical order (docs/ORDER.md)",
+                       description="Write IN's types in canonical order v"
+                                   f"{ORDER_VERSION} (docs/ORDER.md), every reference renumbered "
+                                   "and the string section rebuilt; the same types always give "
+                                   "the same bytes. Split BTF: only the module's types move.")
+    _add_input(p)
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="where to write the raw BTF (written atomically; '-' for stdout)")
+    p.add_argument("--dedup", action="store_true",
+                   help="merge structurally identical types and resolve forward declarations")
+    p.add_argument("--order", choices=("kind", "name"), default="kind",
+                   help="primary key: kind (default) or name (the kernel's 2026 name order)")
+    p.add_argument("--in-place", action="store_true",
+                   help="allow -o to name the input file itself")
+    p.set_defaults(func=cmd_sort)
     return parser
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import random
 
-from canonbtf.btf import format as f
-from canonbtf.btf.model import Btf, Type
+from canonbtf.btf.model import Btf
 from canonbtf.btf.strings import StringTable
 
 
@@ -30,16 +29,7 @@ def shuffle(btf: Btf, seed: int) -> Btf:
     rng.shuffle(names)
     table, offsets = StringTable.build(names, btf.strings.start)
 
-    def rename(off: int) -> int:
-        if off < btf.strings.start:
-            return off
-        return offsets[btf.name(off)]
-
-    types = []
-    for old_pos in order:
-        t = btf.types[old_pos].remap(new_id)
-        items = t.items
-        if t.kind in f.ITEM_WORDS and t.kind != f.DATASEC:
-            items = [(rename(item[0]), *item[1:]) for item in items]
-        types.append(Type(t.kind, rename(t.name_off), t.kflag, t.size_or_type, t.extra, items))
+    new_name = {off: (off if off < btf.strings.start else offsets[btf.name(off)])
+                for t in btf.types for off in t.name_offsets()}
+    types = [btf.types[old_pos].remap(new_id, new_name) for old_pos in order]
     return Btf(types, table, btf.base, btf.byteorder)

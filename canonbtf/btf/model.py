@@ -7,7 +7,7 @@ id 0 is void, a base BTF's types are 1..N, a split BTF's continue at N+1.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from . import format as f
 from .strings import StringTable
@@ -64,12 +64,24 @@ class Type:
             return [item[0] for item in self.items]
         return []
 
-    def remap(self, new_id: Sequence[int]) -> Type:
-        """A copy with every type reference r replaced by new_id[r]."""
+    def remap(self, new_id: Sequence[int], new_name: Mapping[int, int] | None = None) -> Type:
+        """A copy with every type reference r replaced by new_id[r] and, when `new_name` is
+        given, every string offset o (own name, member/param/enumerator names) by new_name[o]."""
         kind = self.kind
         sot = self.size_or_type
         extra = self.extra
         items = self.items
+        name_off = self.name_off
+        if new_name is not None:
+            name_off = new_name[name_off]
+            if items and kind != f.DATASEC:
+                if kind == f.STRUCT or kind == f.UNION:
+                    items = [(new_name[n], new_id[t], o) for n, t, o in items]
+                    return Type(kind, name_off, self.kflag, sot, extra, items)
+                if kind == f.FUNC_PROTO:
+                    items = [(new_name[n], new_id[t]) for n, t in items]
+                    return Type(kind, name_off, self.kflag, new_id[sot], extra, items)
+                items = [(new_name[n], v) for n, v in items]
         if kind in f.TYPED_KINDS:
             sot = new_id[sot]
             if kind == f.FUNC_PROTO:
@@ -80,7 +92,7 @@ class Type:
             extra = (new_id[extra[0]], new_id[extra[1]], extra[2])
         elif kind == f.DATASEC:
             items = [(new_id[t], o, s) for t, o, s in items]
-        return Type(kind, self.name_off, self.kflag, sot, extra, items)
+        return Type(kind, name_off, self.kflag, sot, extra, items)
 
     def name_offsets(self) -> list[int]:
         """Every string offset the record holds: its name, then member/param/value names."""

@@ -56,13 +56,17 @@ class StringTable:
     def contains(self, offset: int) -> bool:
         return self.start <= offset < self.end
 
-    def add(self, name: str) -> int:
-        """Offset of `name`, appending it if the table does not hold it yet."""
+    def offset_of(self, name: str) -> int | None:
+        """The lowest offset at which `name` starts as a whole string, or None."""
         if self._offset_of is None:
             self._offset_of = {}
             for off, s in sorted(self._by_offset.items(), reverse=True):
                 self._offset_of[s] = off
-        off = self._offset_of.get(name)
+        return self._offset_of.get(name)
+
+    def add(self, name: str) -> int:
+        """Offset of `name`, appending it if the table does not hold it yet."""
+        off = self.offset_of(name)
         if off is None:
             off = self.start + self._size
             self._data += name.encode("latin-1") + b"\0"

@@ -1,0 +1,24 @@
+"""The canonical form: equivalence of types, dedup, the canonical order, renumbering.
+
+Works on the btf/ model only; knows nothing of DWARF or of output formats.
+"""
+
+from __future__ import annotations
+
+from ..btf.model import Btf
+from .labels import ORDERS
+from .order import canonical_order
+from .renumber import renumber
+
+__all__ = ["ORDERS", "canonicalize", "canonical_order"]
+
+
+def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind") -> Btf:
+    """A new Btf with `btf`'s own types in canonical order (merged first when `dedup`)."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}")
+    if dedup:
+        from .dedup import deduplicate
+
+        btf = deduplicate(btf)
+    return renumber(btf, canonical_order(btf, order))

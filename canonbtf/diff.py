@@ -1,0 +1,795 @@
+"""What changed between two BTFs, type by type: the matching and the change model.
+
+Nothing here looks at type ids except to follow references. Each side is described by
+*facts*: every named type (and every anonymous aggregate no named type contains) becomes
+a root with a list of (key, value) pairs, where a reference to another type is written as
+its C spelling ("struct sk_buff *", "int (*)(void *)"). Anonymous structs, unions and enums
+are described inside the named type that holds them, under the member path C uses to
+reach them (`u.lru`, `stats.rx[].bytes`). Comparing facts is then id-free: a type whose
+content is identical, however renumbered, gives the same facts, and a change to
+`struct page` is reported once, on `struct page`, not on every type pointing at it.
+
+Roots are matched by kind family and name. Where a name is used more than once (duplicate
+static functions, two different `struct irq_info`), the candidates are paired by their
+facts: identical ones first, then the most similar, deterministically; such roots are
+shown as `name#N` and references to them carry the same tag, so swapping which duplicate a
+member points to is reported. Anonymous roots (top-level `enum { ... }`) are paired by the
+member or enumerator names they share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .btf import format as f
+from .btf.model import Btf, Type
+
+# Families: the kinds a name is matched within, in report order.
+FAMILIES = ("struct", "union", "enum", "typedef", "fwd", "func", "var", "datasec", "int",
+            "float", "decl_tag")
+_FAMILY_OF_KIND = {
+    f.STRUCT: "struct", f.UNION: "union", f.ENUM: "enum", f.ENUM64: "enum", f.FWD: "fwd",
+    f.TYPEDEF: "typedef", f.INT: "int", f.FLOAT: "float", f.FUNC: "func", f.VAR: "var",
+    f.DATASEC: "datasec", f.DECL_TAG: "decl_tag",
+}
+_AGGREGATES = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
+_QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
+_PASS_THROUGH = frozenset({f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
+# Deeper reference chains than this only come from malformed input (the kernel allows 32).
+_MAX_DEPTH = 48
+# Two anonymous roots are paired when they share at least this fraction of the smaller
+# one's member or enumerator names.
+_ANON_OVERLAP = 0.5
+
+ADDED, REMOVED, CHANGED = "added", "removed", "changed"
+
+
+@dataclass(frozen=True)
+class Detail:
+    """One difference inside a changed type.
+
+    `change` names it (see docs in `canonbtf.emit.diff_text`); `path` is the member path,
+    parameter or enumerator it concerns ("" for the type itself); `old` and `new` are
+    JSON-friendly values (None where that side has nothing).
+    """
+
+    change: str
+    path: str
+    old: object
+    new: object
+
+
+@dataclass
+class TypeChange:
+    """A root that was added, removed, or changed; `details` only for changes."""
+
+    family: str
+    name: str
+    status: str
+    old_brief: str | None = None
+    new_brief: str | None = None
+    details: list[Detail] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return f"{self.family} {self.name}"
+
+
+@dataclass
+class DiffResult:
+    changes: list[TypeChange]
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{family: {"added": n, "removed": n, "changed": n}} for families with changes."""
+        out: dict[str, dict[str, int]] = {}
+        for c in self.changes:
+            per = out.setdefault(c.family, {ADDED: 0, REMOVED: 0, CHANGED: 0})
+            per[c.status] += 1
+        return out
+
+    def totals(self) -> dict[str, int]:
+        total = {ADDED: 0, REMOVED: 0, CHANGED: 0}
+        for c in self.changes:
+            total[c.status] += 1
+        return total
+
+
+def _signed(value: int, bits: int) -> int:
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _join(base: str, decl: str) -> str:
+    if not decl:
+        return base
+    if decl[0] == "[":
+        return base + decl
+    return base + " " + decl
+
+
+class _Side:
+    """One BTF's roots and the C spelling of its types."""
+
+    def __init__(self, btf: Btf):
+        self.btf = btf
+        self.types = btf.all_types()
+        self.own_first = btf.first_id
+        string_of = btf.name
+        names: dict[int, str] = {0: ""}
+
+        def name(off: int) -> str:
+            text = names.get(off)
+            if text is None:
+                text = names[off] = string_of(off)
+            return text
+
+        self.name = name
+        self._expr: dict[int, str] = {}
+        self._protos: dict[int, tuple[tuple, bool]] = {}
+        # Ids of named types whose name is shared (on either side) and their tags.
+        self.dup_ids: set[int] = set()
+        self.tags: dict[int, int] = {}
+        self._touches_dup: set[int] = set()
+        self._touched = False
+        # Anonymous aggregates described inside some root.
+        self.expanded: set[int] = set()
+
+    # --- C spelling of types -------------------------------------------------------
+
+    def label(self, type_id: int) -> str:
+        """A named type as C names it, with its duplicate tag if it has one."""
+        t = self.types[type_id]
+        kind = t.kind
+        text = self.name(t.name_off)
+        if kind == f.STRUCT or kind == f.UNION or kind == f.FWD:
+            union = kind == f.UNION or (kind == f.FWD and t.kflag)
+            text = ("union " if union else "struct ") + (text or "{...}")
+        elif kind == f.ENUM or kind == f.ENUM64:
+            text = "enum " + (text or "{...}")
+        if type_id in self.dup_ids:
+            self._touched = True
+            tag = self.tags.get(type_id)
+            if tag:
+                text += f"#{tag}"
+        return text
+
+    def expr(self, type_id: int) -> str:
+        """The C spelling of a type reference, e.g. `const struct sk_buff *`."""
+        text = self._expr.get(type_id)
+        if text is not None:
+            if type_id in self._touches_dup:
+                self._touched = True
+            return text
+        outer = self._touched
+        self._touched = False
+        text = self._render(type_id, "", 0)
+        if self._touched:
+            self._touches_dup.add(type_id)
+        self._touched = self._touched or outer
+        self._expr[type_id] = text
+        return text
+
+    def _render(self, type_id: int, decl: str, depth: int) -> str:
+        if depth > _MAX_DEPTH:
+            return _join("...", decl)
+        if type_id == 0:
+            return _join("void", decl)
+        t = self.types[type_id]
+        kind = t.kind
+        if kind == f.PTR:
+            target = self.types[t.size_or_type] if t.size_or_type else None
+            inner = "*" + decl
+            if target is not None and target.kind in (f.ARRAY, f.FUNC_PROTO):
+                inner = "(" + inner + ")"
+            return self._render(t.size_or_type, inner, depth + 1)
+        if kind in _QUALIFIERS or kind == f.TYPE_TAG:
+            word = (_QUALIFIERS[kind] if kind != f.TYPE_TAG
+                    else f'btf_type_tag("{self.name(t.name_off)}")')
+            target = self.types[t.size_or_type] if t.size_or_type else None
+            if target is not None and target.kind == f.PTR:
+                return self._render(t.size_or_type, word + (" " + decl if decl else ""),
+                                    depth + 1)
+            return word + " " + self._render(t.size_or_type, decl, depth + 1)
+        if kind == f.ARRAY:
+            elem, _, nelems = t.extra
+            return self._render(elem, f"{decl}[{nelems}]", depth + 1)
+        if kind == f.FUNC_PROTO:
+            return self._render(t.size_or_type, f"{decl}({self._params(t)})", depth + 1)
+        if kind in (f.INT, f.FLOAT, f.TYPEDEF, f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64):
+            return _join(self.label(type_id), decl)
+        return _join(f"<{f.kind_name(kind)} {self.name(t.name_off)}>", decl)
+
+    def _params(self, proto: Type) -> str:
+        items = proto.items
+        if not items:
+            return "void"
+        parts = [self.expr(p_type) if p_type or p_name else "..." for p_name, p_type in items]
+        return ", ".join(parts)
+
+    def _anon_end(self, type_id: int) -> tuple[int, str] | None:
+        """The anonymous aggregate a reference leads to, through modifiers, arrays and
+        pointers, with the path suffix the way leads through ("", "[]" or "->")."""
+        suffix = ""
+        depth = 0
+        while type_id and depth <= _MAX_DEPTH:
+            t = self.types[type_id]
+            kind = t.kind
+            if kind in _PASS_THROUGH:
+                type_id = t.size_or_type
+            elif kind == f.ARRAY:
+                suffix += "[]"
+                type_id = t.extra[0]
+            elif kind == f.PTR:
+                suffix += "->"
+                type_id = t.size_or_type
+            elif kind in _AGGREGATES and not t.name_off:
+                return type_id, suffix
+            else:
+                return None
+            depth += 1
+        return None
+
+    # --- facts -------------------------------------------------------------------
+
+    def _expand(self, type_id: int, prefix: str, base: int, out: list, seen: set[int]) -> None:
+        """Facts for the inside of an anonymous aggregate, under member path `prefix`."""
+        if type_id in seen:
+            return
+        self.expanded.add(type_id)
+        t = self.types[type_id]
+        if t.kind == f.ENUM or t.kind == f.ENUM64:
+            self._values(t, prefix, out)
+            return
+        seen.add(type_id)
+        self._members(t, prefix, base, out, seen)
+        seen.discard(type_id)
+
+    def _members(self, t: Type, prefix: str, base: int, out: list, seen: set[int]) -> None:
+        name = self.name
+        kflag = t.kflag
+        for m_name, m_type, word in t.items:
+            if kflag:
+                bit_offset, bitfield = word & 0xFFFFFF, word >> 24
+            else:
+                bit_offset, bitfield = word, 0
+            text = name(m_name)
+            path = prefix + text
+            if text:
+                out.append((("member", path), (self.expr(m_type), base + bit_offset, bitfield)))
+            end = self._anon_end(m_type)
+            if end is None:
+                continue
+            anon, way = end
+            if not way:
+                self._expand(anon, path + "." if text else prefix, base + bit_offset, out, seen)
+            else:
+                self._expand(anon, _way_prefix(path if text else prefix + "(anon)", way), 0,
+                             out, seen)
+
+    def _values(self, t: Type, path: str, out: list) -> None:
+        name = self.name
+        where = path[:-1] if path.endswith(".") else path
+        if t.kflag:
+            bits = 32 if t.kind == f.ENUM else 64
+            for v_name, value in t.items:
+                out.append((("value", where, name(v_name)), _signed(value, bits)))
+        else:
+            for v_name, value in t.items:
+                out.append((("value", where, name(v_name)), value))
+
+    def _expand_reference(self, type_id: int, out: list) -> None:
+        """Facts for an anonymous aggregate a typedef or variable is made of."""
+        end = self._anon_end(type_id)
+        if end is not None:
+            anon, way = end
+            self._expand(anon, _way_prefix("", way), 0, out, set())
+
+    def facts(self, type_id: int) -> tuple:
+        """The root's facts as a tuple of (key, value); equal tuples mean no change."""
+        t = self.types[type_id]
+        kind = t.kind
+        out: list = []
+        if kind == f.STRUCT or kind == f.UNION:
+            out.append((("size",), t.size_or_type))
+            self._members(t, "", 0, out, {type_id})
+        elif kind == f.ENUM or kind == f.ENUM64:
+            out.append((("width",), "64-bit" if kind == f.ENUM64 else "32-bit"))
+            out.append((("size",), t.size_or_type))
+            out.append((("signed",), bool(t.kflag)))
+            self._values(t, "", out)
+        elif kind == f.FUNC:
+            out.append((("linkage",), _linkage(t.extra)))
+            out.extend(self._proto_facts(t.size_or_type))
+        elif kind == f.TYPEDEF:
+            out.append((("target",), self.expr(t.size_or_type)))
+            self._expand_reference(t.size_or_type, out)
+        elif kind == f.VAR:
+            out.append((("type",), self.expr(t.size_or_type)))
+            out.append((("linkage",), _linkage(t.extra)))
+            self._expand_reference(t.size_or_type, out)
+        elif kind == f.DATASEC:
+            out.append((("size",), t.size_or_type))
+            for v_type, v_off, v_size in t.items:
+                target = self.types[v_type] if v_type else None
+                v_name = self.name(target.name_off) if target is not None else ""
+                out.append((("entry", v_name), (v_off, v_size)))
+        elif kind == f.INT:
+            word = t.extra
+            out.append((("size",), t.size_or_type))
+            out.append((("encoding",), _int_encoding(word >> 24)))
+            out.append((("bits",), word & 0xFF))
+            out.append((("bit_offset",), (word >> 16) & 0xFF))
+        elif kind == f.FLOAT:
+            out.append((("size",), t.size_or_type))
+        elif kind == f.FWD:
+            out.append((("fwd_kind",), "union" if t.kflag else "struct"))
+        if len({key for key, _ in out}) != len(out):
+            out = _unique_keys(out)
+        return tuple(out)
+
+    def _proto_facts(self, proto_id: int) -> tuple:
+        """Return and parameter facts, shared by every function of one prototype."""
+        cached = self._protos.get(proto_id)
+        if cached is not None:
+            if cached[1]:
+                self._touched = True
+            return cached[0]
+        outer = self._touched
+        self._touched = False
+        out: list = []
+        proto = self.types[proto_id] if proto_id else None
+        if proto is None or proto.kind != f.FUNC_PROTO:
+            out.append((("proto",), self.expr(proto_id)))
+        else:
+            out.append((("return",), self.expr(proto.size_or_type)))
+            items = proto.items
+            varargs = bool(items) and items[-1] == (0, 0)
+            name = self.name
+            expr = self.expr
+            for index, (p_name, p_type) in enumerate(items[:-1] if varargs else items, 1):
+                out.append((("param", index), (name(p_name), expr(p_type))))
+            out.append((("varargs",), varargs))
+        facts = tuple(out)
+        self._protos[proto_id] = (facts, self._touched)
+        self._touched = self._touched or outer
+        return facts
+
+    def decl_tag_name(self, t: Type) -> str:
+        """A decl tag has no identity of its own: it is its value and what it is on."""
+        value = self.name(t.name_off)
+        target_id = t.size_or_type
+        target = self.types[target_id] if target_id else None
+        if target is None:
+            return f"{value} on void"
+        family = _FAMILY_OF_KIND.get(target.kind, f.kind_name(target.kind).lower())
+        if target.kind in (f.FUNC, f.VAR, f.TYPEDEF, f.INT, f.FLOAT):
+            where = f"{family} {self.name(target.name_off)}"
+        else:
+            where = self.label(target_id)
+        index = t.extra
+        if index >= 0:
+            where += f" {self._component(target, index)}"
+        text = f"{value} on {where}"
+        return ("attribute " if t.kflag else "") + text
+
+    def _component(self, target: Type, index: int) -> str:
+        if target.kind in (f.STRUCT, f.UNION) and index < len(target.items):
+            return f"member {self.name(target.items[index][0]) or index}"
+        if target.kind == f.FUNC and target.size_or_type:
+            proto = self.types[target.size_or_type]
+            if proto.kind == f.FUNC_PROTO and index < len(proto.items):
+                return f"param {self.name(proto.items[index][0]) or index}"
+        return f"component {index}"
+
+    def brief(self, type_id: int) -> str:
+        """A one-line description of an added or removed root."""
+        t = self.types[type_id]
+        kind = t.kind
+        if kind == f.STRUCT or kind == f.UNION:
+            return f"size {t.size_or_type}, {len(t.items)} members"
+        if kind == f.ENUM or kind == f.ENUM64:
+            return f"size {t.size_or_type}, {len(t.items)} values"
+        if kind == f.TYPEDEF:
+            return self.expr(t.size_or_type)
+        if kind == f.FUNC:
+            return self.signature(type_id)
+        if kind == f.VAR:
+            return self._render(t.size_or_type, self.name(t.name_off), 0)
+        if kind == f.DATASEC:
+            return f"size {t.size_or_type}, {len(t.items)} variables"
+        if kind in (f.INT, f.FLOAT):
+            return f"size {t.size_or_type}"
+        if kind == f.FWD:
+            return "union" if t.kflag else "struct"
+        return ""
+
+    def signature(self, func_id: int) -> str:
+        t = self.types[func_id]
+        proto = self.types[t.size_or_type] if t.size_or_type else None
+        name = self.name(t.name_off)
+        if proto is None or proto.kind != f.FUNC_PROTO:
+            return f"{name}: {self.expr(t.size_or_type)}"
+        params = []
+        for p_name, p_type in proto.items:
+            if not p_name and not p_type:
+                params.append("...")
+            else:
+                params.append(self._render(p_type, self.name(p_name), 0))
+        return self._render(proto.size_or_type, f"{name}({', '.join(params) or 'void'})", 0)
+
+    def anon_title(self, type_id: int, facts: tuple) -> str:
+        """Anonymous roots are shown by their first few member or enumerator names."""
+        names = [key[-1] for key, _ in facts if key[0] in ("member", "value")
+                 and "." not in str(key[-1]) and "->" not in str(key[-1])]
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        return "(anon) {" + shown + "}"
+
+
+def _way_prefix(path: str, way: str) -> str:
+    """Member path prefix for what lies behind `way` ("[]", "->", ...) from `path`."""
+    if way.endswith("->"):
+        return path + way
+    return path + way + "." if path or way else ""
+
+
+def _linkage(value: int) -> str:
+    return f.LINKAGE_NAMES[value] if value < len(f.LINKAGE_NAMES) else str(value)
+
+
+def _int_encoding(bits: int) -> str:
+    words = [text for flag, text in ((f.INT_SIGNED, "signed"), (f.INT_CHAR, "char"),
+                                     (f.INT_BOOL, "bool")) if bits & flag]
+    return "|".join(words) or "unsigned"
+
+
+def _unique_keys(pairs: list) -> list:
+    """Malformed BTF can repeat a member or enumerator name; keep every one, tagged."""
+    seen: set = set()
+    out = []
+    for key, value in pairs:
+        if key in seen:
+            n = 2
+            while key[:-1] + (f"{key[-1]}#{n}",) in seen:
+                n += 1
+            key = key[:-1] + (f"{key[-1]}#{n}",)
+        seen.add(key)
+        out.append((key, value))
+    return out
+
+
+# --- roots and matching ------------------------------------------------------------
+
+
+@dataclass
+class _Root:
+    type_id: int
+    family: str
+    name: str
+    facts: tuple = ()
+    sort_key: str = ""
+    # Its facts spell a duplicated name, so they are computed again once tags are known.
+    spells_duplicate: bool = False
+
+
+def _named_roots(side: _Side) -> tuple[dict[tuple[str, str], list[_Root]], list[int], list[int]]:
+    """Named roots grouped by (family, name), decl tag ids, anonymous aggregate ids."""
+    named: dict[tuple[str, str], list[_Root]] = defaultdict(list)
+    decl_tags: list[int] = []
+    anon_candidates: list[int] = []
+    types = side.types
+    name = side.name
+    family_of = _FAMILY_OF_KIND
+    for type_id in range(side.own_first, len(types)):
+        t = types[type_id]
+        kind = t.kind
+        family = family_of.get(kind)
+        if family is None:
+            continue
+        if kind == f.DECL_TAG:
+            decl_tags.append(type_id)
+        elif t.name_off:
+            text = name(t.name_off)
+            named[(family, text)].append(_Root(type_id, family, text))
+        elif kind in _AGGREGATES:
+            anon_candidates.append(type_id)
+    return named, decl_tags, anon_candidates
+
+
+def _fill_facts(side: _Side, root: _Root) -> None:
+    side._touched = False
+    root.facts = side.facts(root.type_id)
+    root.spells_duplicate = side._touched
+
+
+def _anonymous_roots(side: _Side, candidates: list[int]) -> list[_Root]:
+    """Anonymous aggregates no named root describes: first those no other such aggregate
+    holds, then any still undescribed (only cycles of anonymous types remain by then)."""
+    left = [type_id for type_id in candidates if type_id not in side.expanded]
+    held: set[int] = set()
+    for type_id in left:
+        t = side.types[type_id]
+        if t.kind in (f.STRUCT, f.UNION):
+            for _, m_type, _ in t.items:
+                end = side._anon_end(m_type)
+                if end is not None and end[0] != type_id:
+                    held.add(end[0])
+    roots: list[_Root] = []
+    made: set[int] = set()
+    for type_id in [i for i in left if i not in held] + left:
+        if type_id in made or (type_id in held and type_id in side.expanded):
+            continue
+        made.add(type_id)
+        root = _Root(type_id, _FAMILY_OF_KIND[side.types[type_id].kind], "")
+        _fill_facts(side, root)
+        roots.append(root)
+    return roots
+
+
+def _similarity_keys(facts: tuple) -> set:
+    return {key for key, _ in facts if len(key) > 1}
+
+
+def _pair(olds: list[_Root], news: list[_Root], anonymous: bool
+          ) -> tuple[list[tuple[_Root, _Root]], list[_Root], list[_Root]]:
+    """Best pairing of same-named (or anonymous) roots: identical facts first, then most
+    shared facts; ties and order decided by the facts themselves, never by ids."""
+    if len(olds) == 1 and len(news) == 1 and not anonymous:
+        return [(olds[0], news[0])], [], []
+    for root in (*olds, *news):
+        root.sort_key = repr(root.facts)
+    olds = sorted(olds, key=lambda r: r.sort_key)
+    news = sorted(news, key=lambda r: r.sort_key)
+    pairs: list[tuple[_Root, _Root]] = []
+    by_facts: dict[tuple, list[_Root]] = defaultdict(list)
+    for root in news:
+        by_facts[root.facts].append(root)
+    rest_old = []
+    for root in olds:
+        same = by_facts.get(root.facts)
+        if same:
+            pairs.append((root, same.pop(0)))
+        else:
+            rest_old.append(root)
+    taken = {id(n) for _, n in pairs}
+    rest_new = [r for r in news if id(r) not in taken]
+    if rest_old and rest_new:
+        more, rest_old, rest_new = _pair_similar(rest_old, rest_new, anonymous)
+        pairs += more
+    if not anonymous:
+        while rest_old and rest_new:
+            pairs.append((rest_old.pop(0), rest_new.pop(0)))
+    return pairs, rest_old, rest_new
+
+
+def _pair_similar(olds: list[_Root], news: list[_Root], anonymous: bool
+                  ) -> tuple[list[tuple[_Root, _Root]], list[_Root], list[_Root]]:
+    old_keys = [_similarity_keys(r.facts) for r in olds]
+    new_keys = [_similarity_keys(r.facts) for r in news]
+    old_items = [set(r.facts) for r in olds]
+    new_items = [set(r.facts) for r in news]
+    index: dict = defaultdict(list)
+    for j, keys in enumerate(new_keys):
+        for key in keys:
+            index[key].append(j)
+    scored = []
+    for i, keys in enumerate(old_keys):
+        shared: dict[int, int] = defaultdict(int)
+        for key in keys:
+            for j in index.get(key, ()):
+                shared[j] += 1
+        for j, count in shared.items():
+            smaller = min(len(keys), len(new_keys[j])) or 1
+            if anonymous and count / smaller < _ANON_OVERLAP:
+                continue
+            same_items = len(old_items[i] & new_items[j])
+            scored.append((-(count + same_items), i, j))
+    scored.sort()
+    used_old: set[int] = set()
+    used_new: set[int] = set()
+    pairs = []
+    for _, i, j in scored:
+        if i in used_old or j in used_new:
+            continue
+        used_old.add(i)
+        used_new.add(j)
+        pairs.append((i, j))
+    pairs.sort()
+    return ([(olds[i], news[j]) for i, j in pairs],
+            [r for i, r in enumerate(olds) if i not in used_old],
+            [r for j, r in enumerate(news) if j not in used_new])
+
+
+# --- comparing facts ---------------------------------------------------------------
+
+
+def _member_value(value: tuple) -> dict:
+    expr, bit_offset, bitfield = value
+    return {"type": expr, "bit_offset": bit_offset, "bitfield_size": bitfield}
+
+
+def _compare(old_facts: tuple, new_facts: tuple) -> list[Detail]:
+    """Details for every fact that differs, in the order the types list them."""
+    old = dict(old_facts)
+    new = dict(new_facts)
+    details: list[Detail] = []
+    keys = [k for k, _ in old_facts] + [k for k, _ in new_facts if k not in old]
+    moved_entries = []
+    for key in keys:
+        a = old.get(key)
+        b = new.get(key)
+        if a == b:
+            continue
+        what = key[0]
+        if what == "member":
+            path = key[1]
+            if a is None:
+                details.append(Detail("member_added", path, None, _member_value(b)))
+            elif b is None:
+                details.append(Detail("member_removed", path, _member_value(a), None))
+            else:
+                if a[0] != b[0]:
+                    details.append(Detail("member_retyped", path, a[0], b[0]))
+                if a[1] != b[1]:
+                    details.append(Detail("member_moved", path, a[1], b[1]))
+                if a[2] != b[2]:
+                    details.append(Detail("bitfield_changed", path, a[2], b[2]))
+        elif what == "value":
+            path = f"{key[1]}.{key[2]}" if key[1] else key[2]
+            change = ("value_added" if a is None else "value_removed" if b is None
+                      else "value_changed")
+            details.append(Detail(change, path, a, b))
+        elif what == "param":
+            index = key[1]
+            if a is None:
+                details.append(Detail("param_added", str(index), None,
+                                      {"name": b[0], "type": b[1]}))
+            elif b is None:
+                details.append(Detail("param_removed", str(index),
+                                      {"name": a[0], "type": a[1]}, None))
+            else:
+                if a[0] != b[0]:
+                    details.append(Detail("param_renamed", str(index), a[0], b[0]))
+                if a[1] != b[1]:
+                    details.append(Detail("param_retyped", f"{index}", a[1], b[1]))
+        elif what == "entry":
+            name = key[1]
+            if a is None:
+                details.append(Detail("var_added", name, None, {"offset": b[0], "size": b[1]}))
+            elif b is None:
+                details.append(Detail("var_removed", name, {"offset": a[0], "size": a[1]}, None))
+            elif a[1] != b[1]:
+                details.append(Detail("var_resized", name, {"offset": a[0], "size": a[1]},
+                                      {"offset": b[0], "size": b[1]}))
+            else:
+                moved_entries.append(Detail("var_moved", name, a[0], b[0]))
+        else:
+            details.append(Detail(f"{what}_changed", "", a, b))
+    return details + moved_entries
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Hold off the cyclic garbage collector: describing 100k types makes millions of
+    small acyclic tuples, and the collector's repeated passes over them cost a third of
+    the time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def diff_btfs(old: Btf, new: Btf) -> DiffResult:
+    """Every added, removed and changed root between `old` and `new` (own types only,
+    for split BTF; references into a base are compared by their C spelling)."""
+    with paused_gc():
+        return _diff(old, new)
+
+
+def _diff(old: Btf, new: Btf) -> DiffResult:
+    old_side, new_side = _Side(old), _Side(new)
+    old_named, old_tags, old_anon_ids = _named_roots(old_side)
+    new_named, new_tags, new_anon_ids = _named_roots(new_side)
+
+    # Names used more than once on either side are tagged once the pairing is known.
+    dup_keys = {key for key, group in old_named.items() if len(group) > 1}
+    dup_keys |= {key for key, group in new_named.items() if len(group) > 1}
+    for side, named in ((old_side, old_named), (new_side, new_named)):
+        for key in dup_keys:
+            side.dup_ids.update(root.type_id for root in named.get(key, ()))
+    for side, named, tag_ids in ((old_side, old_named, old_tags),
+                                 (new_side, new_named, new_tags)):
+        for group in named.values():
+            for root in group:
+                _fill_facts(side, root)
+        for type_id in tag_ids:
+            text = side.decl_tag_name(side.types[type_id])
+            named[("decl_tag", text)].append(_Root(type_id, "decl_tag", text))
+    old_anon = _anonymous_roots(old_side, old_anon_ids)
+    new_anon = _anonymous_roots(new_side, new_anon_ids)
+
+    entries: list[tuple[str, str, int, str, _Root | None, _Root | None]] = []
+    for key in sorted(set(old_named) | set(new_named)):
+        family, name = key
+        olds = old_named.get(key, [])
+        news = new_named.get(key, [])
+        pairs, removed, added = _pair(olds, news, anonymous=False)
+        tagged = key in dup_keys
+        ordinal = 0
+        for a, b in pairs:
+            ordinal += 1
+            if tagged:
+                old_side.tags[a.type_id] = new_side.tags[b.type_id] = ordinal
+            entries.append((family, name, ordinal if tagged else 0, "pair", a, b))
+        for a in removed:
+            ordinal += 1
+            if tagged:
+                old_side.tags[a.type_id] = ordinal
+            entries.append((family, name, ordinal if tagged else 0, REMOVED, a, None))
+        for b in added:
+            ordinal += 1
+            if tagged:
+                new_side.tags[b.type_id] = ordinal
+            entries.append((family, name, ordinal if tagged else 0, ADDED, None, b))
+
+    anon_by_family: dict[str, tuple[list[_Root], list[_Root]]] = defaultdict(lambda: ([], []))
+    for root in old_anon:
+        anon_by_family[root.family][0].append(root)
+    for root in new_anon:
+        anon_by_family[root.family][1].append(root)
+    for family in sorted(anon_by_family):
+        olds, news = anon_by_family[family]
+        pairs, removed, added = _pair(olds, news, anonymous=True)
+        for a, b in pairs:
+            entries.append((family, "", 0, "pair", a, b))
+        for a in removed:
+            entries.append((family, "", 0, REMOVED, a, None))
+        for b in added:
+            entries.append((family, "", 0, ADDED, None, b))
+
+    if dup_keys:
+        _refresh_tagged_facts(old_side, new_side, entries)
+
+    changes: list[TypeChange] = []
+    for family, name, ordinal, status, a, b in entries:
+        shown = f"{name}#{ordinal}" if ordinal else name
+        if status == "pair":
+            if a.facts == b.facts:
+                continue
+            if not name:
+                shown = new_side.anon_title(b.type_id, b.facts)
+            changes.append(TypeChange(family, shown, CHANGED,
+                                      details=_compare(a.facts, b.facts)))
+        elif status == REMOVED:
+            if not name:
+                shown = old_side.anon_title(a.type_id, a.facts)
+            changes.append(TypeChange(family, shown, REMOVED,
+                                      old_brief=old_side.brief(a.type_id)))
+        else:
+            if not name:
+                shown = new_side.anon_title(b.type_id, b.facts)
+            changes.append(TypeChange(family, shown, ADDED,
+                                      new_brief=new_side.brief(b.type_id)))
+    order = {family: n for n, family in enumerate(FAMILIES)}
+    status_order = {REMOVED: 0, ADDED: 1, CHANGED: 2}
+    changes.sort(key=lambda c: (order[c.family], status_order[c.status], c.name))
+    return DiffResult(changes)
+
+
+def _refresh_tagged_facts(old_side: _Side, new_side: _Side, entries: Iterable) -> None:
+    """Recompute the facts of roots that spell a duplicated name, now with its tag."""
+    for side in (old_side, new_side):
+        side._expr.clear()
+        side._protos.clear()
+    for _, _, _, _, a, b in entries:
+        for side, root in ((old_side, a), (new_side, b)):
+            if root is not None and root.spells_duplicate:
+                root.facts = side.facts(root.type_id)

@@ -1,0 +1,194 @@
+"""The DWARF numbers the type encoder uses (DWARF 5 standard, section 7)."""
+
+from __future__ import annotations
+
+# Tags.
+TAG_array_type = 0x01
+TAG_class_type = 0x02
+TAG_enumeration_type = 0x04
+TAG_formal_parameter = 0x05
+TAG_member = 0x0D
+TAG_pointer_type = 0x0F
+TAG_reference_type = 0x10
+TAG_compile_unit = 0x11
+TAG_string_type = 0x12
+TAG_structure_type = 0x13
+TAG_subroutine_type = 0x15
+TAG_typedef = 0x16
+TAG_union_type = 0x17
+TAG_unspecified_parameters = 0x18
+TAG_variant = 0x19
+TAG_inheritance = 0x1C
+TAG_ptr_to_member_type = 0x1F
+TAG_set_type = 0x20
+TAG_subrange_type = 0x21
+TAG_base_type = 0x24
+TAG_const_type = 0x26
+TAG_enumerator = 0x28
+TAG_file_type = 0x29
+TAG_packed_type = 0x2D
+TAG_variant_part = 0x33
+TAG_volatile_type = 0x35
+TAG_restrict_type = 0x37
+TAG_interface_type = 0x38
+TAG_unspecified_type = 0x3B
+TAG_partial_unit = 0x3C
+TAG_shared_type = 0x40
+TAG_rvalue_reference_type = 0x42
+TAG_coarray_type = 0x44
+TAG_generic_subrange = 0x45
+TAG_dynamic_type = 0x46
+TAG_atomic_type = 0x47
+TAG_immutable_type = 0x4B
+
+TAG_NAMES = {
+    TAG_array_type: "array_type", TAG_class_type: "class_type",
+    TAG_enumeration_type: "enumeration_type", TAG_formal_parameter: "formal_parameter",
+    TAG_member: "member", TAG_pointer_type: "pointer_type",
+    TAG_reference_type: "reference_type", TAG_string_type: "string_type",
+    TAG_structure_type: "structure_type", TAG_subroutine_type: "subroutine_type",
+    TAG_typedef: "typedef", TAG_union_type: "union_type",
+    TAG_unspecified_parameters: "unspecified_parameters", TAG_variant: "variant",
+    TAG_inheritance: "inheritance", TAG_ptr_to_member_type: "ptr_to_member_type",
+    TAG_set_type: "set_type", TAG_subrange_type: "subrange_type",
+    TAG_base_type: "base_type", TAG_const_type: "const_type",
+    TAG_enumerator: "enumerator", TAG_file_type: "file_type",
+    TAG_packed_type: "packed_type", TAG_variant_part: "variant_part",
+    TAG_volatile_type: "volatile_type", TAG_restrict_type: "restrict_type",
+    TAG_interface_type: "interface_type", TAG_unspecified_type: "unspecified_type",
+    TAG_shared_type: "shared_type", TAG_rvalue_reference_type: "rvalue_reference_type",
+    TAG_coarray_type: "coarray_type", TAG_generic_subrange: "generic_subrange",
+    TAG_dynamic_type: "dynamic_type", TAG_atomic_type: "atomic_type",
+    TAG_immutable_type: "immutable_type",
+}
+
+# Tags of DIEs that are types: each becomes a BTF type, void, or a counted skip.
+TYPE_TAGS = frozenset({
+    TAG_array_type, TAG_class_type, TAG_enumeration_type, TAG_pointer_type,
+    TAG_reference_type, TAG_string_type, TAG_structure_type, TAG_subroutine_type,
+    TAG_typedef, TAG_union_type, TAG_ptr_to_member_type, TAG_set_type, TAG_base_type,
+    TAG_const_type, TAG_file_type, TAG_packed_type, TAG_volatile_type, TAG_restrict_type,
+    TAG_interface_type, TAG_unspecified_type, TAG_shared_type, TAG_rvalue_reference_type,
+    TAG_coarray_type, TAG_dynamic_type, TAG_atomic_type, TAG_immutable_type,
+})
+# Tags of DIEs read only as children of a type DIE (members, values, dimensions, params).
+CHILD_TAGS = frozenset({
+    TAG_member, TAG_enumerator, TAG_subrange_type, TAG_formal_parameter,
+    TAG_unspecified_parameters, TAG_generic_subrange, TAG_inheritance, TAG_variant_part,
+})
+UNIT_TAGS = frozenset({TAG_compile_unit, TAG_partial_unit})
+
+# Attributes.
+AT_sibling = 0x01
+AT_name = 0x03
+AT_byte_size = 0x0B
+AT_bit_offset = 0x0C
+AT_bit_size = 0x0D
+AT_const_value = 0x1C
+AT_lower_bound = 0x22
+AT_upper_bound = 0x2F
+AT_count = 0x37
+AT_data_member_location = 0x38
+AT_declaration = 0x3C
+AT_encoding = 0x3E
+AT_external = 0x3F
+AT_type = 0x49
+AT_signature = 0x69
+AT_data_bit_offset = 0x6B
+AT_str_offsets_base = 0x72
+
+# How an attribute's value is read: the kind of value the encoder wants from it.
+V_STRING = "string"  # a name
+V_REF = "ref"  # a DIE offset in .debug_info
+V_CONST = "const"  # an integer constant; anything else (expressions, references) is None
+V_LOCATION = "location"  # a constant, or a DW_OP_plus_uconst / DW_OP_constu expression
+V_FLAG = "flag"
+V_SECTION_OFFSET = "section offset"
+
+TYPE_ATTRS = {
+    AT_name: V_STRING, AT_type: V_REF, AT_byte_size: V_CONST, AT_declaration: V_FLAG,
+    AT_encoding: V_CONST, AT_bit_size: V_CONST, AT_signature: V_REF,
+}
+WANTED_ATTRS = {
+    TAG_member: {
+        AT_name: V_STRING, AT_type: V_REF, AT_data_member_location: V_LOCATION,
+        AT_data_bit_offset: V_CONST, AT_bit_offset: V_CONST, AT_bit_size: V_CONST,
+        AT_byte_size: V_CONST, AT_declaration: V_FLAG, AT_external: V_FLAG,
+    },
+    TAG_enumerator: {AT_name: V_STRING, AT_const_value: V_CONST},
+    TAG_subrange_type: {AT_type: V_REF, AT_lower_bound: V_CONST, AT_upper_bound: V_CONST,
+                        AT_count: V_CONST},
+    TAG_formal_parameter: {AT_name: V_STRING, AT_type: V_REF},
+    TAG_unspecified_parameters: {},
+    TAG_generic_subrange: {},
+    TAG_inheritance: {},
+    TAG_variant_part: {},
+    TAG_compile_unit: {AT_str_offsets_base: V_SECTION_OFFSET},
+    TAG_partial_unit: {AT_str_offsets_base: V_SECTION_OFFSET},
+}
+for _tag in TYPE_TAGS:
+    WANTED_ATTRS[_tag] = TYPE_ATTRS
+
+# Base type encodings (DW_ATE_*).
+ATE_boolean = 0x02
+ATE_complex_float = 0x03
+ATE_float = 0x04
+ATE_signed = 0x05
+ATE_signed_char = 0x06
+ATE_unsigned = 0x07
+ATE_unsigned_char = 0x08
+ATE_imaginary_float = 0x09
+ATE_decimal_float = 0x0F
+
+# Expression opcodes a member location may use.
+OP_constu = 0x10
+OP_plus_uconst = 0x23
+
+# Forms.
+FORM_addr = 0x01
+FORM_block2 = 0x03
+FORM_block4 = 0x04
+FORM_data2 = 0x05
+FORM_data4 = 0x06
+FORM_data8 = 0x07
+FORM_string = 0x08
+FORM_block = 0x09
+FORM_block1 = 0x0A
+FORM_data1 = 0x0B
+FORM_flag = 0x0C
+FORM_sdata = 0x0D
+FORM_strp = 0x0E
+FORM_udata = 0x0F
+FORM_ref_addr = 0x10
+FORM_ref1 = 0x11
+FORM_ref2 = 0x12
+FORM_ref4 = 0x13
+FORM_ref8 = 0x14
+FORM_ref_udata = 0x15
+FORM_indirect = 0x16
+FORM_sec_offset = 0x17
+FORM_exprloc = 0x18
+FORM_flag_present = 0x19
+FORM_strx = 0x1A
+FORM_addrx = 0x1B
+FORM_ref_sup4 = 0x1C
+FORM_strp_sup = 0x1D
+FORM_data16 = 0x1E
+FORM_line_strp = 0x1F
+FORM_ref_sig8 = 0x20
+FORM_implicit_const = 0x21
+FORM_loclistx = 0x22
+FORM_rnglistx = 0x23
+FORM_ref_sup8 = 0x24
+FORM_strx1 = 0x25
+FORM_strx2 = 0x26
+FORM_strx3 = 0x27
+FORM_strx4 = 0x28
+FORM_addrx1 = 0x29
+FORM_addrx2 = 0x2A
+FORM_addrx3 = 0x2B
+FORM_addrx4 = 0x2C
+FORM_GNU_addr_index = 0x1F01
+FORM_GNU_str_index = 0x1F02
+FORM_GNU_ref_alt = 0x1F20
+FORM_GNU_strp_alt = 0x1F21

@@ -1,0 +1,177 @@
+"""The DWARF of an ELF file: its sections as bytes and its units, read once in the parent.
+
+pyelftools reads the ELF (sections, compression, relocations of ET_REL objects) and the
+unit headers; only the sections the type encoder needs are loaded, because pyelftools'
+`get_dwarf_info()` would read (and relocate) every debug section, which on a kernel
+means hundreds of MB of location and line data nobody here uses. Workers forked after
+`open_dwarf()` share these bytes copy-on-write, so each section is read once per run.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from dataclasses import dataclass
+
+from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
+from elftools.dwarf.dwarfinfo import DebugSectionDescriptor, DwarfConfig, DWARFInfo
+from elftools.elf.elffile import ELFFile
+from elftools.elf.relocation import RelocationHandler
+
+from ..errors import InputError
+
+ELF_MAGIC = b"\x7fELF"
+
+# Sections the encoder reads; the first is required. .debug_addr only serves the
+# pyelftools reference reader (types never hold addresses).
+SECTION_NAMES = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
+                 ".debug_str_offsets", ".debug_addr")
+
+# Unit types (DWARF 5 header field); DWARF 2-4 units are all compile units.
+DW_UT_COMPILE = 1
+DW_UT_PARTIAL = 3
+SUPPORTED_UNIT_TYPES = {DW_UT_COMPILE: "compile", DW_UT_PARTIAL: "partial"}
+UNIT_TYPE_NAMES = {2: "type unit", 4: "skeleton unit (split DWARF)",
+                   5: "split compile unit", 6: "split type unit"}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit of .debug_info, from its header: where its DIEs are and how to read them."""
+
+    offset: int  # of the unit header in .debug_info
+    end: int  # one past the unit's last byte
+    die_offset: int  # of the unit's first DIE
+    version: int
+    offset_size: int  # 4 for 32-bit DWARF, 8 for 64-bit DWARF
+    address_size: int
+    abbrev_offset: int
+
+    @property
+    def size(self) -> int:
+        return self.end - self.offset
+
+
+class DwarfFile:
+    """An ELF file's debug sections (bytes) and units, plus the pyelftools view of them."""
+
+    def __init__(self, path: str, little_endian: bool, elf_type: str,
+                 sections: dict[str, bytes], dwarfinfo: DWARFInfo):
+        self.path = path
+        self.little_endian = little_endian
+        self.elf_type = elf_type
+        self.sections = sections
+        self.dwarfinfo = dwarfinfo
+        self.info = sections[".debug_info"]
+        self.abbrev = sections.get(".debug_abbrev", b"")
+        self.str = sections.get(".debug_str", b"")
+        self.line_str = sections.get(".debug_line_str", b"")
+        self.str_offsets = sections.get(".debug_str_offsets", b"")
+        self.units: list[Unit] = []
+
+    def error(self, message: str) -> InputError:
+        return InputError(self.path, message)
+
+
+def open_dwarf(path: str) -> DwarfFile:
+    """Open `path`, load its debug sections and list its units; InputError if unusable."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+            if magic != ELF_MAGIC:
+                raise InputError(path, "not an ELF file")
+            return _load(path, fh)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory") from None
+    except PermissionError as e:
+        raise InputError(path, e.strerror or str(e)) from None
+    except (ELFError, ELFParseError, DWARFError) as e:
+        raise InputError(path, f"corrupt ELF/DWARF: {e}") from None
+    except struct.error as e:
+        raise InputError(path, f"truncated ELF/DWARF data: {e}") from None
+
+
+def _load(path: str, fh) -> DwarfFile:
+    elf = ELFFile(fh)
+    if elf.get_section_by_name(".debug_info") is None:
+        if elf.get_section_by_name(".zdebug_info") is not None:
+            raise InputError(path, "has only GNU-compressed .zdebug sections, which are not "
+                                   "supported (decompress with objcopy --decompress-debug-"
+                                   "sections)")
+        raise InputError(path, "no .debug_info section (not built with -g, or stripped)")
+    relocatable = elf["e_type"] == "ET_REL"
+    sections: dict[str, bytes] = {}
+    descriptors: dict[str, DebugSectionDescriptor] = {}
+    handler = RelocationHandler(elf) if relocatable else None
+    for name in SECTION_NAMES:
+        section = elf.get_section_by_name(name)
+        if section is None or section["sh_type"] == "SHT_NOBITS":
+            continue
+        data = section.data()
+        if handler is not None:
+            # In an ET_REL object, string and cross-unit offsets are relocations.
+            reloc = handler.find_relocations_for_section(section)
+            if reloc is not None:
+                stream = io.BytesIO(data)
+                handler.apply_section_relocations(stream, reloc)
+                data = stream.getvalue()
+        sections[name] = data
+        descriptors[name] = DebugSectionDescriptor(
+            stream=io.BytesIO(data), name=name, global_offset=section["sh_offset"],
+            size=len(data), address=section["sh_addr"])
+    if not sections.get(".debug_info"):
+        raise InputError(path, ".debug_info section is empty")
+    if ".debug_abbrev" not in sections:
+        raise InputError(path, "no .debug_abbrev section")
+
+    config = DwarfConfig(little_endian=elf.little_endian,
+                         default_address_size=elf.elfclass // 8,
+                         machine_arch=elf.get_machine_arch())
+    names = {
+        "debug_info_sec": ".debug_info", "debug_abbrev_sec": ".debug_abbrev",
+        "debug_str_sec": ".debug_str", "debug_line_str_sec": ".debug_line_str",
+        "debug_str_offsets_sec": ".debug_str_offsets", "debug_addr_sec": ".debug_addr",
+    }
+    absent = ("debug_aranges_sec", "debug_frame_sec", "eh_frame_sec", "debug_loc_sec",
+              "debug_ranges_sec", "debug_line_sec", "debug_pubtypes_sec",
+              "debug_pubnames_sec", "debug_loclists_sec", "debug_rnglists_sec",
+              "debug_sup_sec", "gnu_debugaltlink_sec", "debug_types_sec")
+    kwargs = {key: descriptors.get(name) for key, name in names.items()}
+    kwargs.update(dict.fromkeys(absent))
+    dwarfinfo = DWARFInfo(config=config, **kwargs)
+    dwarf = DwarfFile(path, elf.little_endian, elf["e_type"], sections, dwarfinfo)
+    dwarf.units = list_units(dwarf)
+    return dwarf
+
+
+def list_units(dwarf: DwarfFile) -> list[Unit]:
+    """Every unit of .debug_info from its header, checking what this encoder can read."""
+    units = []
+    info_size = len(dwarf.info)
+    abbrev_size = len(dwarf.abbrev)
+    for cu in dwarf.dwarfinfo.iter_CUs():
+        header = cu.header
+        version = header["version"]
+        where = f"unit at .debug_info offset {cu.cu_offset:#x}"
+        if not 2 <= version <= 5:
+            raise dwarf.error(f"{where}: DWARF version {version} is not supported (2 to 5 are)")
+        unit_type = header.get("unit_type")
+        if version >= 5 and unit_type not in ("DW_UT_compile", "DW_UT_partial"):
+            raw = unit_type if isinstance(unit_type, int) else None
+            label = UNIT_TYPE_NAMES.get(raw, str(unit_type))
+            raise dwarf.error(f"{where}: {label} is not supported")
+        end = cu.cu_offset + cu.size
+        if end > info_size:
+            raise dwarf.error(f"{where}: unit length {cu.size} runs past the end of "
+                              f".debug_info ({info_size} bytes)")
+        abbrev_offset = header["debug_abbrev_offset"]
+        if abbrev_offset >= abbrev_size:
+            raise dwarf.error(f"{where}: abbreviation table offset {abbrev_offset:#x} is past "
+                              f"the end of .debug_abbrev")
+        units.append(Unit(
+            offset=cu.cu_offset, end=end, die_offset=cu.cu_die_offset, version=version,
+            offset_size=8 if cu.structs.dwarf_format == 64 else 4,
+            address_size=header["address_size"], abbrev_offset=abbrev_offset))
+    return units
