@@ -55,8 +55,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.kernel:
         from .btf import kernel
 
-        base_blob = reader.btf_bytes(args.base) if args.base else None
-        verdict = kernel.load_btf(reader.btf_bytes(args.input), base_blob)
+        verdict = kernel.check_btf(btf, reader.btf_bytes(args.input))
         print(f"{args.input}: kernel: {verdict.summary()}")
         if verdict.log_tail:
             print(verdict.log_tail)
@@ -96,6 +95,45 @@ def cmd_sort(args: argparse.Namespace) -> int:
     write_atomically(args.output, writer.write(result))
     if args.dedup and args.output not in (None, "-"):
         print(f"{args.input}: {len(btf)} types in, {len(result)} types out", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .diff import diff_btfs, paused_gc
+    from .emit.diff_text import render_json, render_text
+
+    with paused_gc():
+        old = reader.load_with_base(args.old, args.base_old)
+        new = reader.load_with_base(args.new, args.base_new)
+        result = diff_btfs(old, new)
+    with _text_output(None) as out:
+        (render_json if args.format == "json" else render_text)(result, out)
+    return EXIT_FINDING if result else EXIT_OK
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    from .btf import writer
+    from .dwarf.encode import encode_file, kind_counts, shuffle_seed_from_env
+    from .output import write_atomically
+
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(None, f"-j must be at least 1, not {args.jobs}")
+    if args.output is None or args.output == "-":
+        if sys.stdout.isatty():
+            raise InputError(None, "refusing to write binary BTF to a terminal; give -o OUT")
+    else:
+        refuse_overwriting_input(args.output, [args.input])
+    btf, stats = encode_file(args.input, args.jobs, shuffle_seed_from_env(),
+                             args.dwarf_reader, progress=sys.stderr.isatty())
+    data = writer.write(btf)
+    write_atomically(args.output, data)
+    kinds = ", ".join(f"{kind} {count}" for kind, count in kind_counts(btf).items())
+    seconds = stats.seconds_workers + stats.seconds_merge
+    print(f"canonbtf: {args.input}: {len(btf)} types ({kinds}) from {stats.units} units, "
+          f"{len(data)} bytes, {seconds:.1f}s", file=sys.stderr)
+    if stats.skips:
+        skipped = "; ".join(f"{reason} x{count}" for reason, count in sorted(stats.skips.items()))
+        print(f"canonbtf: {args.input}: skipped: {skipped}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -150,6 +188,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-place", action="store_true",
                    help="allow -o to name the input file itself")
     p.set_defaults(func=cmd_sort)
+
+    p = sub.add_parser("diff", help="what changed between two BTFs, type by type",
+                       description="Compare two BTFs type by type: types are matched by kind "
+                                   "and name (anonymous ones through the named types holding "
+                                   "them), never by id, so renumbered but identical types are "
+                                   "not reported. Exit status like diff(1): 0 same, "
+                                   "1 different, 2 trouble.")
+    p.add_argument("old", metavar="OLD", help="the old BTF (raw, ELF with .BTF, or split)")
+    p.add_argument("new", metavar="NEW", help="the new BTF")
+    p.add_argument("--base-old", metavar="B1", help="base BTF of OLD when OLD is split BTF")
+    p.add_argument("--base-new", metavar="B2", help="base BTF of NEW when NEW is split BTF")
+    p.add_argument("--format", "-f", choices=("text", "json"), default="text",
+                   help="text for people (default), json for tools")
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("encode", help="DWARF to canonical BTF, in parallel",
+                       description="Encode the DWARF types of an ELF file (vmlinux, a .o) as "
+                                   "deduplicated BTF in canonical order: the same bytes for "
+                                   "every -j and every run. Progress goes to stderr when it is "
+                                   "a terminal, then a one-line summary.")
+    p.add_argument("input", metavar="ELF", help="an ELF file with DWARF (.debug_info)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="where to write the raw BTF (written atomically; default stdout "
+                        "unless it is a terminal)")
+    p.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="worker processes (default: the number of CPUs; 1 runs in-process)")
+    p.add_argument("--dwarf-reader", choices=("fast", "pyelftools"), default="fast",
+                   help="DIE decoder: the fast one (default) or pyelftools' own, slow, "
+                        "for cross-checking")
+    p.set_defaults(func=cmd_encode)
     return parser
 
 

@@ -130,6 +130,7 @@ class _Side:
             return text
 
         self.name = name
+        self._names = names
         self._expr: dict[int, str] = {}
         self._protos: dict[int, tuple[tuple, bool]] = {}
         # Ids of named types whose name is shared (on either side) and their tags.
@@ -251,14 +252,16 @@ class _Side:
         seen.discard(type_id)
 
     def _members(self, t: Type, prefix: str, base: int, out: list, seen: set[int]) -> None:
-        name = self.name
+        names = self._names
         kflag = t.kflag
         for m_name, m_type, word in t.items:
             if kflag:
                 bit_offset, bitfield = word & 0xFFFFFF, word >> 24
             else:
                 bit_offset, bitfield = word, 0
-            text = name(m_name)
+            text = names.get(m_name)
+            if text is None:
+                text = self.name(m_name)
             path = prefix + text
             if text:
                 out.append((("member", path), (self.expr(m_type), base + bit_offset, bitfield)))
@@ -329,7 +332,7 @@ class _Side:
             out.append((("size",), t.size_or_type))
         elif kind == f.FWD:
             out.append((("fwd_kind",), "union" if t.kflag else "struct"))
-        if len({key for key, _ in out}) != len(out):
+        if kind in _AGGREGATES and len({key for key, _ in out}) != len(out):
             out = _unique_keys(out)
         return tuple(out)
 
@@ -350,10 +353,14 @@ class _Side:
             out.append((("return",), self.expr(proto.size_or_type)))
             items = proto.items
             varargs = bool(items) and items[-1] == (0, 0)
+            names = self._names
             name = self.name
             expr = self.expr
             for index, (p_name, p_type) in enumerate(items[:-1] if varargs else items, 1):
-                out.append((("param", index), (name(p_name), expr(p_type))))
+                text = names.get(p_name)
+                if text is None:
+                    text = name(p_name)
+                out.append((("param", index), (text, expr(p_type))))
             out.append((("varargs",), varargs))
         facts = tuple(out)
         self._protos[proto_id] = (facts, self._touched)
@@ -392,9 +399,9 @@ class _Side:
         t = self.types[type_id]
         kind = t.kind
         if kind == f.STRUCT or kind == f.UNION:
-            return f"size {t.size_or_type}, {len(t.items)} members"
+            return f"size {t.size_or_type}, {_count(len(t.items), 'member')}"
         if kind == f.ENUM or kind == f.ENUM64:
-            return f"size {t.size_or_type}, {len(t.items)} values"
+            return f"size {t.size_or_type}, {_count(len(t.items), 'value')}"
         if kind == f.TYPEDEF:
             return self.expr(t.size_or_type)
         if kind == f.FUNC:
@@ -402,7 +409,7 @@ class _Side:
         if kind == f.VAR:
             return self._render(t.size_or_type, self.name(t.name_off), 0)
         if kind == f.DATASEC:
-            return f"size {t.size_or_type}, {len(t.items)} variables"
+            return f"size {t.size_or_type}, {_count(len(t.items), 'variable')}"
         if kind in (f.INT, f.FLOAT):
             return f"size {t.size_or_type}"
         if kind == f.FWD:
@@ -423,12 +430,16 @@ class _Side:
                 params.append(self._render(p_type, self.name(p_name), 0))
         return self._render(proto.size_or_type, f"{name}({', '.join(params) or 'void'})", 0)
 
-    def anon_title(self, type_id: int, facts: tuple) -> str:
+    def anon_title(self, facts: tuple) -> str:
         """Anonymous roots are shown by their first few member or enumerator names."""
         names = [key[-1] for key, _ in facts if key[0] in ("member", "value")
                  and "." not in str(key[-1]) and "->" not in str(key[-1])]
         shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
         return "(anon) {" + shown + "}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _way_prefix(path: str, way: str) -> str:
@@ -466,15 +477,19 @@ def _unique_keys(pairs: list) -> list:
 # --- roots and matching ------------------------------------------------------------
 
 
-@dataclass
 class _Root:
-    type_id: int
-    family: str
-    name: str
-    facts: tuple = ()
-    sort_key: str = ""
-    # Its facts spell a duplicated name, so they are computed again once tags are known.
-    spells_duplicate: bool = False
+    """A type reported on its own: named, or anonymous and held by no other type."""
+
+    __slots__ = ("type_id", "family", "name", "facts", "sort_key", "spells_duplicate")
+
+    def __init__(self, type_id: int, family: str, name: str, facts: tuple = ()):
+        self.type_id = type_id
+        self.family = family
+        self.name = name
+        self.facts = facts
+        self.sort_key = ""
+        # Its facts spell a duplicated name, so they are computed again once tags are known.
+        self.spells_duplicate = False
 
 
 def _named_roots(side: _Side) -> tuple[dict[tuple[str, str], list[_Root]], list[int], list[int]]:
@@ -539,8 +554,10 @@ def _pair(olds: list[_Root], news: list[_Root], anonymous: bool
           ) -> tuple[list[tuple[_Root, _Root]], list[_Root], list[_Root]]:
     """Best pairing of same-named (or anonymous) roots: identical facts first, then most
     shared facts; ties and order decided by the facts themselves, never by ids."""
-    if len(olds) == 1 and len(news) == 1 and not anonymous:
-        return [(olds[0], news[0])], [], []
+    if not anonymous and len(olds) <= 1 and len(news) <= 1:
+        if olds and news:
+            return [(olds[0], news[0])], [], []
+        return [], olds, news
     for root in (*olds, *news):
         root.sort_key = repr(root.facts)
     olds = sorted(olds, key=lambda r: r.sort_key)
@@ -765,17 +782,17 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
             if a.facts == b.facts:
                 continue
             if not name:
-                shown = new_side.anon_title(b.type_id, b.facts)
+                shown = new_side.anon_title(b.facts)
             changes.append(TypeChange(family, shown, CHANGED,
                                       details=_compare(a.facts, b.facts)))
         elif status == REMOVED:
             if not name:
-                shown = old_side.anon_title(a.type_id, a.facts)
+                shown = old_side.anon_title(a.facts)
             changes.append(TypeChange(family, shown, REMOVED,
                                       old_brief=old_side.brief(a.type_id)))
         else:
             if not name:
-                shown = new_side.anon_title(b.type_id, b.facts)
+                shown = new_side.anon_title(b.facts)
             changes.append(TypeChange(family, shown, ADDED,
                                       new_brief=new_side.brief(b.type_id)))
     order = {family: n for n, family in enumerate(FAMILIES)}

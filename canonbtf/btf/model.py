@@ -7,7 +7,7 @@ id 0 is void, a base BTF's types are 1..N, a split BTF's continue at N+1.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from . import format as f
 from .strings import StringTable
@@ -167,6 +167,11 @@ class Btf:
         if offset < self.strings.start:
             return self.base.name(offset)
         return self.strings.get(offset)
+
+    @property
+    def names(self) -> Callable[[int], str]:
+        """The fastest offset -> name function for this BTF (same results as `name`)."""
+        return self.strings.lookup if self.base is None else self.name
 
     def type_name(self, t: Type) -> str:
         return self.name(t.name_off)

@@ -8,6 +8,15 @@ Offsets of split BTF continue after the base's section, so a table knows where i
 from __future__ import annotations
 
 
+class _ByOffset(dict):
+    """offset -> string; offsets into the middle of a string are resolved on first use."""
+
+    __slots__ = ("table",)
+
+    def __missing__(self, offset: int) -> str:
+        return self.table.get_uncached(offset)
+
+
 class StringTable:
     """One string section: its raw bytes, offset lookup, and appending for builders."""
 
@@ -18,7 +27,8 @@ class StringTable:
         self._data = bytes(data)
         self._size = len(self._data)
         text = self._data.decode("latin-1")
-        by_offset: dict[int, str] = {}
+        by_offset = _ByOffset()
+        by_offset.table = self
         pos = 0
         for piece in text.split("\0")[:-1] if text.endswith("\0") else text.split("\0"):
             by_offset[start + pos] = piece
@@ -40,9 +50,14 @@ class StringTable:
 
     def get(self, offset: int) -> str:
         """The string at `offset`, which may point into the middle of a stored string."""
-        name = self._by_offset.get(offset)
-        if name is not None:
-            return name
+        return self._by_offset[offset]
+
+    @property
+    def lookup(self):
+        """`get` as a C-level bound method, for hot loops."""
+        return self._by_offset.__getitem__
+
+    def get_uncached(self, offset: int) -> str:
         rel = offset - self.start
         if not 0 <= rel < self._size:
             raise KeyError(offset)

@@ -205,7 +205,7 @@ class _Checker:
         self.check_records()
         self.check_all_resolve()
         self.check_type_tags()
-        return self.violations
+        return sorted(self.violations, key=lambda v: -1 if v.type_id is None else v.type_id)
 
     # -- the blob as a whole ------------------------------------------------------------
 
@@ -636,18 +636,24 @@ class _Checker:
         target = self.types[type_id].size_or_type
         kind = self.kind(target)
         if kind == NULL or _SOURCE_ONLY[kind]:
-            raise _Reject(type_id, "type-id", f"refers to {self.describe(target)}")
+            raise _Reject(type_id, "type-id", self.bad_target(type_id, target))
         if self.walks_on(target):
             self.push(target)
             return
         self.finish_reference(type_id, target, kind)
+
+    def bad_target(self, type_id: int, target: int) -> str:
+        if target >= self.n:
+            return f"refers to {self.describe(target)}"
+        return (f"refers to {self.describe(target)}; a {f.kind_name(self.kinds[type_id])} "
+                "cannot refer to a VAR, DATASEC or DECL_TAG")
 
     def resolve_ptr(self, entry: list[int]) -> None:
         type_id = entry[0]
         target = self.types[type_id].size_or_type
         kind = self.kind(target)
         if kind == NULL or _SOURCE_ONLY[kind]:
-            raise _Reject(type_id, "type-id", f"refers to {self.describe(target)}")
+            raise _Reject(type_id, "type-id", self.bad_target(type_id, target))
         if self.walks_on(target):
             self.push(target)
             return
@@ -681,7 +687,7 @@ class _Checker:
         target = self.types[type_id].size_or_type
         kind = self.kind(target)
         if kind == NULL or _SOURCE_ONLY[kind]:
-            raise _Reject(type_id, "type-id", f"refers to {self.describe(target)}")
+            raise _Reject(type_id, "type-id", self.bad_target(type_id, target))
         if self.walks_on(target):
             self.push(target)
             return

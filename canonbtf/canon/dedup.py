@@ -12,27 +12,29 @@ from __future__ import annotations
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
-from .order import TypeGraph, forward_partition
+from .order import forward_partition
 from .refine import Partition
 
 def deduplicate(btf: Btf) -> Btf:
     """`btf` with structurally identical own types merged; ids are not yet canonical."""
     first = btf.first_id
     all_types = btf.all_types()
-    edges: dict[int, tuple[int, ...]] = {n: tuple(all_types[n].refs())
-                                         for n in range(1, btf.last_id + 1)}
-    nodes = list(edges)
+    nodes = list(range(1, btf.last_id + 1))
     resolved: dict[int, int] = {}
+
+    def edges_of(node: int) -> tuple:
+        refs = all_types[node].refs()
+        if resolved and node >= first:
+            return tuple([resolved.get(ref, ref) for ref in refs])
+        return tuple(refs)
+
     while True:
-        graph = TypeGraph(edges, btf.last_id + 1)
-        partition = forward_partition(btf, graph, nodes, "kind", 1)
+        partition = forward_partition(btf, nodes, edges_of, "kind", 1)
         declarations = _resolve_declarations(btf, partition, all_types, first)
         if not declarations:
             break
         resolved.update(declarations)
         nodes = [n for n in nodes if n not in declarations]
-        edges = {n: tuple(declarations.get(e, e) for e in targets) if n >= first else targets
-                 for n, targets in edges.items() if n not in declarations}
     merged = _merge_map(partition, all_types, first)
     for fwd, target in resolved.items():
         merged[fwd] = merged.get(target, target)

@@ -11,7 +11,7 @@ a 100k-type graph pays for the types that move, not for full rounds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import groupby
 
 
@@ -48,13 +48,14 @@ class Partition:
     def refine(
         self,
         signature: Callable[[int], tuple],
-        neighbours: Sequence[Sequence[int]],
+        neighbours: Mapping[int, Sequence[int]],
         dirty: set[int] | None = None,
     ) -> None:
         """Split blocks until every block's members have equal signatures.
 
-        `neighbours[n]` lists the nodes whose signature reads n's rank; when n's rank
-        changes their blocks become dirty. `dirty` defaults to every block.
+        `neighbours[n]` lists the nodes whose signature reads n's rank (nodes without
+        entry have none); when n's rank changes their blocks become dirty. `dirty`
+        defaults to every block.
         """
         rank = self.rank
         block_end = self.block_end
@@ -87,8 +88,9 @@ class Partition:
                         block_end[pos] = pos + len(members)
                     pos += len(members)
             dirty = set()
+            no_neighbours = ()
             for node in changed:
-                for other in neighbours[node]:
+                for other in neighbours.get(node, no_neighbours):
                     start = rank[other]
                     if start in block_end:
                         dirty.add(start)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..btf import format as f
 from ..btf.model import Btf
 from ..btf.strings import StringTable
+
+NAMED_ITEMS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.FUNC_PROTO})
 
 
 def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = None) -> Btf:
@@ -25,25 +28,31 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
             new_id[old] = new_id[into]
     own = btf.types
     base = btf.base
-    str_start = btf.strings.start
-    names: list[str] = []
-    seen: set[int] = set()
-    for old in order:
-        for off in own[old - first].name_offsets():
-            if off not in seen:
-                seen.add(off)
-                names.append(btf.name(off))
+    start = btf.strings.start
+    names = btf.names
+    base_offset = base.strings.offset_of if base is not None else None
+    offset_of: dict[str, int] = {"": 0}
     new_name: dict[int, int] = {}
-    if base is None:
-        table, offset_of = StringTable.build(names)
-        for off in seen:
-            new_name[off] = offset_of[btf.name(off)]
-    else:
-        own_names = [n for n in names if base.strings.offset_of(n) is None]
-        table, offset_of = StringTable.build(own_names, str_start)
-        for off in seen:
-            name = btf.name(off)
-            base_off = base.strings.offset_of(name)
-            new_name[off] = base_off if base_off is not None else offset_of[name]
+    chunks = [b"\0"] if base is None else []
+    pos = start + len(chunks)
+    for old in order:
+        t = own[old - first]
+        offs = [t.name_off, *[item[0] for item in t.items]] if t.kind in NAMED_ITEMS \
+            else (t.name_off,)
+        for off in offs:
+            if off in new_name:
+                continue
+            name = names(off)
+            new_off = offset_of.get(name)
+            if new_off is None and base_offset is not None:
+                new_off = base_offset(name)
+            if new_off is None:
+                new_off = pos
+                raw = name.encode("latin-1") + b"\0"
+                chunks.append(raw)
+                pos += len(raw)
+            offset_of[name] = new_off
+            new_name[off] = new_off
+    table = StringTable(b"".join(chunks), start)
     types = [own[old - first].remap(new_id, new_name) for old in order]
     return Btf(types, table, base, btf.byteorder, btf.header_tail, btf.layout)

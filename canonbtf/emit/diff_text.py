@@ -35,6 +35,7 @@ def _counts_text(counts: dict[str, int]) -> str:
 
 
 def _offset(bits: int) -> str:
+    """A member's place: in bytes where it starts on a byte, else in bits."""
     return f"byte {bits // 8}" if bits % 8 == 0 else f"bit {bits}"
 
 
@@ -49,18 +50,28 @@ def _bitfield(size: int) -> str:
     return f"{size} bits" if size else "not a bitfield"
 
 
+def _moved(old: int, new: int) -> str:
+    if old % 8 == 0 and new % 8 == 0:
+        return f"moved byte {old // 8} -> byte {new // 8}"
+    return f"moved bit {old} -> bit {new}"
+
+
+# Changes to one member or parameter that share a line in the text.
+_SAME_LINE = {
+    "member_retyped": lambda d: f"type {d.old} -> {d.new}",
+    "member_moved": lambda d: _moved(d.old, d.new),
+    "bitfield_changed": lambda d: f"bitfield {_bitfield(d.old)} -> {_bitfield(d.new)}",
+    "param_renamed": lambda d: f"renamed {d.old or '(unnamed)'} -> {d.new or '(unnamed)'}",
+    "param_retyped": lambda d: f"type {d.old} -> {d.new}",
+}
+
+
 def _detail_line(d: Detail) -> str:
     change = d.change
     if change == "member_added":
         return f"+ member {d.path}: {_member(d.new)}"
     if change == "member_removed":
         return f"- member {d.path}: {_member(d.old)}"
-    if change == "member_retyped":
-        return f"~ member {d.path}: type {d.old} -> {d.new}"
-    if change == "member_moved":
-        return f"~ member {d.path}: moved {_offset(d.old)} -> {_offset(d.new)}"
-    if change == "bitfield_changed":
-        return f"~ member {d.path}: bitfield {_bitfield(d.old)} -> {_bitfield(d.new)}"
     if change == "value_added":
         return f"+ {d.path} = {d.new}"
     if change == "value_removed":
@@ -71,10 +82,6 @@ def _detail_line(d: Detail) -> str:
         return f"+ param {d.path} {d.new['name'] or '(unnamed)'}: {d.new['type']}"
     if change == "param_removed":
         return f"- param {d.path} {d.old['name'] or '(unnamed)'}: {d.old['type']}"
-    if change == "param_renamed":
-        return f"~ param {d.path}: renamed {d.old or '(unnamed)'} -> {d.new or '(unnamed)'}"
-    if change == "param_retyped":
-        return f"~ param {d.path}: type {d.old} -> {d.new}"
     if change == "return_changed":
         return f"~ return type: {d.old} -> {d.new}"
     if change == "var_added":
@@ -86,6 +93,25 @@ def _detail_line(d: Detail) -> str:
                 f"(at {d.old['offset']} -> {d.new['offset']})")
     what = change.removesuffix("_changed").replace("_", " ")
     return f"~ {what}: {_plain(d.old)} -> {_plain(d.new)}"
+
+
+def _detail_lines(details: list[Detail]) -> list[str]:
+    """One line per detail, except that the changes to one member or parameter share one."""
+    lines: list[str] = []
+    held: tuple[str, str] | None = None
+    for d in details:
+        part = _SAME_LINE.get(d.change)
+        if part is None:
+            lines.append(_detail_line(d))
+            held = None
+            continue
+        subject = ("member" if d.change.startswith(("member", "bitfield")) else "param", d.path)
+        if subject == held:
+            lines[-1] += f", {part(d)}"
+        else:
+            lines.append(f"~ {subject[0]} {d.path}: {part(d)}")
+            held = subject
+    return lines
 
 
 def _plain(value: object) -> str:
@@ -101,7 +127,8 @@ def _change_lines(c: TypeChange) -> list[str]:
         return [f"+ {c.title}" + (f": {c.new_brief}" if c.new_brief else "")]
     lines = [f"~ {c.title}"]
     moved = [d for d in c.details if d.change == "var_moved"]
-    lines += ["    " + _detail_line(d) for d in c.details if d.change != "var_moved"]
+    lines += ["    " + line
+              for line in _detail_lines([d for d in c.details if d.change != "var_moved"])]
     if moved:
         names = ", ".join(d.path for d in moved[:_MOVED_SHOWN])
         more = f" and {len(moved) - _MOVED_SHOWN} more" if len(moved) > _MOVED_SHOWN else ""

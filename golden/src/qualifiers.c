@@ -16,10 +16,8 @@ struct regs {
 	float f;
 	double d;
 	long double ld;
-	_Complex double z;
 	__int128 wide;
 	unsigned __int128 uwide;
-	_Atomic int counter;
 };
 
 struct regs use_regs;

@@ -1,0 +1,340 @@
+"""One unit's type DIEs -> BTF records, mapped the way pahole maps them.
+
+A record is a tuple (kind, name, kflag, size_or_type, extra, items), shaped like
+`btf.model.Type` but with names as str and references as unit-local record numbers
+(1-based; 0 is void). Only what the unit itself says is used, so a unit converts to the
+same records in whatever worker and batch it lands.
+
+The mapping (checked against pahole 1.24 on the golden objects):
+- base types: FLOAT for float encodings; INT otherwise (SIGNED for signed and
+  signed_char, BOOL for boolean, no CHAR flag), nr_bits = 8 * size. Complex, imaginary
+  and decimal floats and ints over 16 bytes have no BTF form: skipped and counted.
+- pointer, const, volatile, restrict, typedef: one record each; _Atomic is dropped
+  (BTF has no such qualifier; counted). Unspecified type (and a missing DW_AT_type): void.
+- struct/class/union: FWD when a declaration; members with DW_AT_bit_size are bitfields
+  (kind_flag 1, DWARF 5 DW_AT_data_bit_offset or DWARF <= 4 DW_AT_bit_offset converted
+  from the storage unit's most significant bit); static members are not members.
+- arrays: one ARRAY, nelems the product of the dimensions (a missing bound counts 0),
+  indexed by the unit's `int` (pahole's choice; `__ARRAY_SIZE_TYPE__` when it has none).
+- enums: ENUM up to 4 bytes (kind_flag when a value is negative), ENUM64 above
+  (kind_flag when the underlying type is signed); a declaration is an empty 4-byte ENUM.
+- subroutine types: FUNC_PROTO; unnamed parameters; `...` or a non-prototyped `()` ends
+  with the {0, void} item.
+Anything else that is a type becomes void and is counted by tag; a member whose type is
+skipped is left out (counted), and an array or prototype over a skipped type is skipped.
+"""
+
+from __future__ import annotations
+
+from ..btf import format as f
+from . import constants as c
+from .unit_types import TypeDie, UnitTypes
+
+Record = tuple  # (kind, name, kflag, size_or_type, extra, items)
+
+_MODIFIER_KINDS = {
+    c.TAG_pointer_type: f.PTR, c.TAG_const_type: f.CONST, c.TAG_volatile_type: f.VOLATILE,
+    c.TAG_restrict_type: f.RESTRICT, c.TAG_typedef: f.TYPEDEF,
+}
+_SIGNED_ENCODINGS = frozenset({c.ATE_signed, c.ATE_signed_char})
+_FLOAT_ENCODINGS = frozenset({c.ATE_float})
+_UNSUPPORTED_ENCODINGS = {
+    c.ATE_complex_float: "complex float base type",
+    c.ATE_imaginary_float: "imaginary float base type",
+    c.ATE_decimal_float: "decimal float base type",
+}
+_SIZED_TAGS = frozenset({c.TAG_base_type, c.TAG_structure_type, c.TAG_union_type,
+                         c.TAG_class_type, c.TAG_enumeration_type, c.TAG_pointer_type})
+_SEE_THROUGH_TAGS = frozenset({c.TAG_typedef, c.TAG_const_type, c.TAG_volatile_type,
+                               c.TAG_restrict_type, c.TAG_atomic_type})
+_FAILED = -1  # a DIE that maps to nothing BTF can hold
+
+
+class Skips:
+    """What a conversion left out, by reason: reported in the summary line, never silent."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}
+
+    def add(self, reason: str, count: int = 1) -> None:
+        self.counts[reason] = self.counts.get(reason, 0) + count
+
+    def update(self, other: dict[str, int]) -> None:
+        for reason, count in other.items():
+            self.add(reason, count)
+
+
+class UnitConverter:
+    """Converts one unit; `convert()` returns its records."""
+
+    def __init__(self, unit: UnitTypes, little_endian: bool, skips: Skips):
+        self.dies = unit.types
+        self.little_endian = little_endian
+        self.skips = skips
+        self.records: list[Record | None] = [None]  # index 0: void
+        self.local: dict[int, int] = {}  # DIE offset -> record number, 0 void, -1 skipped
+        self.index_type: int | None = None
+
+    def convert(self) -> list[Record | None]:
+        """Records for every type DIE of the unit, in DIE order; [0] is None (void)."""
+        dies = self.dies
+        for offset in dies:
+            self._number(offset)
+        for offset, number in list(self.local.items()):
+            if number > 0 and self.records[number] is None:
+                self.records[number] = self._record(dies[offset])
+        return self.records
+
+    # -- numbering: which DIEs become records, which are void or skipped -------------
+
+    def _number(self, offset: int) -> int:
+        """The record number of the type DIE at `offset` (allocating it), 0 or _FAILED.
+
+        A type fails when BTF cannot hold it, or holds it by value and a type it holds
+        fails (typedefs, qualifiers, arrays, prototypes); a pointer to a failed type is a
+        pointer to void, a member of a failed type is left out of its struct.
+        """
+        number = self.local.get(offset)
+        if number is not None:
+            return number
+        die = self.dies.get(offset)
+        if die is None:
+            self.skips.add("reference to a DIE that is not a type of its unit")
+            self.local[offset] = _FAILED
+            return _FAILED
+        tag = die.tag
+        if tag == c.TAG_unspecified_type:
+            self.local[offset] = 0
+            return 0
+        reason = self._unsupported(die)
+        if reason is not None:
+            self.skips.add(reason)
+            self.local[offset] = _FAILED
+            return _FAILED
+        self.local[offset] = _FAILED  # until decided: a cycle of by-value types fails
+        if tag == c.TAG_atomic_type:
+            self.skips.add("_Atomic qualifier dropped")
+            number = self._ref(die.attrs)
+            self.local[offset] = number
+            return number
+        if tag in _BY_VALUE_TAGS:
+            deps = [die.attrs.get(c.AT_type)]
+            if tag == c.TAG_subroutine_type:
+                deps += [attrs.get(c.AT_type) for child_tag, attrs in die.children
+                         if child_tag == c.TAG_formal_parameter]
+            for dep in deps:
+                if dep is not None and self._number(dep) == _FAILED:
+                    self.skips.add(f"DW_TAG_{c.TAG_NAMES[tag]} of a skipped type")
+                    return _FAILED
+        number = len(self.records)
+        self.records.append(None)
+        self.local[offset] = number
+        return number
+
+    def _unsupported(self, die: TypeDie) -> str | None:
+        tag = die.tag
+        if tag == c.TAG_base_type:
+            encoding = die.attrs.get(c.AT_encoding)
+            if encoding in _UNSUPPORTED_ENCODINGS:
+                return _UNSUPPORTED_ENCODINGS[encoding]
+            if encoding not in _FLOAT_ENCODINGS and die.attrs.get(c.AT_byte_size, 0) > 16:
+                return "integer base type over 16 bytes"
+            return None
+        if tag in _SUPPORTED_TAGS:
+            return None
+        return f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))}"
+
+    def _ref(self, attrs: dict) -> int:
+        target = attrs.get(c.AT_type)
+        if target is None:
+            return 0
+        return self._number(target)
+
+    def _index(self) -> int:
+        """The unit's `int` base type if it has one, else a `__ARRAY_SIZE_TYPE__` record."""
+        if self.index_type is None:
+            for offset, die in self.dies.items():
+                if die.tag == c.TAG_base_type and die.attrs.get(c.AT_name) == "int":
+                    number = self._number(offset)
+                    if number > 0:
+                        self.index_type = number
+                        return number
+            self.index_type = len(self.records)
+            self.records.append((f.INT, "__ARRAY_SIZE_TYPE__", 0, 4, 32, ()))
+        return self.index_type
+
+    # -- records ----------------------------------------------------------------------
+
+    def _record(self, die: TypeDie) -> Record:
+        tag = die.tag
+        attrs = die.attrs
+        if tag in _MODIFIER_KINDS:
+            kind = _MODIFIER_KINDS[tag]
+            name = attrs.get(c.AT_name, "") if kind == f.TYPEDEF else ""
+            target = self._ref(attrs)
+            return (kind, name, 0, target if target != _FAILED else 0, 0, ())
+        if tag == c.TAG_base_type:
+            return self._base_type(attrs)
+        if tag in (c.TAG_structure_type, c.TAG_class_type, c.TAG_union_type):
+            return self._struct(die)
+        if tag == c.TAG_array_type:
+            return self._array(die)
+        if tag == c.TAG_enumeration_type:
+            return self._enum(die)
+        return self._func_proto(die)
+
+    def _base_type(self, attrs: dict) -> Record:
+        name = attrs.get(c.AT_name, "")
+        size = attrs.get(c.AT_byte_size, 0)
+        encoding = attrs.get(c.AT_encoding)
+        if encoding in _FLOAT_ENCODINGS:
+            return (f.FLOAT, name, 0, size, 0, ())
+        if encoding == c.ATE_boolean:
+            flags = f.INT_BOOL
+        elif encoding in _SIGNED_ENCODINGS:
+            flags = f.INT_SIGNED
+        else:
+            flags = 0
+        return (f.INT, name, 0, size, (flags << 24) | (size * 8), ())
+
+    def _struct(self, die: TypeDie) -> Record:
+        attrs = die.attrs
+        name = attrs.get(c.AT_name, "")
+        union = die.tag == c.TAG_union_type
+        if attrs.get(c.AT_declaration):
+            return (f.FWD, name, int(union), 0, 0, ())
+        members = []
+        bitfields = False
+        for tag, member in die.children:
+            if tag != c.TAG_member:
+                self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a struct or union")
+                continue
+            if member.get(c.AT_external) or member.get(c.AT_declaration):
+                continue  # a static member: not part of the layout
+            type_number = self._ref(member)
+            if type_number == _FAILED:
+                self.skips.add("member of a skipped type left out")
+                continue
+            bit_size = member.get(c.AT_bit_size)
+            bit_offset = self._member_bit_offset(member, bit_size)
+            if bit_size:
+                bitfields = True
+            members.append((member.get(c.AT_name, ""), type_number, bit_offset, bit_size or 0))
+        if bitfields:
+            items = tuple((n, t, (size << 24) | off) for n, t, off, size in members)
+        else:
+            items = tuple((n, t, off) for n, t, off, _ in members)
+        kind = f.UNION if union else f.STRUCT
+        return (kind, name, int(bitfields), attrs.get(c.AT_byte_size, 0), 0, items)
+
+    def _member_bit_offset(self, member: dict, bit_size: int | None) -> int:
+        data_bit_offset = member.get(c.AT_data_bit_offset)
+        if data_bit_offset is not None:
+            return data_bit_offset
+        byte_offset = member.get(c.AT_data_member_location) or 0
+        old_bit_offset = member.get(c.AT_bit_offset)
+        if not bit_size or old_bit_offset is None:
+            return byte_offset * 8
+        # DWARF <= 4: DW_AT_bit_offset counts from the most significant bit of the
+        # storage unit (DW_AT_byte_size, else the member type's size).
+        storage = member.get(c.AT_byte_size)
+        if storage is None:
+            storage = self._byte_size(member.get(c.AT_type))
+        if self.little_endian:
+            return byte_offset * 8 + storage * 8 - old_bit_offset - bit_size
+        return byte_offset * 8 + old_bit_offset
+
+    def _byte_size(self, offset: int | None) -> int:
+        for _ in range(64):
+            die = self.dies.get(offset) if offset is not None else None
+            if die is None:
+                return 0
+            size = die.attrs.get(c.AT_byte_size)
+            if size is not None and die.tag in _SIZED_TAGS:
+                return size
+            if die.tag not in _SEE_THROUGH_TAGS:
+                return 0
+            offset = die.attrs.get(c.AT_type)
+        return 0
+
+    def _array(self, die: TypeDie) -> Record:
+        nelems = 1
+        dimensions = 0
+        for tag, sub in die.children:
+            if tag != c.TAG_subrange_type:
+                self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in an array")
+                continue
+            dimensions += 1
+            count = sub.get(c.AT_count)
+            if count is None:
+                upper = sub.get(c.AT_upper_bound)
+                if upper is None:
+                    count = 0
+                else:
+                    lower = sub.get(c.AT_lower_bound) or 0
+                    count = max(_signed64(upper) - _signed64(lower) + 1, 0)
+            nelems = (nelems * count) & 0xFFFFFFFF
+        if not dimensions:
+            nelems = 0
+        return (f.ARRAY, "", 0, 0, (self._ref(die.attrs), self._index(), nelems), ())
+
+    def _enum(self, die: TypeDie) -> Record:
+        attrs = die.attrs
+        name = attrs.get(c.AT_name, "")
+        size = attrs.get(c.AT_byte_size)
+        if attrs.get(c.AT_declaration) or size is None:
+            return (f.ENUM, name, 0, 4 if size is None else size, 0, ())
+        values = []
+        for tag, enumerator in die.children:
+            if tag != c.TAG_enumerator:
+                self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in an enum")
+                continue
+            values.append((enumerator.get(c.AT_name, ""), enumerator.get(c.AT_const_value) or 0))
+        if size <= 4:
+            negative = any(v < 0 for _, v in values)
+            items = tuple((n, v & 0xFFFFFFFF) for n, v in values)
+            return (f.ENUM, name, int(negative), size, 0, items)
+        items = tuple((n, v & 0xFFFFFFFFFFFFFFFF) for n, v in values)
+        return (f.ENUM64, name, int(self._signed_type(attrs.get(c.AT_type))), size, 0, items)
+
+    def _signed_type(self, offset: int | None) -> bool:
+        for _ in range(64):
+            die = self.dies.get(offset) if offset is not None else None
+            if die is None:
+                return False
+            if die.tag == c.TAG_base_type:
+                return die.attrs.get(c.AT_encoding) in _SIGNED_ENCODINGS
+            if die.tag not in _SEE_THROUGH_TAGS:
+                return False
+            offset = die.attrs.get(c.AT_type)
+        return False
+
+    def _func_proto(self, die: TypeDie) -> Record:
+        params = []
+        for tag, param in die.children:
+            if tag == c.TAG_formal_parameter:
+                params.append((param.get(c.AT_name, ""), self._ref(param)))
+            elif tag == c.TAG_unspecified_parameters:
+                params.append(("", 0))
+            else:
+                self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a prototype")
+        return (f.FUNC_PROTO, "", 0, self._ref(die.attrs), 0, tuple(params))
+
+
+_SUPPORTED_TAGS = frozenset({
+    c.TAG_pointer_type, c.TAG_const_type, c.TAG_volatile_type, c.TAG_restrict_type,
+    c.TAG_typedef, c.TAG_structure_type, c.TAG_union_type, c.TAG_class_type,
+    c.TAG_array_type, c.TAG_enumeration_type, c.TAG_subroutine_type, c.TAG_atomic_type,
+})
+# Types that hold their referenced type by value: they fail with it.
+_BY_VALUE_TAGS = frozenset({c.TAG_typedef, c.TAG_const_type, c.TAG_volatile_type,
+                            c.TAG_restrict_type, c.TAG_array_type, c.TAG_subroutine_type})
+
+
+def _signed64(value: int) -> int:
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def convert_unit(unit: UnitTypes, little_endian: bool, skips: Skips) -> list[Record | None]:
+    """The unit's BTF records (index = unit-local number, [0] None for void)."""
+    return UnitConverter(unit, little_endian, skips).convert()

@@ -1,0 +1,218 @@
+"""A worker's output: its units' records, merged where they are provably the same type.
+
+Records are tuples (kind, name, kflag, size_or_type, extra, items) as made by convert.py.
+A `TypePool` takes units one by one and keeps one pool record per distinct type:
+- a type outside any reference cycle is keyed by its record with references replaced by
+  pool ids (hash-consing, children first);
+- a strongly connected set of types (struct list_head <-> its PTR) is put in a canonical
+  form by partition refinement over the set alone, and the whole set is keyed by it.
+Both merge only structurally identical (bisimilar) types, so the merge is sound whatever
+the batch; it is not complete (bisimilar cycles of different shapes stay apart) and FWDs
+are never resolved here: the parent's global dedup does both on the full union, which
+is what makes the result independent of how units were split across workers.
+"""
+
+from __future__ import annotations
+
+from ..btf import format as f
+
+Record = tuple
+
+_TYPED = f.TYPED_KINDS
+
+
+def record_refs(record: Record) -> list[int]:
+    """The type references of a record, in record order."""
+    kind = record[0]
+    if kind in _TYPED:
+        if kind == f.FUNC_PROTO:
+            return [record[3], *(t for _, t in record[5])]
+        return [record[3]]
+    if kind == f.STRUCT or kind == f.UNION:
+        return [t for _, t, _ in record[5]]
+    if kind == f.ARRAY:
+        return [record[4][0], record[4][1]]
+    return []
+
+
+def remap_record(record: Record, new: list[int] | dict[int, int]) -> Record:
+    """`record` with every reference r replaced by new[r] (void stays void)."""
+    kind, name, kflag, sot, extra, items = record
+    if kind in _TYPED:
+        sot = new[sot] if sot else 0
+        if kind == f.FUNC_PROTO and items:
+            items = tuple((n, new[t] if t else 0) for n, t in items)
+        return (kind, name, kflag, sot, extra, items)
+    if kind == f.STRUCT or kind == f.UNION:
+        items = tuple((n, new[t] if t else 0, o) for n, t, o in items)
+        return (kind, name, kflag, sot, extra, items)
+    if kind == f.ARRAY:
+        elem, index, nelems = extra
+        extra = (new[elem] if elem else 0, new[index] if index else 0, nelems)
+        return (kind, name, kflag, sot, extra, items)
+    return record
+
+
+class Fragment:
+    """What a worker sends back: distinct records (pool id = index + 1) and counts."""
+
+    __slots__ = ("records", "units", "dies", "skips")
+
+    def __init__(self, records: list[Record], units: int, dies: int, skips: dict[str, int]):
+        self.records = records
+        self.units = units
+        self.dies = dies
+        self.skips = skips
+
+    def __getstate__(self):
+        return (self.records, self.units, self.dies, self.skips)
+
+    def __setstate__(self, state):
+        self.records, self.units, self.dies, self.skips = state
+
+
+class TypePool:
+    """Distinct records of the units added so far; pool id 0 is void."""
+
+    def __init__(self):
+        self.records: list[Record | None] = [None]
+        self._acyclic: dict[Record, int] = {}
+        self._cyclic: dict[tuple, tuple[int, ...]] = {}
+        self._names: dict[str, str] = {}
+
+    def add_unit(self, records: list[Record | None]) -> list[int]:
+        """Pool the records of one unit (index = local number); returns local -> pool id."""
+        count = len(records)
+        refs = [()] + [tuple(r for r in record_refs(records[n]) if r) for n in range(1, count)]
+        pool_id = [0] * count
+        for component in _strongly_connected(refs, count):
+            if len(component) == 1 and component[0] not in refs[component[0]]:
+                node = component[0]
+                pool_id[node] = self._pool_acyclic(remap_record(records[node], pool_id))
+            else:
+                self._pool_cycle(component, records, refs, pool_id)
+        return pool_id
+
+    def _intern(self, record: Record) -> Record:
+        """The record with its names shared with earlier records (smaller pickles)."""
+        names = self._names
+        kind, name, kflag, sot, extra, items = record
+        name = names.setdefault(name, name)
+        if items and kind != f.DATASEC:
+            items = tuple((names.setdefault(i[0], i[0]), *i[1:]) for i in items)
+        return (kind, name, kflag, sot, extra, items)
+
+    def _pool_acyclic(self, record: Record) -> int:
+        found = self._acyclic.get(record)
+        if found is not None:
+            return found
+        new_id = len(self.records)
+        self.records.append(self._intern(record))
+        self._acyclic[record] = new_id
+        return new_id
+
+    def _pool_cycle(self, component: list[int], records: list, refs: list,
+                    pool_id: list[int]) -> None:
+        """Pool a strongly connected set of types through its canonical form."""
+        members = set(component)
+        inside = {}  # node -> its record with outside refs pooled, inside refs as -1
+        for node in component:
+            marker = {r: -1 if r in members else pool_id[r] for r in refs[node]}
+            inside[node] = remap_record(records[node], marker)
+        classes = _refine(component, inside, refs, members)
+        count = max(classes.values()) + 1
+        representative: list[int] = [0] * count
+        for node in component:
+            representative[classes[node]] = node
+        # Refs inside the set become -1 - class: distinct from pool ids (>= 0).
+        key = tuple(
+            remap_record(records[node], {r: (-1 - classes[r]) if r in members else pool_id[r]
+                                         for r in refs[node]})
+            for node in representative)
+        ids = self._cyclic.get(key)
+        if ids is None:
+            first = len(self.records)
+            ids = tuple(range(first, first + count))
+            for record in key:
+                self.records.append(self._intern(remap_record(
+                    record, {r: ids[-1 - r] if r < 0 else r for r in record_refs(record)})))
+            self._cyclic[key] = ids
+        for node in component:
+            pool_id[node] = ids[classes[node]]
+
+    def fragment(self, units: int, dies: int, skips: dict[str, int]) -> Fragment:
+        return Fragment(self.records[1:], units, dies, skips)
+
+
+def _refine(component: list[int], inside: dict[int, Record], refs: list,
+            members: set[int]) -> dict[int, int]:
+    """Canonical classes of a strongly connected set: rank of the label, then refined by
+    the classes of the referenced members until stable (Moore). Only classes that still
+    have two or more members are recomputed."""
+    labels = sorted(set(inside.values()), key=_label_key)
+    rank = {label: i for i, label in enumerate(labels)}
+    classes = {node: rank[inside[node]] for node in component}
+    while True:
+        signature = {
+            node: (classes[node], tuple(classes[r] for r in refs[node] if r in members))
+            for node in component
+        }
+        distinct = sorted(set(signature.values()))
+        if len(distinct) == len(set(classes.values())):
+            return classes
+        rank = {sig: i for i, sig in enumerate(distinct)}
+        classes = {node: rank[signature[node]] for node in component}
+
+
+def _label_key(record: Record) -> tuple:
+    """Sort key of a record: its fields in a comparable shape (extra as a tuple)."""
+    kind, name, kflag, sot, extra, items = record
+    return (kind, name, kflag, sot, extra if isinstance(extra, tuple) else (extra,), items)
+
+
+def _strongly_connected(refs: list, count: int) -> list[list[int]]:
+    """Tarjan's SCCs of nodes 1..count-1, each emitted after every SCC it reaches."""
+    index = [0] * count  # 0: unvisited; else visit order + 1
+    low = [0] * count
+    on_stack = [False] * count
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 1
+    for root in range(1, count):
+        if index[root]:
+            continue
+        work = [(root, 0)]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            node, i = work[-1]
+            targets = refs[node]
+            if i < len(targets):
+                work[-1] = (node, i + 1)
+                target = targets[i]
+                if not index[target]:
+                    index[target] = low[target] = counter
+                    counter += 1
+                    stack.append(target)
+                    on_stack[target] = True
+                    work.append((target, 0))
+                elif on_stack[target] and index[target] < low[node]:
+                    low[node] = index[target]
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                if low[node] < low[parent]:
+                    low[parent] = low[node]
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component.append(member)
+                    if member == node:
+                        break
+                out.append(component)
+    return out

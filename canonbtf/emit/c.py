@@ -1,0 +1,842 @@
+"""A vmlinux.h from BTF that depends on the types only, never on their ids (docs/C-HEADER.md).
+
+The text of every type follows `bpftool btf dump file X format c`; what differs is the
+order. Each top-level definition has a canonical key (its name, a kind rank, and for names
+shared by several types a structural tie-break), and the header lists the definitions in
+the lexicographically smallest order that defines every type before it is used by value:
+among the definitions whose dependencies are all out, the one with the smallest key comes
+next. A definition's position then depends only on its own key and on its dependencies, so
+adding a type moves nothing else. Same-name types get `___2`, `___3` suffixes in key order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import weakref
+from typing import TextIO
+
+from ..btf import format as f
+from ..btf.model import Btf, Type
+
+# How a type is used where it is mentioned: by value (it must be complete) or through a
+# pointer or in a prototype (a declaration is enough).
+_VALUE = 0
+_REF = 1
+
+# Rank of each defining kind in the key, after the name: the tie-break between a struct and
+# a typedef of the same name (different C namespaces, so both keep the plain name).
+_KIND_RANK = {f.ENUM: 0, f.ENUM64: 0, f.FWD: 1, f.STRUCT: 2, f.UNION: 2, f.TYPEDEF: 3}
+
+_QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
+_CHAIN_KINDS = frozenset({f.PTR, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG, f.FUNC_PROTO})
+_TAG_KINDS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
+# `mode` attributes that give an enum a size other than int's (`word` is DI on 64-bit).
+_ENUM_MODES = {1: "byte", 2: "HI", 8: "DI"}
+
+# A typedef for a compiler built-in: defining it again breaks the build (bpftool skips it too).
+_BUILTIN_TYPEDEFS = frozenset({"__builtin_va_list"})
+
+KFUNC_TAG = "bpf_kfunc"
+FASTCALL_TAG = "bpf_fastcall"
+
+_PROLOGUE = """\
+#ifndef {guard}
+#define {guard}
+
+#ifndef BPF_NO_PRESERVE_ACCESS_INDEX
+#pragma clang attribute push (__attribute__((preserve_access_index)), apply_to = record)
+#endif
+
+"""
+_KFUNC_MACROS = """\
+#ifndef __ksym
+#define __ksym __attribute__((section(".ksyms")))
+#endif
+
+#ifndef __weak
+#define __weak __attribute__((weak))
+#endif
+
+#ifndef __bpf_fastcall
+#if __has_attribute(bpf_fastcall)
+#define __bpf_fastcall __attribute__((bpf_fastcall))
+#else
+#define __bpf_fastcall
+#endif
+#endif
+
+"""
+_EPILOGUE = """\
+#ifndef BPF_NO_PRESERVE_ACCESS_INDEX
+#pragma clang attribute pop
+#endif
+
+#endif /* {guard} */
+"""
+VMLINUX_GUARD = "__VMLINUX_H__"
+
+_TABS = "\t" * 64
+
+
+def _tabs(level: int) -> str:
+    return _TABS[:level] if level <= 64 else "\t" * level
+
+
+def _round_up(value: int, unit: int) -> int:
+    return -(-value // unit) * unit
+
+
+def _bitfield_position(cur: int, bits: int, unit: int) -> int:
+    """Where the compiler puts a bit-field of `bits` bits after bit `cur`: inside one unit."""
+    if cur // unit == (cur + bits - 1) // unit:
+        return cur
+    return _round_up(cur, unit)
+
+
+def dump_c(btf: Btf, out: TextIO) -> None:
+    """Write the C header for `btf` (for split BTF: its own types, to follow the base's)."""
+    header = _header_for(btf)
+    body = header.body()
+    if btf.base is None:
+        guard = VMLINUX_GUARD
+    else:
+        # Module headers are included after the base's, so they need a guard of their own;
+        # derived from the content, it is as stable as the content.
+        digest = hashlib.sha256(body.encode("latin-1")).hexdigest()[:16].upper()
+        guard = f"__VMLINUX_SPLIT_{digest}_H__"
+    out.write(_PROLOGUE.format(guard=guard))
+    if header.kfuncs:
+        out.write(_KFUNC_MACROS)
+    out.write(body)
+    out.write(_EPILOGUE.format(guard=guard))
+
+
+_headers: weakref.WeakKeyDictionary[Btf, _Header] = weakref.WeakKeyDictionary()
+
+
+def _header_for(btf: Btf) -> _Header:
+    """One analysis per Btf object: a module's header needs its base's names."""
+    header = _headers.get(btf)
+    if header is None:
+        base = _header_for(btf.base) if btf.base is not None else None
+        header = _Header(btf, base)
+        _headers[btf] = header
+    return header
+
+
+class _Header:
+    """The definitions of one BTF's own types: their text, names, dependencies and order."""
+
+    def __init__(self, btf: Btf, base: _Header | None):
+        self.btf = btf
+        self.base = base
+        types = btf.all_types()
+        self.types = types
+        self.first_id = btf.first_id
+        name = btf.name
+        self.names = [name(t.name_off) if t is not None else "" for t in types]
+        self.ptr_size = base.ptr_size if base is not None else self._pointer_size()
+        self._size: dict[int, int] = {}
+        self._align: dict[int, int] = {}
+        self._layout: dict[int, tuple[bool, int, int]] = {}
+        self._complete: dict[int, list[int]] = {}
+        # Display names that differ from the BTF name (the `___N` suffixes); a module's
+        # header starts from its base's.
+        self.display: dict[int, str] = dict(base.display) if base is not None else {}
+        # Per definition: suffixes of the enumerators it prints, by occurrence index.
+        self.enumerator_suffix: dict[int, dict[int, str]] = {}
+
+        self._start({})
+        self.defs = self._definitions()
+        self.kfuncs = self._kfuncs()
+        # First pass: text with plain names, and what each definition mentions.
+        self.text: dict[int, str] = {}
+        self.refs: dict[int, list[tuple[int, int]]] = {}
+        self.enumerators: dict[int, list[str]] = {}
+        for d in self.defs:
+            self._render(d)
+        self.rank = self._canonical_ranks()
+        self._assign_suffixes()
+        # Second pass, for the few definitions that print a suffixed name.
+        renamed = set(self.display) | set(self.enumerator_suffix)
+        for d in self.defs:
+            if d in renamed or any(r in renamed for r, _ in self.refs[d]):
+                self._render(d)
+
+    # ---- what gets defined ----
+
+    def _pointer_size(self) -> int:
+        for t, n in zip(self.types, self.names):
+            if t is not None and t.kind == f.INT and n in ("long int", "long unsigned int"):
+                return t.size_or_type
+        return 8
+
+    def _definitions(self) -> list[int]:
+        """Own types with a top-level C definition or declaration."""
+        types = self.types
+        names = self.names
+        first = self.first_id
+        inline = self._inline_anonymous()
+        defs = []
+        for tid in range(first, len(types)):
+            t = types[tid]
+            kind = t.kind
+            if names[tid]:
+                if kind in _TAG_KINDS or kind == f.FWD:
+                    defs.append(tid)
+                elif kind == f.TYPEDEF and names[tid] not in _BUILTIN_TYPEDEFS:
+                    defs.append(tid)
+            elif (kind == f.ENUM or kind == f.ENUM64) and tid not in inline:
+                # An anonymous enum no definition prints inline: global constants.
+                defs.append(tid)
+        return defs
+
+    def _inline_anonymous(self) -> set[int]:
+        """Anonymous types that some named definition prints inline."""
+        types = self.types
+        names = self.names
+        seen: set[int] = set()
+        stack = []
+        for tid in range(self.first_id, len(types)):
+            t = types[tid]
+            if names[tid] and (t.kind in _TAG_KINDS or t.kind == f.TYPEDEF):
+                stack.extend(self._direct_refs(t))
+        while stack:
+            tid = stack.pop()
+            if tid == 0 or tid in seen:
+                continue
+            t = types[tid]
+            if names[tid] and t.kind != f.FUNC_PROTO:
+                continue
+            seen.add(tid)
+            stack.extend(self._direct_refs(t))
+        return seen
+
+    @staticmethod
+    def _direct_refs(t: Type) -> list[int]:
+        kind = t.kind
+        if kind == f.STRUCT or kind == f.UNION:
+            return [m[1] for m in t.items]
+        if kind == f.ARRAY:
+            return [t.extra[0]]
+        if kind == f.FUNC_PROTO:
+            return [t.size_or_type, *(p[1] for p in t.items)]
+        if kind in f.TYPED_KINDS:
+            return [t.size_or_type]
+        return []
+
+    def _kfuncs(self) -> list[tuple[str, int, bool]]:
+        """(name, FUNC id, fastcall) of the functions tagged as kfuncs, by name."""
+        types = self.types
+        tagged: dict[int, set[str]] = {}
+        for tid in range(self.first_id, len(types)):
+            t = types[tid]
+            if t.kind == f.DECL_TAG and t.extra == -1 and t.kflag == 0:
+                target = types[t.size_or_type]
+                if target is not None and target.kind == f.FUNC:
+                    tagged.setdefault(t.size_or_type, set()).add(self.names[tid])
+        kfuncs = [(self.names[fid], fid, FASTCALL_TAG in tags)
+                  for fid, tags in tagged.items() if KFUNC_TAG in tags]
+        kfuncs.sort(key=lambda k: (k[0], self._decl(types[k[1]].size_or_type, k[0], 0, _REF)))
+        return kfuncs
+
+    # ---- layout: sizes and alignments as the compiler will see them ----
+
+    def size_of(self, tid: int) -> int:
+        size = self._size.get(tid)
+        if size is not None:
+            return size
+        t = self.types[tid]
+        if t is None:
+            size = 0
+        else:
+            kind = t.kind
+            if kind in (f.INT, f.FLOAT, f.STRUCT, f.UNION, f.ENUM, f.ENUM64):
+                size = t.size_or_type
+            elif kind == f.PTR:
+                size = self.ptr_size
+            elif kind == f.ARRAY:
+                size = t.extra[2] * self.size_of(t.extra[0])
+            elif kind in (f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
+                size = self.size_of(t.size_or_type)
+            else:
+                size = 0
+        self._size[tid] = size
+        return size
+
+    def align_of(self, tid: int) -> int:
+        align = self._align.get(tid)
+        if align is not None:
+            return align
+        t = self.types[tid]
+        if t is None:
+            align = 1
+        else:
+            kind = t.kind
+            if kind in (f.INT, f.FLOAT, f.ENUM, f.ENUM64):
+                size = t.size_or_type
+                align = 1
+                while align < size and align < 16 and size % (align * 2) == 0:
+                    align *= 2
+            elif kind == f.PTR:
+                align = self.ptr_size
+            elif kind == f.ARRAY:
+                align = self.align_of(t.extra[0])
+            elif kind == f.STRUCT or kind == f.UNION:
+                align = self.layout(tid)[1]
+            elif kind in (f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
+                align = self.align_of(t.size_or_type)
+            else:
+                align = 1
+        self._align[tid] = align
+        return align
+
+    def layout(self, tid: int) -> tuple[bool, int, int]:
+        """(packed, alignment, explicit `aligned` value or 0) of a struct or union as emitted.
+
+        A struct is packed when the natural rules cannot reach the BTF offsets: a member
+        below its natural position, a bit-field straddling its storage unit, or a size that
+        is not a multiple of the alignment. Gaps the rules leave short are filled with
+        unnamed bit-fields, which add no alignment. A union larger than its members gets
+        the smallest `aligned` attribute that rounds it up to its BTF size.
+        """
+        cached = self._layout.get(tid)
+        if cached is not None:
+            return cached
+        t = self.types[tid]
+        is_struct = t.kind == f.STRUCT
+        max_align = 1
+        packed = False
+        cur = 0
+        largest = 0
+        for name_off, mtype, offset in t.items:
+            bits = offset >> 24 if t.kflag else 0
+            if t.kflag:
+                offset &= 0xFFFFFF
+            align = self.align_of(mtype)
+            if bits:
+                if name_off:
+                    max_align = max(max_align, align)
+                if is_struct:
+                    unit = align * 8
+                    if offset < _bitfield_position(cur, bits, unit) \
+                            or offset % unit + bits > self.size_of(mtype) * 8:
+                        packed = True
+                    cur = offset + bits
+                largest = max(largest, -(-bits // 8))
+            else:
+                max_align = max(max_align, align)
+                if offset % (align * 8) or (is_struct and offset < _round_up(cur, align * 8)):
+                    packed = True
+                cur = offset + self.size_of(mtype) * 8
+                largest = max(largest, self.size_of(mtype))
+        size = t.size_or_type
+        if size % max_align:
+            packed = True
+        result = (True, 1, 0) if packed else (False, max_align, 0)
+        if not packed and not is_struct and _round_up(largest, max_align) < size:
+            align = max_align * 2
+            while align <= size and _round_up(largest, align) < size:
+                align *= 2
+            if _round_up(largest, align) == size:
+                result = (False, align, align)
+        self._layout[tid] = result
+        return result
+
+    # ---- rendering ----
+
+    def _render(self, d: int) -> None:
+        """Text of definition d; collects the named types it mentions and how."""
+        self._start(self.enumerator_suffix.get(d, {}))
+        t = self.types[d]
+        kind = t.kind
+        if kind == f.STRUCT or kind == f.UNION:
+            text = self._struct(d, t, 0)
+        elif kind == f.ENUM or kind == f.ENUM64:
+            text = self._enum(d, t, 0)
+        elif kind == f.FWD:
+            text = ("union " if t.kflag else "struct ") + self.names[d]
+        else:
+            name = self.display.get(d, self.names[d])
+            if t.size_or_type == 0 and self.names[d] == "__gnuc_va_list":
+                text = "typedef __builtin_va_list __gnuc_va_list"
+            else:
+                text = "typedef " + self._decl(t.size_or_type, name, 0, _REF)
+        self.text[d] = text + ";\n\n"
+        self.refs[d] = self._refs
+        self.enumerators[d] = self._enumerators
+
+    def _start(self, enumerator_suffixes: dict[int, str]) -> None:
+        """Begin rendering one definition: what it mentions and the enumerators it prints."""
+        self._refs: list[tuple[int, int]] = []
+        self._enumerators: list[str] = []
+        self._suffixes = enumerator_suffixes
+
+    def _mention(self, tid: int, mode: int) -> None:
+        self._refs.append((tid, mode))
+
+    def _struct(self, tid: int, t: Type, level: int) -> str:
+        is_struct = t.kind == f.STRUCT
+        name = self.names[tid]
+        if name:
+            name = self.display.get(tid, name)
+            head = ("struct " if is_struct else "union ") + name + " {"
+        else:
+            head = "struct {" if is_struct else "union {"
+        packed, align, explicit_align = self.layout(tid)
+        inner = _tabs(level + 1)
+        name_of = self.btf.name
+        parts = [head]
+        cur = 0
+        for name_off, mtype, offset in t.items:
+            bits = offset >> 24 if t.kflag else 0
+            if t.kflag:
+                offset &= 0xFFFFFF
+            if is_struct:
+                if packed:
+                    pos = cur if bits else _round_up(cur, 8)
+                elif bits:
+                    pos = _bitfield_position(cur, bits, self.align_of(mtype) * 8)
+                else:
+                    pos = _round_up(cur, self.align_of(mtype) * 8)
+                if offset > pos:
+                    self._padding(parts, cur, offset, inner)
+            parts.append("\n" + inner + self._decl(mtype, name_of(name_off), level + 1, _VALUE))
+            if bits:
+                parts.append(f": {bits};")
+                cur = offset + bits
+            else:
+                parts.append(";")
+                cur = offset + self.size_of(mtype) * 8
+        size_bits = t.size_or_type * 8
+        if is_struct and _round_up(cur, align * 8) != size_bits and cur < size_bits:
+            self._padding(parts, cur, size_bits, inner)
+        if len(parts) > 1:
+            parts.append("\n" + _tabs(level) + "}")
+        else:
+            parts.append("}")
+        if packed:
+            parts.append(" __attribute__((packed))")
+        elif explicit_align:
+            parts.append(f" __attribute__((aligned({explicit_align})))")
+        return "".join(parts)
+
+    def _padding(self, parts: list[str], cur: int, end: int, indent: str) -> None:
+        """Unnamed bit-fields covering bits [cur, end), each inside its own storage unit."""
+        long64 = "long" if self.ptr_size == 8 else "long long"
+        while cur < end:
+            if cur % 64 == 0 and end - cur >= 64:
+                parts.append(f"\n{indent}{long64}: 64;")
+                cur += 64
+                continue
+            stop = min((cur // 64 + 1) * 64, end)
+            for unit, type_name in ((8, "char"), (16, "short"), (32, "int"), (64, long64)):
+                if cur // unit == (stop - 1) // unit:
+                    parts.append(f"\n{indent}{type_name}: {stop - cur};")
+                    break
+            cur = stop
+
+    def _enum(self, tid: int, t: Type, level: int) -> str:
+        name = self.names[tid]
+        if name:
+            name = self.display.get(tid, name)
+            if not t.items:
+                return "enum " + name
+            head = "enum " + name + " {"
+        else:
+            head = "enum {"
+        inner = "\n" + _tabs(level + 1)
+        parts = [head]
+        signed = t.kflag
+        is64 = t.kind == f.ENUM64
+        bits = 64 if is64 else 32
+        suffix = "LL" if signed else "ULL"
+        occurrences = self._enumerators
+        suffixes = self._suffixes
+        name_of = self.btf.name
+        for name_off, value in t.items:
+            enumerator = name_of(name_off)
+            dup = suffixes.get(len(occurrences))
+            occurrences.append(enumerator)
+            if dup:
+                enumerator += dup
+            if signed and value >> (bits - 1):
+                value -= 1 << bits
+            if is64:
+                parts.append(f"{inner}{enumerator} = {value}{suffix},")
+            else:
+                parts.append(f"{inner}{enumerator} = {value},")
+        parts.append("\n" + _tabs(level) + "}")
+        mode = "word" if t.size_or_type == self.ptr_size else _ENUM_MODES.get(t.size_or_type)
+        if mode and t.size_or_type != self._natural_enum_size(t):
+            parts.append(f" __attribute__((mode({mode})))")
+        return "".join(parts)
+
+    @staticmethod
+    def _natural_enum_size(t: Type) -> int:
+        """The size a compiler gives this enum without attributes: 4 unless a value needs 8."""
+        if not t.items:
+            return 4
+        bits = 64 if t.kind == f.ENUM64 else 32
+        values = [v - (1 << bits) if t.kflag and v >> (bits - 1) else v for _, v in t.items]
+        low, high = min(values), max(values)
+        if (low >= 0 and high <= 0xFFFFFFFF) or (low >= -(1 << 31) and high < 1 << 31):
+            return 4
+        return 8
+
+    def _decl(self, tid: int, fname: str, level: int, mode: int) -> str:
+        """The C declaration of `fname` with type `tid` (the declarator chain of bpftool)."""
+        types = self.types
+        chain = []
+        base_mode = mode
+        while True:
+            chain.append(tid)
+            if tid == 0:
+                break
+            t = types[tid]
+            kind = t.kind
+            if kind == f.ARRAY:
+                tid = t.extra[0]
+            elif kind in _CHAIN_KINDS:
+                tid = t.size_or_type
+            else:
+                break
+        # The base type must be complete unless a pointer or a prototype comes between it
+        # and the nearest array.
+        for tid in reversed(chain[:-1]):
+            kind = types[tid].kind
+            if kind == f.ARRAY:
+                base_mode = _VALUE
+                break
+            if kind == f.PTR or kind == f.FUNC_PROTO:
+                base_mode = _REF
+                break
+        return self._chain(chain, len(chain), fname, level, base_mode)
+
+    def _chain(self, chain: list[int], end: int, fname: str, level: int, mode: int) -> str:
+        types = self.types
+        out: list[str] = []
+        last_ptr = True
+        i = end - 1
+        while i >= 0:
+            tid = chain[i]
+            i -= 1
+            if tid == 0:
+                i = self._prefix_qualifiers(chain, i, out)
+                out.append("void")
+                last_ptr = False
+                continue
+            t = types[tid]
+            kind = t.kind
+            if kind == f.INT or kind == f.FLOAT:
+                i = self._prefix_qualifiers(chain, i, out)
+                out.append(self.names[tid])
+            elif kind == f.STRUCT or kind == f.UNION:
+                i = self._prefix_qualifiers(chain, i, out)
+                if self.names[tid]:
+                    self._mention(tid, mode)
+                    out.append(("struct " if kind == f.STRUCT else "union ")
+                               + self.display.get(tid, self.names[tid]))
+                else:
+                    out.append(self._struct(tid, t, level))
+            elif kind == f.ENUM or kind == f.ENUM64:
+                i = self._prefix_qualifiers(chain, i, out)
+                if self.names[tid]:
+                    self._mention(tid, mode)
+                    out.append("enum " + self.display.get(tid, self.names[tid]))
+                else:
+                    out.append(self._enum(tid, t, level))
+            elif kind == f.FWD:
+                i = self._prefix_qualifiers(chain, i, out)
+                self._mention(tid, mode)
+                out.append(("union " if t.kflag else "struct ") + self.names[tid])
+            elif kind == f.TYPEDEF:
+                i = self._prefix_qualifiers(chain, i, out)
+                self._mention(tid, mode)
+                out.append(self.display.get(tid, self.names[tid]))
+            elif kind == f.PTR:
+                out.append("*" if last_ptr else " *")
+            elif kind in _QUALIFIERS:
+                out.append(" " + _QUALIFIERS[kind])
+            elif kind == f.TYPE_TAG:
+                value = self.names[tid]
+                if t.kflag:
+                    out.append(f" __attribute__(({value}))")
+                else:
+                    out.append(f' __attribute__((btf_type_tag("{value}")))')
+            elif kind == f.ARRAY:
+                # Qualifiers on an array type itself mean nothing in C (gcc emits them).
+                while i >= 0 and types[chain[i]].kind in _QUALIFIERS:
+                    i -= 1
+                nelems = t.extra[2]
+                if i < 0:
+                    out.append(fname if last_ptr or not fname else " " + fname)
+                    out.append(f"[{nelems}]")
+                    return "".join(out)
+                multidim = types[chain[i]].kind == f.ARRAY
+                if fname and not last_ptr:
+                    out.append(" ")
+                inner = self._chain(chain, i + 1, fname, level, mode)
+                out.append(inner if multidim else "(" + inner + ")")
+                out.append(f"[{nelems}]")
+                return "".join(out)
+            elif kind == f.FUNC_PROTO:
+                while i >= 0 and types[chain[i]].kind in _QUALIFIERS:
+                    i -= 1
+                if i >= 0:
+                    out.append(" (" + self._chain(chain, i + 1, fname, level, mode) + ")")
+                else:
+                    out.append(fname if last_ptr or not fname else " " + fname)
+                out.append("(" + self._params(t, level) + ")")
+                return "".join(out)
+            last_ptr = kind == f.PTR
+        out.append(fname if last_ptr or not fname else " " + fname)
+        return "".join(out)
+
+    def _prefix_qualifiers(self, chain: list[int], i: int, out: list[str]) -> int:
+        """Qualifiers applied right on a base type go before it: `const char`."""
+        types = self.types
+        while i >= 0:
+            kind = types[chain[i]].kind
+            if kind not in _QUALIFIERS:
+                break
+            out.append(_QUALIFIERS[kind] + " ")
+            i -= 1
+        return i
+
+    def _params(self, t: Type, level: int) -> str:
+        params = t.items
+        if not params or (len(params) == 1 and params[0][1] == 0):
+            return "void"
+        name_of = self.btf.name
+        parts = []
+        last = len(params) - 1
+        for i, (name_off, ptype) in enumerate(params):
+            if i == last and ptype == 0:
+                parts.append("...")
+            else:
+                parts.append(self._decl(ptype, name_of(name_off), level, _REF))
+        return ", ".join(parts)
+
+    # ---- canonical keys and names ----
+
+    def _group_key(self, d: int) -> tuple:
+        t = self.types[d]
+        return (self.names[d], _KIND_RANK[t.kind], t.kflag if t.kind == f.FWD else 0)
+
+    def _canonical_ranks(self) -> dict[int, int]:
+        """Position of each definition in the canonical key order.
+
+        The key is (name, kind rank, tie-break). Only definitions that share name and kind
+        rank need the tie-break (see `_break_ties`).
+        """
+        groups: dict[tuple, list[int]] = {}
+        for d in self.defs:
+            groups.setdefault(self._group_key(d), []).append(d)
+        shared = [members for members in groups.values() if len(members) > 1]
+        position = self._break_ties(shared) if shared else {}
+        ordered = sorted(self.defs, key=lambda d: (self._group_key(d), position.get(d, 0)))
+        return {d: i for i, d in enumerate(ordered)}
+
+    def _break_ties(self, groups: list[list[int]]) -> dict[int, int]:
+        """Positions within groups of same-name definitions, from what they are.
+
+        First their text with plain names; then the keys of the named types they mention,
+        refined until stable; then the keys of the definitions that mention them.
+        Definitions still equal after that look alike from everywhere in the header, so
+        whichever comes first, the text is the same.
+        """
+        names = self.names
+        types = self.types
+        refs = self.refs
+        text = self.text
+        position = {d: 0 for members in groups for d in members}
+
+        def token(r: int) -> tuple:
+            return (names[r], types[r].kind, position.get(r, 0))
+
+        def mentions(d: int) -> tuple:
+            return (text[d], [token(r) for r, _ in refs[d]])
+
+        def refine(signature) -> bool:
+            changed = False
+            for members in groups:
+                signatures = {d: signature(d) for d in members}
+                members.sort(key=signatures.__getitem__)
+                pos = 0
+                for i, d in enumerate(members):
+                    if i and signatures[d] != signatures[members[i - 1]]:
+                        pos = i
+                    if position[d] != pos:
+                        position[d] = pos
+                        changed = True
+            return changed
+
+        rounds = len(position)
+        while refine(mentions) and rounds:
+            rounds -= 1
+        referrers: dict[int, list[int]] = {}
+        for d in self.defs:
+            for r, _ in refs[d]:
+                if r in position and r != d:
+                    referrers.setdefault(r, []).append(d)
+
+        def mentioned(d: int) -> tuple:
+            return (mentions(d), sorted(token(u) for u in referrers.get(d, ())))
+
+        rounds = len(position)
+        while refine(mentioned) and rounds:
+            rounds -= 1
+        return position
+
+    def _assign_suffixes(self) -> None:
+        """`___N` for the second and later claims of a name, in canonical order.
+
+        Tags (struct, union, enum) and identifiers (typedefs, enumerators) are separate
+        namespaces, as in C. A module's claims come after all of its base's.
+        """
+        base = self.base
+        tag_count: dict[str, int] = dict(base.tag_count) if base is not None else {}
+        ident_count: dict[str, int] = dict(base.ident_count) if base is not None else {}
+        types = self.types
+        names = self.names
+        for d in sorted(self.defs, key=self.rank.__getitem__):
+            kind = types[d].kind
+            name = names[d]
+            if kind == f.TYPEDEF or kind == f.STRUCT or kind == f.UNION or (
+                    kind in _TAG_KINDS and name and types[d].items):
+                counts = ident_count if kind == f.TYPEDEF else tag_count
+                n = counts.get(name, 0) + 1
+                counts[name] = n
+                if n > 1:
+                    self.display[d] = f"{name}___{n}"
+            enumerators = self.enumerators[d]
+            if enumerators:
+                suffixes = {}
+                for i, enumerator in enumerate(enumerators):
+                    n = ident_count.get(enumerator, 0) + 1
+                    ident_count[enumerator] = n
+                    if n > 1:
+                        suffixes[i] = f"___{n}"
+                if suffixes:
+                    self.enumerator_suffix[d] = suffixes
+        self.tag_count = tag_count
+        self.ident_count = ident_count
+
+    # ---- order ----
+
+    def _complete_deps(self, tid: int) -> list[int]:
+        """Definitions that must be complete for a by-value use of typedef `tid`."""
+        cached = self._complete.get(tid)
+        if cached is not None:
+            return cached
+        self._complete[tid] = []
+        out: list[int] = []
+        stack = [self.types[tid].size_or_type]
+        types = self.types
+        names = self.names
+        while stack:
+            r = stack.pop()
+            t = types[r]
+            if t is None:
+                continue
+            kind = t.kind
+            if kind == f.TYPEDEF:
+                out.append(r)
+                out.extend(self._complete_deps(r))
+            elif kind in _TAG_KINDS or kind == f.FWD:
+                if names[r]:
+                    out.append(r)
+                elif kind == f.STRUCT or kind == f.UNION:
+                    stack.extend(m[1] for m in t.items)
+            elif kind == f.ARRAY:
+                stack.append(t.extra[0])
+            elif kind in _QUALIFIERS or kind == f.TYPE_TAG:
+                stack.append(t.size_or_type)
+        self._complete[tid] = out
+        return out
+
+    def _dependencies(self, d: int) -> tuple[list[int], list[int]]:
+        """(definitions needed before d, struct/union tags d needs declared)."""
+        types = self.types
+        first = self.first_id
+        before: list[int] = []
+        declared: list[int] = []
+        for r, mode in self.refs[d]:
+            if r == d or r < first:
+                continue
+            kind = types[r].kind
+            if kind == f.STRUCT or kind == f.UNION:
+                (before if mode == _VALUE else declared).append(r)
+            elif kind == f.TYPEDEF:
+                if self.names[r] not in _BUILTIN_TYPEDEFS:
+                    before.append(r)
+                if mode == _VALUE:
+                    before.extend(c for c in self._complete_deps(r)
+                                  if c != d and c >= first
+                                  and self.names[c] not in _BUILTIN_TYPEDEFS)
+            else:
+                before.append(r)
+        return before, declared
+
+    def order(self) -> tuple[list[int], list[int]]:
+        """(definitions in header order, tags that need a forward declaration)."""
+        rank = self.rank
+        defs = self.defs
+        users: dict[int, list[int]] = {d: [] for d in defs}
+        waiting: dict[int, int] = {}
+        declared_needs: dict[int, list[int]] = {}
+        for d in defs:
+            before, declared = self._dependencies(d)
+            deps = set(before)
+            waiting[d] = len(deps)
+            for dep in deps:
+                users[dep].append(d)
+            declared_needs[d] = declared
+        ready = [(rank[d], d) for d in defs if waiting[d] == 0]
+        heapq.heapify(ready)
+        done: set[int] = set()
+        sequence: list[int] = []
+        forward: dict[int, None] = {}
+        while len(sequence) < len(defs):
+            if not ready:
+                # A dependency cycle (not from C source): break it at the smallest key.
+                d = min((d for d in defs if d not in done), key=rank.__getitem__)
+                waiting[d] = 0
+                heapq.heappush(ready, (rank[d], d))
+            _, d = heapq.heappop(ready)
+            if d in done:
+                continue
+            done.add(d)
+            sequence.append(d)
+            for tag in declared_needs[d]:
+                if tag not in done:
+                    forward[tag] = None
+            for user in users[d]:
+                waiting[user] -= 1
+                if waiting[user] == 0:
+                    heapq.heappush(ready, (rank[user], user))
+        return sequence, list(forward)
+
+    def body(self) -> str:
+        sequence, forward = self.order()
+        parts = []
+        if forward:
+            types = self.types
+            lines = sorted(("union " if types[tag].kind == f.UNION else "struct ")
+                           + self.display.get(tag, self.names[tag]) + ";\n" for tag in forward)
+            parts.extend(lines)
+            parts.append("\n")
+        text = self.text
+        parts.extend(text[d] for d in sequence)
+        if self.kfuncs:
+            parts.append("/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n")
+            for name, fid, fastcall in self.kfuncs:
+                self._start({})
+                decl = self._decl(self.types[fid].size_or_type, name, 0, _REF)
+                parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl}"
+                             " __weak __ksym;\n")
+            parts.append("#endif\n\n")
+        return "".join(parts)
+

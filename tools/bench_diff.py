@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Time `canonbtf diff` of the two corpus vmlinux BTFs beside bpftool's raw dump of both.
+
+Not a test: speed depends on the machine, so the figures are printed side by side with a
+reference measured in the same run. The target is a diff (both reads included) within
+3 s on the 2-core machines here.
+
+    python3 tools/bench_diff.py [OLD NEW] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from canonbtf.btf import reader  # noqa: E402
+from canonbtf.diff import diff_btfs, paused_gc  # noqa: E402
+
+CORPUS = REPO.parent / "shared" / "corpus"
+DEFAULT_OLD = CORPUS / "vmlinux-6.1.0-56-cloud-amd64.btf"
+DEFAULT_NEW = CORPUS / "vmlinux-6.12.113-cloud-amd64.btf"
+
+
+def best_of(repeat: int, run) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old", nargs="?", default=str(DEFAULT_OLD))
+    parser.add_argument("new", nargs="?", default=str(DEFAULT_NEW))
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best)")
+    args = parser.parse_args()
+    for path in (args.old, args.new):
+        if not Path(path).exists():
+            print(f"bench_diff: {path} not found", file=sys.stderr)
+            return 2
+
+    loaded = {}
+
+    def load_both() -> None:
+        with paused_gc():
+            loaded["old"] = reader.load(args.old)
+            loaded["new"] = reader.load(args.new)
+
+    def diff_only() -> None:
+        loaded["result"] = diff_btfs(loaded["old"], loaded["new"])
+
+    def load_and_diff() -> None:
+        load_both()
+        diff_only()
+
+    t_read = best_of(args.repeat, load_both)
+    t_diff = best_of(args.repeat, diff_only)
+    t_total = best_of(args.repeat, load_and_diff)
+    totals = loaded["result"].totals()
+    print(f"inputs: {args.old} ({len(loaded['old'])} types), "
+          f"{args.new} ({len(loaded['new'])} types)")
+    print(f"result: {totals['changed']} changed, {totals['added']} added, "
+          f"{totals['removed']} removed")
+    print(f"canonbtf read both          {t_read:7.3f} s")
+    print(f"canonbtf diff (read done)   {t_diff:7.3f} s")
+    print(f"canonbtf read both + diff   {t_total:7.3f} s   (target <= 3 s)")
+
+    bpftool = shutil.which("bpftool")
+    if bpftool is None:
+        print("bpftool not installed: no reference measured")
+        return 0
+
+    def bpftool_both() -> None:
+        for path in (args.old, args.new):
+            subprocess.run([bpftool, "btf", "dump", "file", path, "format", "raw"],
+                           stdout=subprocess.DEVNULL, check=True)
+
+    t_bpftool = best_of(args.repeat, bpftool_both)
+    print(f"bpftool raw dump of both    {t_bpftool:7.3f} s   "
+          f"(diff is {t_total / t_bpftool:.1f}x that)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
