@@ -15,13 +15,14 @@ The mapping (checked against pahole 1.24 on the golden objects):
   (kind_flag 1, DWARF 5 DW_AT_data_bit_offset or DWARF <= 4 DW_AT_bit_offset converted
   from the storage unit's most significant bit); static members are not members.
 - arrays: one ARRAY, nelems the product of the dimensions (a missing bound counts 0),
-  indexed by the unit's `int` (pahole's choice; `__ARRAY_SIZE_TYPE__` when it has none).
+  indexed by the unit's `int` (a 4-byte signed `int` when it has none, as pahole does).
 - enums: ENUM up to 4 bytes (kind_flag when a value is negative), ENUM64 above
   (kind_flag when the underlying type is signed); a declaration is an empty 4-byte ENUM.
 - subroutine types: FUNC_PROTO; unnamed parameters; `...` or a non-prototyped `()` ends
   with the {0, void} item.
-Anything else that is a type becomes void and is counted by tag; a member whose type is
-skipped is left out (counted), and an array or prototype over a skipped type is skipped.
+Anything else that is a type is skipped and counted by tag; so are typedefs, qualifiers,
+arrays and prototypes holding a skipped type by value. A pointer to a skipped type points
+to void; a member of a skipped type is left out of its struct (counted).
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ class UnitConverter:
         return self._number(target)
 
     def _index(self) -> int:
-        """The unit's `int` base type if it has one, else a `__ARRAY_SIZE_TYPE__` record."""
+        """The unit's `int` base type; a 4-byte signed `int` when it has none (pahole's)."""
         if self.index_type is None:
             for offset, die in self.dies.items():
                 if die.tag == c.TAG_base_type and die.attrs.get(c.AT_name) == "int":
@@ -160,7 +161,7 @@ class UnitConverter:
                         self.index_type = number
                         return number
             self.index_type = len(self.records)
-            self.records.append((f.INT, "__ARRAY_SIZE_TYPE__", 0, 4, 32, ()))
+            self.records.append((f.INT, "int", 0, 4, (f.INT_SIGNED << 24) | 32, ()))
         return self.index_type
 
     # -- records ----------------------------------------------------------------------
