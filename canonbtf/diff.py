@@ -431,11 +431,15 @@ class _Side:
         return self._render(proto.size_or_type, f"{name}({', '.join(params) or 'void'})", 0)
 
     def anon_title(self, facts: tuple) -> str:
-        """Anonymous roots are shown by their first few member or enumerator names."""
-        names = [key[-1] for key, _ in facts if key[0] in ("member", "value")
-                 and "." not in str(key[-1]) and "->" not in str(key[-1])]
-        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-        return "(anon) {" + shown + "}"
+        """Anonymous roots are shown by their first few members or enumerators."""
+        shown = []
+        for key, value in facts:
+            if key[0] == "value":
+                shown.append(key[2])
+            elif key[0] == "member" and not any(c in key[1] for c in ".[-"):
+                shown.append(f"{value[0]} {key[1]}")
+        text = ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
+        return "(anon) {" + text + "}"
 
 
 def _count(n: int, noun: str) -> str:
@@ -607,19 +611,43 @@ def _pair_similar(olds: list[_Root], news: list[_Root], anonymous: bool
             same_items = len(old_items[i] & new_items[j])
             scored.append((-(count + same_items), i, j))
     scored.sort()
-    used_old: set[int] = set()
-    used_new: set[int] = set()
-    pairs = []
-    for _, i, j in scored:
-        if i in used_old or j in used_new:
-            continue
-        used_old.add(i)
-        used_new.add(j)
-        pairs.append((i, j))
+    pairs = _unambiguous(scored) if anonymous else _greedy(scored)
+    used_old = {i for i, _ in pairs}
+    used_new = {j for _, j in pairs}
     pairs.sort()
     return ([(olds[i], news[j]) for i, j in pairs],
             [r for i, r in enumerate(olds) if i not in used_old],
             [r for j, r in enumerate(news) if j not in used_new])
+
+
+def _greedy(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """Best score first; (-score, i, j) is sorted, so ties go to the first in order."""
+    used_old: set[int] = set()
+    used_new: set[int] = set()
+    pairs = []
+    for _, i, j in scored:
+        if i not in used_old and j not in used_new:
+            used_old.add(i)
+            used_new.add(j)
+            pairs.append((i, j))
+    return pairs
+
+
+def _unambiguous(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """Pairs that are each other's only best match. Anonymous types with nothing but a
+    shape in common (hundreds of `union { event; handler; }`) stay added and removed
+    rather than being paired at random."""
+    best_old: dict[int, list[int]] = {}
+    best_new: dict[int, list[int]] = {}
+    for score, i, j in scored:
+        for best, me in ((best_old, i), (best_new, j)):
+            entry = best.get(me)
+            if entry is None:
+                best[me] = [score, 1]
+            elif entry[0] == score:
+                entry[1] += 1
+    return [(i, j) for score, i, j in scored
+            if best_old[i] == [score, 1] and best_new[j] == [score, 1]]
 
 
 # --- comparing facts ---------------------------------------------------------------
@@ -734,7 +762,9 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     new_anon = _anonymous_roots(new_side, new_anon_ids)
 
     entries: list[tuple[str, str, int, str, _Root | None, _Root | None]] = []
-    for key in sorted(set(old_named) | set(new_named)):
+    # Order does not matter here: each name's pairing stands alone, and the report is
+    # sorted at the end.
+    for key in [*old_named, *(k for k in new_named if k not in old_named)]:
         family, name = key
         olds = old_named.get(key, [])
         news = new_named.get(key, [])

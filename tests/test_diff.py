@@ -17,7 +17,7 @@ from canonbtf.cli import main
 from canonbtf.diff import diff_btfs
 from canonbtf.emit.diff_text import render_json, render_text
 
-from .conftest import BASE_61, corpus_path, load_cached
+from .conftest import corpus_path, load_cached, resolve_input
 from .shuffle import shuffle
 
 FETCHED_VMLINUX = Path(
@@ -41,11 +41,10 @@ def details(result, title: str) -> list[tuple]:
 # --- id independence -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["vmlinux-6.12.113-cloud-amd64.btf",
+@pytest.mark.parametrize("name", ["vmlinux-6.12.113-cloud-amd64.btf", "sysfs",
                                   "mod-6.1.0-56-cloud-xfs.btf"])
 def test_shuffled_copy_gives_no_output_and_exit_0(name, tmp_path, capsys):
-    path = corpus_path(name)
-    base = corpus_path(BASE_61.name) if name.startswith("mod-") else None
+    path, base = resolve_input(name)
     btf = load_cached(path, base)
     shuffled = tmp_path / "shuffled.btf"
     shuffled.write_bytes(writer.write(shuffle(btf, seed=7)))
@@ -286,6 +285,24 @@ def test_anonymous_top_level_enum_paired_by_enumerators():
                        build([("FLAG_A", 1), ("FLAG_B", 2), ("FLAG_C", 4)]))
     assert details(result, "enum (anon) {FLAG_A, FLAG_B, FLAG_C}") == [
         ("value_added", "FLAG_C", None, 4)]
+
+
+def test_anonymous_types_alike_only_in_shape_are_not_paired_at_random():
+    def build(handlers):
+        b = BtfBuilder()
+        i32 = b.int("int", 4, f.INT_SIGNED)
+        for handler in handlers:
+            b.struct("", 8, [("event", i32, 0), ("handler", b.typedef(handler, i32), 0)],
+                     union=True)
+        return b.build()
+
+    result = diff_btfs(build(["trace_a", "trace_b"]), build(["trace_c", "trace_d"]))
+    assert sorted((c.status, c.name) for c in result.changes if c.family == "union") == [
+        ("added", "(anon) {int event, trace_c handler}"),
+        ("added", "(anon) {int event, trace_d handler}"),
+        ("removed", "(anon) {int event, trace_a handler}"),
+        ("removed", "(anon) {int event, trace_b handler}"),
+    ]
 
 
 # --- command line and output formats -----------------------------------------------------

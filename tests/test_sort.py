@@ -16,6 +16,7 @@ from canonbtf.canon import canonicalize
 from .conftest import corpus_path, load_cached, need_tool, real_inputs, resolve_input
 from .shuffle import shuffle
 
+VMLINUX_61 = "vmlinux-6.1.0-56-cloud-amd64.btf"
 _sorted: dict[str, bytes] = {}
 
 
@@ -253,19 +254,12 @@ def test_prototypes_differing_deep_inside():
 
 
 def test_split_duplicates_of_one_base_anonymous_struct_merge_into_it():
-    """The s390 pt_regs case: the module has two copies of an anonymous base struct."""
-    base = BtfBuilder()
-    ul = base.int("long unsigned int", 8)
-    anon = base.struct("", 16, [("gprs", ul, 0), ("psw", ul, 64)])
-    base.struct("pt_regs", 16, [("", anon, 0)])
-    base_btf = base.build()
-    mod = BtfBuilder(base_btf)
-    copies = [mod.struct("", 16, [("gprs", ul, 0), ("psw", ul, 64)]) for _ in range(2)]
-    mod.struct("mod_user", 32, [("a", copies[0], 0), ("b", copies[1], 128)])
-    out = canonicalize(mod.build(), dedup=True)
-    assert len(out) == 1
-    user = out.types[0]
-    assert [t for _, t, _ in user.items] == [anon, anon]
+    """The module's pt_regs and both anonymous copies become the base's types."""
+    base_btf, btf = pt_regs_case()
+    out = canonicalize(btf, dedup=True)
+    assert [f.kind_name(t.kind) for t in out.types] == ["PTR", "FUNC_PROTO", "FUNC"]
+    regs = next(type_id for type_id, t in base_btf.own() if base_btf.type_name(t) == "pt_regs")
+    assert out.types[0].size_or_type == regs
 
 
 def test_vars_merge_only_inside_identical_datasecs():
@@ -278,3 +272,54 @@ def test_vars_merge_only_inside_identical_datasecs():
     out = canonicalize(single, dedup=True)
     assert sum(1 for t in out.types if t.kind == f.VAR) == 2
     assert writer.write(canonicalize(concatenated(single), dedup=True)) == writer.write(out)
+
+
+# libbpf's btf__dedup as the reference: ours must never leave more types.
+
+def pt_regs_case() -> tuple[Btf, Btf]:
+    """The s390 pt_regs shape: the base's struct embeds one anonymous struct twice; the
+    module repeats the struct with two separate (identical) copies of the anonymous one.
+    libbpf's one-to-one hypothetical mapping cannot map both copies onto the base's one."""
+    base = BtfBuilder()
+    ul = base.int("long unsigned int", 8)
+    anon = base.struct("", 16, [("gprs", base.ptr(ul), 0), ("psw", ul, 64)])
+    base.struct("pt_regs", 32, [("a", anon, 0), ("b", anon, 128)])
+    base_btf = base.build()
+    mod = BtfBuilder(base_btf)
+    # The containing struct comes first, as an encoder emits it; libbpf meets it before
+    # it has mapped either copy.
+    regs = mod.struct("pt_regs", 32, [("a", 0, 0), ("b", 0, 128)])
+    copies = [mod.struct("", 16, [("gprs", mod.ptr(ul), 0), ("psw", ul, 64)])
+              for _ in range(2)]
+    mod.types[0].items = [(n, copy, o) for (n, _, o), copy in zip(mod.types[0].items, copies)]
+    mod.func("show_regs", mod.func_proto(0, [("regs", mod.ptr(regs))]))
+    return base_btf, mod.build()
+
+
+@pytest.mark.parametrize("case", ["pt_regs", "fwd", "protos", "anon", "virtio_net", "xfs",
+                                  "vmlinux"])
+def test_dedup_never_leaves_more_types_than_libbpf(case):
+    from .libbpf import libbpf_dedup_count
+
+    base_blob = None
+    if case == "pt_regs":
+        base_btf, btf = pt_regs_case()
+        base_blob = writer.write(base_btf)
+    elif case == "fwd":
+        btf = fwd_and_full(False)
+    elif case == "protos":
+        btf = protos(False)
+    elif case == "anon":
+        btf = nested_anon(0)
+    elif case == "vmlinux":
+        btf = shuffle(concatenated(load_cached(corpus_path(VMLINUX_61))), 7)
+    else:
+        base_path = corpus_path(VMLINUX_61)
+        btf = shuffle(concatenated(load_cached(corpus_path(f"mod-6.1.0-56-cloud-{case}.btf"),
+                                               base_path)), 7)
+        base_blob = base_path.read_bytes()
+    ours = len(canonicalize(btf, dedup=True))
+    theirs = libbpf_dedup_count(writer.write(btf), base_blob)
+    assert ours <= theirs
+    if case == "pt_regs":
+        assert ours < theirs

@@ -43,6 +43,12 @@ def btf_bytes(path: str) -> bytes:
 
 
 def elf_section(path: str, data: bytes, name: str) -> bytes:
+    """The contents of section `name`; any way the ELF file is broken is an InputError.
+
+    pyelftools trusts the file's offsets and sizes, and a corrupt file surfaces as
+    whatever exception it meets first (struct.error, OverflowError, ValueError, ...), so
+    the section's extent is checked here and the rest is caught as a whole.
+    """
     import io
 
     from elftools.common.exceptions import ELFError
@@ -55,11 +61,17 @@ def elf_section(path: str, data: bytes, name: str) -> bytes:
             raise InputError(path, f"ELF file has no {name} section")
         if section["sh_type"] == "SHT_NOBITS":
             raise InputError(path, f"ELF section {name} has no contents (NOBITS)")
+        offset, size = section["sh_offset"], section["sh_size"]
+        if offset + size > len(data):
+            raise InputError(path, f"ELF section {name} (byte offset {offset}, size {size}) "
+                             f"runs past the end of the file ({len(data)} bytes)")
         return section.data()
-    except (ELFError, ValueError, KeyError, IndexError) as e:
-        raise InputError(path, f"corrupt ELF file: {e}") from None
-    except struct.error as e:
-        raise InputError(path, f"truncated ELF file: {e}") from None
+    except InputError:
+        raise
+    except (ELFError, struct.error) as e:
+        raise InputError(path, f"corrupt or truncated ELF file: {e}") from None
+    except Exception as e:  # noqa: BLE001 -- pyelftools on corrupt input, see above
+        raise InputError(path, f"corrupt ELF file ({type(e).__name__}: {e})") from None
 
 
 def load(path: str, base: Btf | None = None) -> Btf:

@@ -15,6 +15,7 @@ from ..btf.model import Btf, Type
 from .order import forward_partition
 from .refine import Partition
 
+
 def deduplicate(btf: Btf) -> Btf:
     """`btf` with structurally identical own types merged; ids are not yet canonical."""
     first = btf.first_id

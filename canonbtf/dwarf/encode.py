@@ -293,7 +293,7 @@ def encode_file(path: str, jobs: int | None = None, seed: int | None = None,
     """Encode the DWARF types of the ELF file `path` as canonical, deduplicated BTF."""
     from ..canon import canonicalize
 
-    dwarf = open_dwarf(path)
+    dwarf = open_dwarf(path, for_reference=reader == "pyelftools")
     if not dwarf.units:
         raise InputError(path, ".debug_info has no units")
     groups, stats = encode_fragments(dwarf, jobs or default_jobs(), seed, reader, progress)

@@ -22,10 +22,12 @@ from ..errors import InputError
 
 ELF_MAGIC = b"\x7fELF"
 
-# Sections the encoder reads; the first is required. .debug_addr only serves the
-# pyelftools reference reader (types never hold addresses).
+# Sections the encoder reads; the first is required.
 SECTION_NAMES = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
-                 ".debug_str_offsets", ".debug_addr")
+                 ".debug_str_offsets")
+# Sections only the pyelftools reference reader needs: it resolves every attribute's
+# value, addresses and location/range list indexes included (types never use them).
+REFERENCE_SECTION_NAMES = (".debug_addr", ".debug_loclists", ".debug_rnglists")
 
 # Unit types (DWARF 5 header field); DWARF 2-4 units are all compile units.
 DW_UT_COMPILE = 1
@@ -73,14 +75,17 @@ class DwarfFile:
         return InputError(self.path, message)
 
 
-def open_dwarf(path: str) -> DwarfFile:
-    """Open `path`, load its debug sections and list its units; InputError if unusable."""
+def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
+    """Open `path`, load its debug sections and list its units; InputError if unusable.
+
+    `for_reference` also loads what the pyelftools reference reader needs.
+    """
     try:
         with open(path, "rb") as fh:
             magic = fh.read(4)
             if magic != ELF_MAGIC:
                 raise InputError(path, "not an ELF file")
-            return _load(path, fh)
+            return _load(path, fh, for_reference)
     except FileNotFoundError:
         raise InputError(path, "no such file") from None
     except IsADirectoryError:
@@ -93,7 +98,7 @@ def open_dwarf(path: str) -> DwarfFile:
         raise InputError(path, f"truncated ELF/DWARF data: {e}") from None
 
 
-def _load(path: str, fh) -> DwarfFile:
+def _load(path: str, fh, for_reference: bool) -> DwarfFile:
     elf = ELFFile(fh)
     if elf.get_section_by_name(".debug_info") is None:
         if elf.get_section_by_name(".zdebug_info") is not None:
@@ -105,7 +110,8 @@ def _load(path: str, fh) -> DwarfFile:
     sections: dict[str, bytes] = {}
     descriptors: dict[str, DebugSectionDescriptor] = {}
     handler = RelocationHandler(elf) if relocatable else None
-    for name in SECTION_NAMES:
+    wanted = SECTION_NAMES + (REFERENCE_SECTION_NAMES if for_reference else ())
+    for name in wanted:
         section = elf.get_section_by_name(name)
         if section is None or section["sh_type"] == "SHT_NOBITS":
             continue
@@ -133,11 +139,12 @@ def _load(path: str, fh) -> DwarfFile:
         "debug_info_sec": ".debug_info", "debug_abbrev_sec": ".debug_abbrev",
         "debug_str_sec": ".debug_str", "debug_line_str_sec": ".debug_line_str",
         "debug_str_offsets_sec": ".debug_str_offsets", "debug_addr_sec": ".debug_addr",
+        "debug_loclists_sec": ".debug_loclists", "debug_rnglists_sec": ".debug_rnglists",
     }
     absent = ("debug_aranges_sec", "debug_frame_sec", "eh_frame_sec", "debug_loc_sec",
               "debug_ranges_sec", "debug_line_sec", "debug_pubtypes_sec",
-              "debug_pubnames_sec", "debug_loclists_sec", "debug_rnglists_sec",
-              "debug_sup_sec", "gnu_debugaltlink_sec", "debug_types_sec")
+              "debug_pubnames_sec", "debug_sup_sec", "gnu_debugaltlink_sec",
+              "debug_types_sec")
     kwargs = {key: descriptors.get(name) for key, name in names.items()}
     kwargs.update(dict.fromkeys(absent))
     dwarfinfo = DWARFInfo(config=config, **kwargs)
