@@ -323,3 +323,21 @@ def test_dedup_never_leaves_more_types_than_libbpf(case):
     assert ours <= theirs
     if case == "pt_regs":
         assert ours < theirs
+
+
+@pytest.mark.parametrize("name", real_inputs())
+@pytest.mark.parametrize("dedup", [False, True], ids=["sort", "dedup"])
+def test_kernel_accepts_sorted_output_when_it_accepts_the_input(name, dedup):
+    from canonbtf.btf.kernel import check_btf
+
+    path, base = resolve_input(name)
+    btf = load_cached(path, base)
+    before = check_btf(btf)
+    if before.accepted is None:
+        pytest.skip(f"cannot ask the kernel: {before.summary()}")
+    if not before.accepted:
+        pytest.skip(f"the kernel rejects the input itself: {before.summary()}")
+    out = canonicalize(btf, dedup=True) if dedup else reader.parse(
+        sorted_blob(name), "sorted", btf.base)
+    after = check_btf(out)
+    assert after.accepted, after.log_tail
