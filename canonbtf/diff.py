@@ -307,8 +307,7 @@ class _Side:
             out.append((("signed",), bool(t.kflag)))
             self._values(t, "", out)
         elif kind == f.FUNC:
-            out.append((("linkage",), _linkage(t.extra)))
-            out.extend(self._proto_facts(t.size_or_type))
+            return ((("linkage",), _linkage(t.extra)),) + self._proto_facts(t.size_or_type)
         elif kind == f.TYPEDEF:
             out.append((("target",), self.expr(t.size_or_type)))
             self._expand_reference(t.size_or_type, out)
@@ -768,6 +767,13 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
         family, name = key
         olds = old_named.get(key, [])
         news = new_named.get(key, [])
+        if len(olds) == 1 and len(news) == 1:
+            a, b = olds[0], news[0]
+            # Most types did not change: skip them here already, unless duplicate tags,
+            # known only after pairing, could still tell them apart.
+            if a.facts != b.facts or a.spells_duplicate or b.spells_duplicate:
+                entries.append((family, name, 0, "pair", a, b))
+            continue
         pairs, removed, added = _pair(olds, news, anonymous=False)
         tagged = key in dup_keys
         ordinal = 0

@@ -257,7 +257,7 @@ def test_split_duplicates_of_one_base_anonymous_struct_merge_into_it():
     """The module's pt_regs and both anonymous copies become the base's types."""
     base_btf, btf = pt_regs_case()
     out = canonicalize(btf, dedup=True)
-    assert [f.kind_name(t.kind) for t in out.types] == ["PTR", "FUNC_PROTO", "FUNC"]
+    assert [f.kind_name(t.kind) for t in out.types] == ["PTR", "FUNC", "FUNC_PROTO"]
     regs = next(type_id for type_id, t in base_btf.own() if base_btf.type_name(t) == "pt_regs")
     assert out.types[0].size_or_type == regs
 

@@ -160,7 +160,7 @@ class _Codegen:
             return self.offset_code if self.version >= 3 else self.address_code
         if form == c.FORM_addr:
             if self.address_code is None:
-                raise DwarfFormatError(f"address size not supported by DW_FORM_addr")
+                raise DwarfFormatError("address size not supported by DW_FORM_addr")
             return self.address_code
         return _FIXED.get(form)
 

@@ -5,9 +5,9 @@ batches and forks workers, which inherit the loaded sections copy-on-write. A wo
 keeps one `TypePool` for every batch it is given and sends back only the records that
 batch added (ids continue its earlier ones), so its dedup spans all of its units while
 batches stay small enough to balance the load. The parent concatenates what arrives,
-in any order, and hands the union to `canon.canonicalize(dedup=True)`: the global dedup
-(FWD resolution included) and the canonical order make the bytes independent of -j,
-of batch boundaries and of completion order.
+in any order, merges the union (merge.py: declarations resolved across units) and hands it
+to `canon.canonicalize(dedup=True)` for the canonical order: the bytes are independent of
+-j, of batch boundaries and of completion order.
 
 `CANONBTF_SHUFFLE_SEED=S` permutes the unit order before batching, for tests that prove
 exactly that.
@@ -30,6 +30,7 @@ from ..btf.strings import StringTable
 from ..errors import InputError
 from .convert import Skips, convert_unit
 from .fragment import Fragment, TypePool, remap_record
+from .merge import resolve_and_merge
 from .sections import DwarfFile, Unit, open_dwarf
 from .unit_types import DwarfFormatError
 
@@ -130,8 +131,12 @@ def _worker_main(conn, dwarf: DwarfFile, reader: str) -> None:
         if message is None:
             return
         index, units = message
+
+        def unit_done(index: int = index) -> None:
+            conn.send(("unit", index, None))
+
         try:
-            fragment = worker.encode_batch(units, lambda: conn.send(("unit", index, None)))
+            fragment = worker.encode_batch(units, unit_done)
         except DwarfFormatError as e:
             conn.send(("error", index, str(e)))
             return
@@ -291,18 +296,24 @@ def merge_fragments(groups: list[list[Fragment]]) -> Btf:
 def encode_file(path: str, jobs: int | None = None, seed: int | None = None,
                 reader: str = "fast", progress: bool = False) -> tuple[Btf, EncodeStats]:
     """Encode the DWARF types of the ELF file `path` as canonical, deduplicated BTF."""
-    from ..canon import canonicalize
-
     dwarf = open_dwarf(path, for_reference=reader == "pyelftools")
     if not dwarf.units:
         raise InputError(path, ".debug_info has no units")
+    return encode_dwarf(dwarf, jobs, seed, reader, progress)
+
+
+def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = None,
+                 reader: str = "fast", progress: bool = False) -> tuple[Btf, EncodeStats]:
+    """Encode the units listed in `dwarf.units` (tests pass a sample of a kernel's)."""
+    from ..canon import canonicalize
+
     groups, stats = encode_fragments(dwarf, jobs or default_jobs(), seed, reader, progress)
     start = time.monotonic()
     merged = merge_fragments(groups)
     stats.merged_records = len(merged.types)
     if not merged.types:
-        raise InputError(path, "no types to encode in its DWARF")
-    btf = canonicalize(merged, dedup=True)
+        raise InputError(dwarf.path, "no types to encode in its DWARF")
+    btf = canonicalize(resolve_and_merge(merged), dedup=True)
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
 

@@ -1,12 +1,13 @@
-"""A vmlinux.h from BTF that depends on the types only, never on their ids (docs/C-HEADER.md).
+"""A vmlinux.h whose text depends on the types only, never on their ids (docs/C-HEADER.md).
 
-The text of every type follows `bpftool btf dump file X format c`; what differs is the
-order. Each top-level definition has a canonical key (its name, a kind rank, and for names
-shared by several types a structural tie-break), and the header lists the definitions in
-the lexicographically smallest order that defines every type before it is used by value:
-among the definitions whose dependencies are all out, the one with the smallest key comes
-next. A definition's position then depends only on its own key and on its dependencies, so
-adding a type moves nothing else. Same-name types get `___2`, `___3` suffixes in key order.
+Each type is spelled the way `bpftool btf dump file X format c` spells it; what differs is
+the order. Every top-level definition has a canonical key (its name, a kind rank and, for a
+name several types share, a structural tie-break) and a placement key: enums and forward
+declarations, then typedefs, then structs and unions by the depth of what they embed by
+value, each group by canonical key. The header is the smallest order by placement key that
+defines every type before a by-value use, so a definition's place depends on itself and its
+dependencies only: adding a type moves nothing else. Same-name types get `___2`, `___3`
+suffixes in canonical order.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _KIND_RANK = {f.ENUM: 0, f.ENUM64: 0, f.FWD: 1, f.STRUCT: 2, f.UNION: 2, f.TYPED
 _QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
 _CHAIN_KINDS = frozenset({f.PTR, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG, f.FUNC_PROTO})
 _TAG_KINDS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
+_NAMED_KINDS = _TAG_KINDS | {f.FWD, f.TYPEDEF}
 # `mode` attributes that give an enum a size other than int's (`word` is DI on 64-bit).
 _ENUM_MODES = {1: "byte", 2: "HI", 8: "DI"}
 
@@ -141,6 +143,8 @@ class _Header:
         self._align: dict[int, int] = {}
         self._layout: dict[int, tuple[bool, int, int]] = {}
         self._complete: dict[int, list[int]] = {}
+        self._specifiers: dict[int, tuple[str | None, bool]] = {}
+        self._strings: dict[int, str] = {}
         # Display names that differ from the BTF name (the `___N` suffixes); a module's
         # header starts from its base's.
         self.display: dict[int, str] = dict(base.display) if base is not None else {}
@@ -158,6 +162,7 @@ class _Header:
             self._render(d)
         self.rank = self._canonical_ranks()
         self._assign_suffixes()
+        self._specifiers.clear()
         # Second pass, for the few definitions that print a suffixed name.
         renamed = set(self.display) | set(self.enumerator_suffix)
         for d in self.defs:
@@ -206,11 +211,10 @@ class _Header:
             tid = stack.pop()
             if tid == 0 or tid in seen:
                 continue
-            t = types[tid]
-            if names[tid] and t.kind != f.FUNC_PROTO:
+            if names[tid]:
                 continue
             seen.add(tid)
-            stack.extend(self._direct_refs(t))
+            stack.extend(self._direct_refs(types[tid]))
         return seen
 
     @staticmethod
@@ -299,7 +303,8 @@ class _Header:
         below its natural position, a bit-field straddling its storage unit, or a size that
         is not a multiple of the alignment. Gaps the rules leave short are filled with
         unnamed bit-fields, which add no alignment. A union larger than its members gets
-        the smallest `aligned` attribute that rounds it up to its BTF size.
+        an unnamed bit-field of its size when that fits in 64 bits (BTF keeps no members of
+        a transparent union), else the smallest `aligned` attribute that rounds it up.
         """
         cached = self._layout.get(tid)
         if cached is not None:
@@ -335,7 +340,8 @@ class _Header:
         if size % max_align:
             packed = True
         result = (True, 1, 0) if packed else (False, max_align, 0)
-        if not packed and not is_struct and _round_up(largest, max_align) < size:
+        if not packed and not is_struct and _round_up(largest, max_align) < size \
+                and size > 8:
             align = max_align * 2
             while align <= size and _round_up(largest, align) < size:
                 align *= 2
@@ -385,15 +391,20 @@ class _Header:
         else:
             head = "struct {" if is_struct else "union {"
         packed, align, explicit_align = self.layout(tid)
-        inner = _tabs(level + 1)
-        name_of = self.btf.name
+        inner = "\n" + _tabs(level + 1)
+        member_name = self._string
+        decl = self._decl
+        size_of = self.size_of
+        kflag = t.kflag
         parts = [head]
         cur = 0
         for name_off, mtype, offset in t.items:
-            bits = offset >> 24 if t.kflag else 0
-            if t.kflag:
+            if kflag:
+                bits = offset >> 24
                 offset &= 0xFFFFFF
-            if is_struct:
+            else:
+                bits = 0
+            if is_struct and offset > cur:
                 if packed:
                     pos = cur if bits else _round_up(cur, 8)
                 elif bits:
@@ -401,17 +412,20 @@ class _Header:
                 else:
                     pos = _round_up(cur, self.align_of(mtype) * 8)
                 if offset > pos:
-                    self._padding(parts, cur, offset, inner)
-            parts.append("\n" + inner + self._decl(mtype, name_of(name_off), level + 1, _VALUE))
+                    self._padding(parts, cur, offset, inner, packed)
+            text = decl(mtype, member_name(name_off), level + 1, _VALUE)
             if bits:
-                parts.append(f": {bits};")
+                parts.append(f"{inner}{text}: {bits};")
                 cur = offset + bits
             else:
-                parts.append(";")
-                cur = offset + self.size_of(mtype) * 8
+                parts.append(f"{inner}{text};")
+                cur = offset + size_of(mtype) * 8
         size_bits = t.size_or_type * 8
-        if is_struct and _round_up(cur, align * 8) != size_bits and cur < size_bits:
-            self._padding(parts, cur, size_bits, inner)
+        if is_struct:
+            if _round_up(cur, align * 8) != size_bits and cur < size_bits:
+                self._padding(parts, cur, size_bits, inner, packed)
+        elif size_bits <= 64 and self._union_natural_size(t, align) * 8 < size_bits:
+            self._padding(parts, 0, size_bits, inner, packed)
         if len(parts) > 1:
             parts.append("\n" + _tabs(level) + "}")
         else:
@@ -422,18 +436,37 @@ class _Header:
             parts.append(f" __attribute__((aligned({explicit_align})))")
         return "".join(parts)
 
-    def _padding(self, parts: list[str], cur: int, end: int, indent: str) -> None:
-        """Unnamed bit-fields covering bits [cur, end), each inside its own storage unit."""
+    def _union_natural_size(self, t: Type, align: int) -> int:
+        largest = 0
+        for _, mtype, offset in t.items:
+            bits = offset >> 24 if t.kflag else 0
+            largest = max(largest, -(-bits // 8) if bits else self.size_of(mtype))
+        return _round_up(largest, align)
+
+    def _string(self, offset: int) -> str:
+        name = self._strings.get(offset)
+        if name is None:
+            name = self._strings[offset] = self.btf.name(offset)
+        return name
+
+    def _padding(self, parts: list[str], cur: int, end: int, indent: str, packed: bool) -> None:
+        """Unnamed bit-fields that take the layout from bit `cur` to bit `end`.
+
+        Outside packed structs a `long: 64` that would straddle a 64-bit boundary starts at
+        the boundary instead, which skips the bits before it; every other piece fits in its
+        own storage unit, so it lands exactly where the previous one ended.
+        """
         long64 = "long" if self.ptr_size == 8 else "long long"
         while cur < end:
-            if cur % 64 == 0 and end - cur >= 64:
-                parts.append(f"\n{indent}{long64}: 64;")
-                cur += 64
+            boundary = _round_up(cur, 64)
+            if end - boundary >= 64 and (cur == boundary or not packed):
+                parts.append(f"{indent}{long64}: 64;")
+                cur = boundary + 64
                 continue
-            stop = min((cur // 64 + 1) * 64, end)
+            stop = min(boundary if boundary > cur else cur + 64, end)
             for unit, type_name in ((8, "char"), (16, "short"), (32, "int"), (64, long64)):
                 if cur // unit == (stop - 1) // unit:
-                    parts.append(f"\n{indent}{type_name}: {stop - cur};")
+                    parts.append(f"{indent}{type_name}: {stop - cur};")
                     break
             cur = stop
 
@@ -488,6 +521,23 @@ class _Header:
     def _decl(self, tid: int, fname: str, level: int, mode: int) -> str:
         """The C declaration of `fname` with type `tid` (the declarator chain of bpftool)."""
         types = self.types
+        # Fast paths for the common `T name` and `T *name`.
+        t = types[tid]
+        if t is not None:
+            kind = t.kind
+            if kind == f.PTR:
+                target = t.size_or_type
+                spelled, mentioned = self._specifier(target)
+                if spelled is not None:
+                    if mentioned:
+                        self._refs.append((target, _REF))
+                    return spelled + " *" + fname
+            else:
+                spelled, mentioned = self._specifier(tid)
+                if spelled is not None:
+                    if mentioned:
+                        self._refs.append((tid, mode))
+                    return spelled + " " + fname if fname else spelled
         chain = []
         base_mode = mode
         while True:
@@ -513,6 +563,35 @@ class _Header:
                 base_mode = _REF
                 break
         return self._chain(chain, len(chain), fname, level, base_mode)
+
+    def _specifier(self, tid: int) -> tuple[str | None, bool]:
+        """The spelling of a type that is a plain specifier (`int`, `struct foo`, `u32`),
+        and whether it names a definition of the header."""
+        cached = self._specifiers.get(tid)
+        if cached is not None:
+            return cached
+        t = self.types[tid]
+        name = self.names[tid]
+        spelled = None
+        if t is None:
+            spelled = "void"
+        elif name:
+            kind = t.kind
+            if kind == f.INT or kind == f.FLOAT:
+                spelled = name
+            elif kind == f.TYPEDEF:
+                spelled = self.display.get(tid, name)
+            elif kind == f.STRUCT:
+                spelled = "struct " + self.display.get(tid, name)
+            elif kind == f.UNION:
+                spelled = "union " + self.display.get(tid, name)
+            elif kind == f.ENUM or kind == f.ENUM64:
+                spelled = "enum " + self.display.get(tid, name)
+            elif kind == f.FWD:
+                spelled = ("union " if t.kflag else "struct ") + name
+        cached = (spelled, spelled is not None and t is not None and t.kind in _NAMED_KINDS)
+        self._specifiers[tid] = cached
+        return cached
 
     def _chain(self, chain: list[int], end: int, fname: str, level: int, mode: int) -> str:
         types = self.types
@@ -609,14 +688,11 @@ class _Header:
         params = t.items
         if not params or (len(params) == 1 and params[0][1] == 0):
             return "void"
-        name_of = self.btf.name
-        parts = []
-        last = len(params) - 1
-        for i, (name_off, ptype) in enumerate(params):
-            if i == last and ptype == 0:
-                parts.append("...")
-            else:
-                parts.append(self._decl(ptype, name_of(name_off), level, _REF))
+        param_name = self._string
+        parts = [self._decl(ptype, param_name(name_off), level, _REF)
+                 for name_off, ptype in params]
+        if params[-1][1] == 0:
+            parts[-1] = "..."
         return ", ".join(parts)
 
     # ---- canonical keys and names ----
@@ -781,31 +857,33 @@ class _Header:
         return before, declared
 
     def order(self) -> tuple[list[int], list[int]]:
-        """(definitions in header order, tags that need a forward declaration)."""
-        rank = self.rank
+        """(definitions in header order, tags that need a forward declaration).
+
+        The smallest order by placement key that puts every definition after the ones it
+        needs (Kahn's algorithm with a heap); see `_placement_keys`.
+        """
         defs = self.defs
-        users: dict[int, list[int]] = {d: [] for d in defs}
-        waiting: dict[int, int] = {}
+        needs: dict[int, set[int]] = {}
         declared_needs: dict[int, list[int]] = {}
+        users: dict[int, list[int]] = {d: [] for d in defs}
         for d in defs:
             before, declared = self._dependencies(d)
-            deps = set(before)
-            waiting[d] = len(deps)
-            for dep in deps:
-                users[dep].append(d)
+            needs[d] = set(before)
             declared_needs[d] = declared
-        ready = [(rank[d], d) for d in defs if waiting[d] == 0]
+            for dep in needs[d]:
+                users[dep].append(d)
+        key = self._placement_keys(needs, users)
+        waiting = {d: len(needs[d]) for d in defs}
+        ready = [key[d] for d in defs if waiting[d] == 0]
         heapq.heapify(ready)
         done: set[int] = set()
         sequence: list[int] = []
         forward: dict[int, None] = {}
         while len(sequence) < len(defs):
             if not ready:
-                # A dependency cycle (not from C source): break it at the smallest key.
-                d = min((d for d in defs if d not in done), key=rank.__getitem__)
-                waiting[d] = 0
-                heapq.heappush(ready, (rank[d], d))
-            _, d = heapq.heappop(ready)
+                # A cycle of by-value uses (impossible in C): break it at the smallest key.
+                heapq.heappush(ready, min(key[d] for d in defs if d not in done))
+            d = heapq.heappop(ready)[-1]
             if d in done:
                 continue
             done.add(d)
@@ -816,8 +894,42 @@ class _Header:
             for user in users[d]:
                 waiting[user] -= 1
                 if waiting[user] == 0:
-                    heapq.heappush(ready, (rank[user], user))
+                    heapq.heappush(ready, key[user])
         return sequence, list(forward)
+
+    def _placement_keys(self, needs: dict[int, set[int]],
+                        users: dict[int, list[int]]) -> dict[int, tuple[int, int, int, int]]:
+        """(class, level, canonical rank, id) of each definition; the id only names it.
+
+        Class 0 holds enums and forward declarations, 1 typedefs, 2 structs and unions.
+        A struct's level is the length of its longest chain of structs embedded by value,
+        so what a struct embeds always sorts before it and most structs stay at the place
+        their name gives them within their level. All of it is computed from the type and
+        what it depends on.
+        """
+        types = self.types
+        composite = (f.STRUCT, f.UNION)
+        level: dict[int, int] = {}
+        waiting = {d: len(deps) for d, deps in needs.items()}
+        queue = [d for d, n in waiting.items() if n == 0]
+        while queue:
+            d = queue.pop()
+            if types[d].kind in composite:
+                level[d] = 1 + max((level[x] for x in needs[d] if types[x].kind in composite),
+                                   default=-1)
+            for user in users[d]:
+                waiting[user] -= 1
+                if waiting[user] == 0:
+                    queue.append(user)
+        rank = self.rank
+        keys = {}
+        for d in self.defs:
+            kind = types[d].kind
+            if kind in composite:
+                keys[d] = (2, level.get(d, 0), rank[d], d)
+            else:
+                keys[d] = (1 if kind == f.TYPEDEF else 0, 0, rank[d], d)
+        return keys
 
     def body(self) -> str:
         sequence, forward = self.order()

@@ -1,0 +1,744 @@
+"""Fuzzing: mutations of valid BTF blobs, running a command on one, and judging the outcome.
+
+Shared by tests/test_fuzz.py (hypothesis, seeded, a few hundred inputs) and
+tools/fuzz_campaign.py (tens of thousands). A mutation knows where every record's words
+are in the seed blob (`Layout`), so besides blind bit flips it can aim at what the format
+trusts: header offsets and lengths, vlen, kind, type ids (past the end, the type itself,
+a by-value cycle), name offsets, the string section's NULs.
+
+Only two outcomes of a command are acceptable: success with valid output, or exit status
+2 with exactly one line on stderr and no output file. `judge` lists every way a run
+broke that rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import random
+import signal
+import struct
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from canonbtf.btf import format as f
+from canonbtf.btf import reader, writer
+from canonbtf.btf.builder import BtfBuilder
+from canonbtf.btf.model import Btf
+from canonbtf.errors import InputError
+
+HEADER_NAMES = ("magic", "version", "flags", "hdr_len", "type_off", "type_len", "str_off",
+                "str_len")
+OUTPUT_NAME = "out"
+TEMP_PREFIX = ".canonbtf-"
+
+
+# ---- seeds ---------------------------------------------------------------------------
+
+
+def handmade_btf() -> Btf:
+    """Every kind once at least, the way compilers and pahole use them; the kernel takes it."""
+    b = BtfBuilder()
+    int_ = b.int("int", 4, f.INT_SIGNED)
+    uint = b.int("unsigned int", 4)
+    char = b.int("char", 1, f.INT_SIGNED)
+    long_ = b.int("long int", 8, f.INT_SIGNED)
+    bool_ = b.int("_Bool", 1, f.INT_BOOL)
+    double = b.float("double", 8)
+    head_ptr = b.ptr(b.first_id + len(b.types) + 1)
+    head = b.struct("list_head", 16, [("next", head_ptr, 0), ("prev", head_ptr, 64)])
+    const_char = b.modifier(f.CONST, char)
+    string = b.ptr(const_char)
+    volatile_int = b.modifier(f.VOLATILE, int_)
+    u32 = b.typedef("u32", uint)
+    name_array = b.array(char, int_, 16)
+    state = b.enum("state", 4, [("S_IDLE", 0), ("S_BUSY", 1), ("S_GONE", -1)], signed=True)
+    big = b.enum("big", 8, [("BIG_A", 1 << 40), ("BIG_B", 2)])
+    either = b.struct("", 8, [("l", long_, 0), ("s", string, 0)], union=True)
+    flags = b.struct("flags", 4, [("a", uint, 0, 3), ("b", uint, 3, 5), ("c", uint, 8, 24)])
+    opaque = b.fwd("opaque")
+    opaque_ptr = b.ptr(opaque)
+    user_int = b.type_tag("user", int_)
+    user_ptr = b.ptr(user_int)
+    task = b.struct("task", 104, [
+        ("node", head, 0), ("name", name_array, 128), ("u", either, 256), ("id", u32, 320),
+        ("state", state, 352), ("f", flags, 384), ("big", big, 448), ("v", volatile_int, 512),
+        ("d", double, 576), ("ok", bool_, 640), ("priv", opaque_ptr, 704),
+        ("uptr", user_ptr, 768),
+    ])
+    task_ptr = b.ptr(task)
+    b.typedef("task_t", task)
+    proto = b.func_proto(int_, [("t", task_ptr), ("flags", uint)])
+    handler = b.typedef("handler_t", b.ptr(proto))
+    b.struct("ops", 8, [("run", handler, 0)])
+    run = b.func("run_task", proto)
+    b.decl_tag("bpf_kfunc", run)
+    b.decl_tag("nonnull", run, 0)
+    printf = b.func_proto(int_, [("fmt", string), ("", 0)])
+    b.func("log_line", printf, f.LINKAGE_STATIC)
+    b.modifier(f.RESTRICT, string)
+    counter = b.var("counter", long_)
+    table = b.var("names", name_array)
+    b.datasec(".bss", 24, [(counter, 0, 8), (table, 8, 16)])
+    return b.build()
+
+
+@dataclass
+class Seed:
+    """A valid blob to mutate: its bytes, where its records are, its base if split."""
+
+    name: str
+    blob: bytes
+    base: Btf | None = None
+    base_path: str | None = None
+    layout: Layout = field(init=False)
+
+    def __post_init__(self) -> None:
+        first_id = self.base.last_id + 1 if self.base is not None else 1
+        str_start = self.base.strings.end if self.base is not None else 0
+        self.layout = Layout(self.blob, first_id, str_start)
+
+
+def handmade_seed(byteorder: str = "<") -> Seed:
+    name = "handmade" if byteorder == "<" else "handmade-be"
+    return Seed(name, writer.write(handmade_btf(), byteorder))
+
+
+def split_seed(name: str, module: Path, base_path: Path, base: Btf) -> Seed:
+    return Seed(name, reader.btf_bytes(str(module)), base, str(base_path))
+
+
+# ---- where the words are -------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    """One type record of the seed: byte offsets of its words, by what they hold."""
+
+    type_id: int
+    kind: int
+    start: int
+    end: int
+    info: int
+    type_slots: list[int]
+    name_slots: list[int]
+    value_slots: list[int]
+    by_value_slots: list[int]
+
+
+class Layout:
+    """The header fields and records of a valid blob (what `Record`s describe)."""
+
+    def __init__(self, blob: bytes, first_id: int = 1, str_start: int = 0):
+        self.byteorder = "<" if int.from_bytes(blob[:2], "little") == f.MAGIC else ">"
+        self.header = f.header_struct(self.byteorder)
+        fields = self.header.unpack_from(blob)
+        self.fields = dict(zip(HEADER_NAMES, fields))
+        self.size = len(blob)
+        self.first_id = first_id
+        self.str_start = str_start
+        hdr_len = self.fields["hdr_len"]
+        self.types_start = hdr_len + self.fields["type_off"]
+        self.types_end = self.types_start + self.fields["type_len"]
+        self.strings_start = hdr_len + self.fields["str_off"]
+        self.strings_end = self.strings_start + self.fields["str_len"]
+        self.records = self._walk(blob)
+        self.last_id = first_id + len(self.records) - 1
+
+    def word(self, blob: bytes, offset: int) -> int:
+        return int.from_bytes(blob[offset : offset + 4], _ENDIAN[self.byteorder])
+
+    def _walk(self, blob: bytes) -> list[Record]:
+        records = []
+        pos = self.types_start
+        type_id = self.first_id
+        while pos < self.types_end:
+            info = self.word(blob, pos + 4)
+            kind = f.info_kind(info)
+            vlen = f.info_vlen(info) if kind != f.FUNC else 0
+            fixed = pos + 12
+            words = 3 + f.FIXED_WORDS.get(kind, 0) + f.ITEM_WORDS.get(kind, 0) * vlen
+            rec = Record(type_id, kind, pos, pos + 4 * words, info, [], [pos], [], [])
+            if kind in f.TYPED_KINDS:
+                rec.type_slots.append(pos + 8)
+                if kind in (f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
+                    rec.by_value_slots.append(pos + 8)
+            elif kind in f.SIZED_KINDS:
+                rec.value_slots.append(pos + 8)
+            if kind == f.ARRAY:
+                rec.type_slots += [fixed, fixed + 4]
+                rec.by_value_slots.append(fixed)
+                rec.value_slots.append(fixed + 8)
+            elif kind in f.FIXED_WORDS:
+                rec.value_slots.append(fixed)
+            items = fixed + 4 * f.FIXED_WORDS.get(kind, 0)
+            step = 4 * f.ITEM_WORDS.get(kind, 0)
+            for item in range(items, rec.end, step or 1):
+                if kind in (f.STRUCT, f.UNION):
+                    rec.name_slots.append(item)
+                    rec.type_slots.append(item + 4)
+                    rec.by_value_slots.append(item + 4)
+                    rec.value_slots.append(item + 8)
+                elif kind == f.FUNC_PROTO:
+                    rec.name_slots.append(item)
+                    rec.type_slots.append(item + 4)
+                elif kind == f.DATASEC:
+                    rec.type_slots.append(item)
+                    rec.value_slots += [item + 4, item + 8]
+                else:
+                    rec.name_slots.append(item)
+                    rec.value_slots += [item + 4] + ([item + 8] if kind == f.ENUM64 else [])
+            records.append(rec)
+            pos = rec.end
+            type_id += 1
+        return records
+
+    def boundaries(self) -> list[int]:
+        """Every offset where a part of the blob starts or ends: header fields, sections,
+        records, strings."""
+        cuts = {0, 2, 3, 4, 8, 12, 16, 20, 24, self.fields["hdr_len"], self.types_start,
+                self.types_end, self.strings_start, self.strings_end, self.size}
+        cuts.update(rec.start for rec in self.records)
+        return sorted(c for c in cuts if c <= self.size)
+
+
+_ENDIAN = {"<": "little", ">": "big"}
+
+
+# ---- mutations -----------------------------------------------------------------------
+
+Mutation = Callable[[bytearray, Layout, random.Random], bytearray]
+
+
+def _put(data: bytearray, lay: Layout, offset: int, value: int) -> None:
+    if 0 <= offset and offset + 4 <= len(data):
+        data[offset : offset + 4] = (value & 0xFFFFFFFF).to_bytes(4, _ENDIAN[lay.byteorder])
+
+
+def _set_header(data: bytearray, lay: Layout, name: str, value: int) -> None:
+    index = HEADER_NAMES.index(name)
+    offset = struct.calcsize(lay.byteorder + f.HEADER_FIELDS[:index])
+    width = struct.calcsize(f.HEADER_FIELDS[index])
+    if offset + width <= len(data):
+        data[offset : offset + width] = (value % (1 << 8 * width)).to_bytes(
+            width, _ENDIAN[lay.byteorder])
+
+
+def _interesting(rnd: random.Random, original: int, lay: Layout) -> int:
+    return rnd.choice([
+        0, 1, 2, 3, 4, 7, 8, 16, 31, 32, 64, 0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000,
+        0xFFFFFF, 0x1000000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFE, 0xFFFFFFFF,
+        original + 1, original - 1, original + 4, original - 4, original * 2, original * 8,
+        original | 0x80000000, lay.size, lay.size - lay.fields["hdr_len"],
+        rnd.getrandbits(32),
+    ])
+
+
+def flip_bits(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    for _ in range(rnd.randint(1, 8)):
+        span = lay.types_end if rnd.random() < 0.7 else len(data)
+        pos = rnd.randrange(max(1, min(span, len(data))))
+        data[pos] ^= 1 << rnd.randrange(8)
+    return data
+
+
+def set_header_field(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    name = rnd.choice(HEADER_NAMES[3:] * 3 + HEADER_NAMES[:3])
+    value = rnd.choice([_interesting(rnd, lay.fields[name], lay), 24, 28, 32, 36])
+    _set_header(data, lay, name, value)
+    return data
+
+
+def truncate(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    cut = rnd.choice(lay.boundaries()) + rnd.choice((0, 0, 0, -1, 1, -4, 4))
+    return data[: max(0, min(cut, len(data) - 1))]
+
+
+def truncate_records(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    """Keep only the first k records, with the header saying so: the blob is well-formed
+    up to the references that now point past the end."""
+    if not lay.records:
+        return data
+    keep = rnd.randrange(len(lay.records))
+    cut = lay.records[keep].start
+    removed = lay.types_end - cut
+    out = data[:cut] + data[lay.types_end :]
+    _set_header(out, lay, "type_len", lay.fields["type_len"] - removed)
+    if lay.fields["str_off"] >= lay.fields["type_off"] + lay.fields["type_len"]:
+        _set_header(out, lay, "str_off", lay.fields["str_off"] - removed)
+    return out
+
+
+def _record(lay: Layout, rnd: random.Random, want: Callable[[Record], bool]) -> Record | None:
+    choices = [rec for rec in lay.records if want(rec)]
+    return rnd.choice(choices) if choices else None
+
+
+def set_vlen(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    rec = _record(lay, rnd, lambda r: True)
+    if rec is not None:
+        vlen = f.info_vlen(rec.info)
+        value = rnd.choice([vlen + 1, vlen + 2, vlen + 1000, 0xFFFF, 0x10000, 0xFFFFFF,
+                            max(0, vlen - 1), rnd.getrandbits(24)])
+        _put(data, lay, rec.start + 4, (rec.info & ~0xFFFFFF) | (value & 0xFFFFFF))
+    return data
+
+
+def set_kind(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    rec = _record(lay, rnd, lambda r: True)
+    if rec is not None:
+        kind = rnd.choice([0, 20, 21, 31, 0x40, 0x7F, *range(1, f.MAX_KIND + 1)])
+        _put(data, lay, rec.start + 4, (rec.info & ~(0x7F << 24)) | (kind << 24))
+    return data
+
+
+def flip_kind_flag(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    rec = _record(lay, rnd, lambda r: True)
+    if rec is not None:
+        _put(data, lay, rec.start + 4, rec.info ^ 0x80000000)
+    return data
+
+
+def set_type_id(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    """A referenced type id becomes another: past the end, the type itself, any type."""
+    rec = _record(lay, rnd, lambda r: bool(r.type_slots))
+    if rec is not None:
+        value = rnd.choice([
+            lay.last_id + 1, lay.last_id + 2, lay.last_id + 1000, f.MAX_TYPE_ID,
+            f.MAX_TYPE_ID + 1, 0x80000000, 0xFFFFFFFF, 0, rec.type_id, rec.type_id,
+            lay.first_id - 1, rnd.randrange(lay.last_id + 1), rnd.randrange(lay.last_id + 1),
+            rnd.randrange(lay.first_id, lay.last_id + 1),
+        ])
+        _put(data, lay, rnd.choice(rec.type_slots), value)
+    return data
+
+
+def self_reference(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    """A type refers to itself: a typedef of itself, a struct holding itself, ..."""
+    rec = _record(lay, rnd, lambda r: bool(r.type_slots))
+    if rec is not None:
+        _put(data, lay, rnd.choice(rec.type_slots), rec.type_id)
+    return data
+
+
+def by_value_cycle(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    """Follow by-value references (members, array elements, typedefs, modifiers) a few
+    steps from one type, then point the last one back at the first."""
+    start = _record(lay, rnd, lambda r: bool(r.by_value_slots))
+    if start is None:
+        return data
+    by_id = {rec.type_id: rec for rec in lay.records}
+    rec = start
+    for _ in range(rnd.randint(0, 4)):
+        target = lay.word(bytes(data), rnd.choice(rec.by_value_slots))
+        nxt = by_id.get(target)
+        if nxt is None or not nxt.by_value_slots or nxt is start:
+            break
+        rec = nxt
+    _put(data, lay, rnd.choice(rec.by_value_slots), start.type_id)
+    return data
+
+
+def set_name_offset(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    rec = _record(lay, rnd, lambda r: True)
+    if rec is not None:
+        end = lay.str_start + lay.fields["str_len"]
+        value = rnd.choice([end - 1, end, end + 1, 0xFFFFFF, 0x1000000, 0xFFFFFFFF,
+                            rnd.randrange(lay.str_start, end), 0, lay.str_start])
+        _put(data, lay, rnd.choice(rec.name_slots), value)
+    return data
+
+
+def set_value(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    """A size, member offset, bitfield, enum value, INT encoding or nelems goes odd."""
+    rec = _record(lay, rnd, lambda r: bool(r.value_slots))
+    if rec is not None:
+        slot = rnd.choice(rec.value_slots)
+        _put(data, lay, slot, _interesting(rnd, lay.word(bytes(data), slot), lay))
+    return data
+
+
+def set_word(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    if lay.types_end > lay.types_start:
+        slot = lay.types_start + 4 * rnd.randrange((lay.types_end - lay.types_start) // 4)
+        _put(data, lay, slot, _interesting(rnd, lay.word(bytes(data), slot), lay))
+    return data
+
+
+def break_strings(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    """Strings without their NUL, names with bytes C and JSON must escape."""
+    start, end = lay.strings_start, lay.strings_end
+    if end <= start:
+        return data
+    how = rnd.randrange(5)
+    if how == 0:
+        data[end - 1] = ord("x")
+    elif how == 1:
+        for pos in range(start + 1, end - 1):
+            if data[pos] == 0:
+                data[pos] = ord("_")
+    elif how == 2:
+        data[start] = ord("A")
+    elif how == 3:
+        pos = rnd.randrange(start, end)
+        data[pos] = rnd.choice(b'\xff\x80 \n\t"\\*/%{}#()[]-0')
+    else:
+        nuls = [pos for pos in range(start, end - 1) if data[pos] == 0]
+        if nuls:
+            data[rnd.choice(nuls)] = rnd.choice(b"\x01\xffa")
+    return data
+
+
+def move_records(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    """Delete, duplicate or swap whole records, header adjusted: every later id shifts."""
+    if not lay.records:
+        return data
+    a = rnd.choice(lay.records)
+    b = rnd.choice(lay.records)
+    piece_a = bytes(data[a.start : a.end])
+    how = rnd.randrange(3)
+    if how == 0:
+        out = data[: a.start] + data[a.end :]
+        delta = -len(piece_a)
+    elif how == 1:
+        out = data[: b.start] + piece_a + data[b.start :]
+        delta = len(piece_a)
+    else:
+        if a.start > b.start:
+            a, b = b, a
+        out = (data[: a.start] + data[b.start : b.end] + data[a.end : b.start]
+               + data[a.start : a.end] + data[b.end :])
+        delta = 0
+    _set_header(out, lay, "type_len", lay.fields["type_len"] + delta)
+    _set_header(out, lay, "str_off", lay.fields["str_off"] + delta)
+    return out
+
+
+def splice_bytes(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
+    pos = rnd.randrange(len(data) + 1)
+    if rnd.random() < 0.5:
+        return data[:pos] + bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 8))) \
+            + data[pos:]
+    return data[:pos] + data[pos + rnd.randint(1, 8) :]
+
+
+# In-place mutations keep every record where the layout says it is, so several can be
+# combined; the others change the blob's shape and come last.
+IN_PLACE: dict[str, Mutation] = {
+    "flip-bits": flip_bits,
+    "header-field": set_header_field,
+    "vlen": set_vlen,
+    "kind": set_kind,
+    "kind-flag": flip_kind_flag,
+    "type-id": set_type_id,
+    "self-reference": self_reference,
+    "by-value-cycle": by_value_cycle,
+    "name-offset": set_name_offset,
+    "value": set_value,
+    "word": set_word,
+    "strings": break_strings,
+}
+RESHAPING: dict[str, Mutation] = {
+    "truncate": truncate,
+    "truncate-records": truncate_records,
+    "move-records": move_records,
+    "splice": splice_bytes,
+}
+MUTATIONS = {**IN_PLACE, **RESHAPING}
+
+
+def mutate(seed: Seed, rnd: random.Random) -> tuple[bytes, list[str]]:
+    """A mutated copy of the seed and the names of the mutations applied, in order."""
+    data = bytearray(seed.blob)
+    names = []
+    in_place = list(IN_PLACE)
+    for _ in range(rnd.choice((1, 1, 1, 2, 2, 3))):
+        name = rnd.choice(in_place)
+        data = IN_PLACE[name](data, seed.layout, rnd)
+        names.append(name)
+    if rnd.random() < 0.3:
+        name = rnd.choice(list(RESHAPING))
+        data = RESHAPING[name](data, seed.layout, rnd)
+        names.append(name)
+    return bytes(data), names
+
+
+# ---- running a command ----------------------------------------------------------------
+
+
+class RunTimeout(BaseException):
+    """Raised into a run that took longer than its time limit (not an Exception, so no
+    handler in the code under test can swallow it)."""
+
+
+@dataclass
+class Outcome:
+    status: int | None
+    stdout: bytes
+    stderr: str
+    seconds: float
+    error: str | None = None  # the traceback of an exception that escaped main()
+    timed_out: bool = False
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    def expire(signum, frame):
+        raise RunTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def cached_bases(bases: dict[str, Btf]) -> Iterator[None]:
+    """Reading a base BTF named in `bases` gives the Btf already read: the seeds' base is
+    the one thing no mutation touches, and vmlinux takes far longer to read than a module."""
+    original = reader.load
+
+    def load(path: str, base: Btf | None = None) -> Btf:
+        if base is None and path in bases:
+            return bases[path]
+        return original(path, base)
+
+    reader.load = load
+    try:
+        yield
+    finally:
+        reader.load = original
+
+
+def run_in_process(argv: list[str], limit: float, bases: dict[str, Btf] | None = None
+                   ) -> Outcome:
+    """canonbtf's main() on `argv` with stdout and stderr captured, under a time limit."""
+    from canonbtf import cli
+
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    stderr = io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = stdout, stderr
+    start = time.perf_counter()
+    status: int | None = None
+    error = None
+    timed_out = False
+    try:
+        with time_limit(limit), cached_bases(bases or {}):
+            status = cli.main(argv)
+    except RunTimeout:
+        timed_out = True
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else 2
+    except BaseException:  # noqa: BLE001 -- a traceback is exactly what is being looked for
+        error = traceback.format_exc()
+    finally:
+        sys.stdout, sys.stderr = saved
+    seconds = time.perf_counter() - start
+    stdout.flush()
+    return Outcome(status, stdout.buffer.getvalue(), stderr.getvalue(), seconds, error,
+                   timed_out)
+
+
+def run_subprocess(argv: list[str], limit: float) -> Outcome:
+    """canonbtf as a user runs it: a new interpreter, `python -m canonbtf`."""
+    import subprocess
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "canonbtf", *argv], capture_output=True,
+                              env=env, timeout=limit)
+    except subprocess.TimeoutExpired as e:
+        return Outcome(None, e.stdout or b"", (e.stderr or b"").decode("latin-1"),
+                       time.perf_counter() - start, timed_out=True)
+    stderr = proc.stderr.decode("latin-1")
+    error = stderr if "Traceback (most recent call last)" in stderr else None
+    return Outcome(proc.returncode, proc.stdout, stderr, time.perf_counter() - start, error)
+
+
+# ---- commands and the judge ------------------------------------------------------------
+
+COMMANDS = ("check", "sort", "sort-dedup", "sort-name", "dump-raw", "dump-json", "dump-c",
+            "diff", "diff-json")
+_SUCCESS = {"check": (0, 1), "diff": (0, 1), "diff-json": (0, 1)}
+
+
+def command_argv(command: str, input_path: str, out_path: str, seed_path: str,
+                 base_path: str | None) -> list[str]:
+    base = ["--base", base_path] if base_path else []
+    if command == "check":
+        return ["check", input_path, *base]
+    if command.startswith("sort"):
+        extra = {"sort": [], "sort-dedup": ["--dedup"], "sort-name": ["--order", "name"]}
+        return ["sort", input_path, *base, *extra[command], "-o", out_path]
+    if command.startswith("dump-"):
+        return ["dump", input_path, *base, "--format", command[5:], "-o", out_path]
+    bases = ["--base-old", base_path, "--base-new", base_path] if base_path else []
+    fmt = ["--format", "json"] if command == "diff-json" else []
+    return ["diff", seed_path, input_path, *bases, *fmt]
+
+
+@dataclass
+class Case:
+    """One mutated input on disk, ready for any command."""
+
+    seed: Seed
+    blob: bytes
+    directory: Path
+    mutations: list[str] = field(default_factory=list)
+    _parsed: Btf | None = None
+    _rejected: bool = False
+    _valid: bool | None = None
+
+    @property
+    def input_path(self) -> Path:
+        return self.directory / "input.btf"
+
+    @property
+    def seed_path(self) -> Path:
+        return self.directory / "seed.btf"
+
+    @property
+    def out_path(self) -> Path:
+        return self.directory / OUTPUT_NAME
+
+    def write(self) -> None:
+        self.input_path.write_bytes(self.blob)
+        self.seed_path.write_bytes(self.seed.blob)
+
+    def argv(self, command: str) -> list[str]:
+        return command_argv(command, str(self.input_path), str(self.out_path),
+                            str(self.seed_path), self.seed.base_path)
+
+    def parsed(self) -> Btf | None:
+        """The input as the reader sees it (None when it rejects it)."""
+        if self._parsed is None and not self._rejected:
+            try:
+                self._parsed = reader.parse(self.blob, "input", self.seed.base)
+            except InputError:
+                self._rejected = True
+        return self._parsed
+
+    def valid(self) -> bool:
+        """Whether the input passes `check` (the reader and the validator)."""
+        if self._valid is None:
+            from canonbtf.btf.validator import validate
+
+            btf = self.parsed()
+            self._valid = btf is not None and not validate(btf)
+        return self._valid
+
+    def clean(self) -> None:
+        for path in self.directory.iterdir():
+            if path.name not in ("input.btf", "seed.btf"):
+                path.unlink()
+
+    def leftovers(self) -> list[str]:
+        return sorted(p.name for p in self.directory.iterdir()
+                      if p.name.startswith(TEMP_PREFIX))
+
+
+def judge(command: str, case: Case, outcome: Outcome, limit: float) -> list[str]:
+    """Every way the run broke the rule: valid output, or exit 2 with one clean line."""
+    if outcome.error is not None:
+        last = outcome.error.strip().splitlines()[-1]
+        return [f"traceback: {last}"]
+    if outcome.timed_out or outcome.seconds > limit:
+        return [f"over {limit:g} s"]
+    problems = []
+    leftovers = case.leftovers()
+    if leftovers:
+        problems.append(f"temporary files left behind: {leftovers}")
+    writes = command.startswith(("sort", "dump"))
+    if outcome.status == 2:
+        lines = outcome.stderr.splitlines()
+        if len(lines) != 1 or not lines[0].startswith("canonbtf: "):
+            problems.append(f"exit 2 without exactly one 'canonbtf: ' line: {lines[:3]!r}")
+        if writes and case.out_path.exists():
+            problems.append("output file left behind after an error")
+        if outcome.stdout:
+            problems.append("output on stdout despite the error")
+        return problems
+    if outcome.status not in _SUCCESS.get(command, (0,)):
+        return problems + [f"exit status {outcome.status}: {outcome.stderr.strip()[:200]!r}"]
+    if "Traceback" in outcome.stderr or len(outcome.stderr.splitlines()) > 1:
+        problems.append(f"stderr on success: {outcome.stderr[:200]!r}")
+    if writes and not case.out_path.exists():
+        return problems + ["success but no output file"]
+    problems += _output_problems(command, case, outcome)
+    return problems
+
+
+def _output_problems(command: str, case: Case, outcome: Outcome) -> list[str]:
+    btf = case.parsed()
+    if btf is None:
+        return ["the command succeeded on input the reader rejects"]
+    if command == "check":
+        lines = outcome.stdout.decode("latin-1").splitlines()
+        if not lines or (outcome.status == 0) != case.valid():
+            return [f"check said {outcome.status} but the validator disagrees"]
+        return []
+    if command.startswith("diff"):
+        if command == "diff-json":
+            try:
+                json.loads(outcome.stdout)
+            except ValueError as e:
+                return [f"diff output is not JSON: {e}"]
+        return []
+    out = case.out_path.read_bytes()
+    if command.startswith("sort"):
+        return sort_problems(command, case, btf, out)
+    text = out.decode("latin-1")
+    if command == "dump-raw":
+        heads = [line for line in text.splitlines() if not line.startswith("\t")]
+        if len(heads) != len(btf) or any(not h.startswith("[") for h in heads):
+            return ["raw dump does not have one '[id] KIND' line per type"]
+    elif command == "dump-json":
+        try:
+            doc = json.loads(text)
+        except ValueError as e:
+            return [f"JSON dump does not parse: {e}"]
+        if len(doc["types"]) != len(btf):
+            return ["JSON dump does not have one object per type"]
+    elif command == "dump-c":
+        if not text.startswith("#ifndef ") or not text.endswith("*/\n"):
+            return ["C dump is not a complete header"]
+    return []
+
+
+def sort_problems(command: str, case: Case, btf: Btf, out: bytes) -> list[str]:
+    """Sorted output parses; a valid input stays valid; plain sort is an idempotent
+    permutation."""
+    from canonbtf.btf.validator import validate
+    from canonbtf.canon import canonicalize
+
+    try:
+        result = reader.parse(out, "output", case.seed.base)
+    except InputError as e:
+        return [f"sorted output does not parse: {e}"]
+    problems = []
+    if case.valid():
+        violations = validate(result)
+        if violations:
+            problems.append(f"valid input, invalid output: {violations[0]}")
+    if command == "sort-dedup":
+        if len(result) > len(btf):
+            problems.append("dedup output has more types than the input")
+        return problems
+    if len(result) != len(btf):
+        problems.append("sort output does not have the input's number of types")
+    order = "name" if command == "sort-name" else "kind"
+    if writer.write(canonicalize(result, order=order)) != out:
+        problems.append("sorting the output again changes it")
+    return problems
