@@ -273,16 +273,20 @@ def test_stdout_output_and_shuffle_variable(tmp_path):
     assert bad.returncode == 2 and SHUFFLE_ENV in bad.stderr
 
 
-def test_kernel_accepts_the_output():
+@pytest.mark.parametrize("path", object_ids(OBJECTS))
+def test_output_is_valid_and_the_kernel_accepts_it(path):
+    from canonbtf.btf.validator import validate
+
+    blob = encoded(path)
+    assert validate(reader.parse(blob)) == []
     if os.geteuid() != 0:
         pytest.skip("BPF_BTF_LOAD needs root")
     from canonbtf.btf.kernel import load_btf
 
-    for path in (MULTI_UNIT, GOLDEN / "obj" / "unsupported.clang-dwarf5.o"):
-        verdict = load_btf(encoded(path))
-        if verdict.accepted is None:
-            pytest.skip(verdict.summary())
-        assert verdict.accepted, verdict.summary() + "\n" + verdict.log_tail
+    verdict = load_btf(blob)
+    if verdict.accepted is None:
+        pytest.skip(verdict.summary())
+    assert verdict.accepted, verdict.summary() + "\n" + verdict.log_tail
 
 
 # -- the real kernel, sampled ---------------------------------------------------------

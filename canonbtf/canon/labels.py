@@ -49,10 +49,15 @@ def scalars(t: Type, name: Callable[[int], str]) -> tuple:
     return ()
 
 
+def label_head(t: Type, name: Callable[[int], str], order: str = "kind") -> tuple:
+    """The label without its scalars: (kind, vlen, name, kind_flag, size), or with the name
+    first for the name order. Most types are told apart by this alone."""
+    size = t.size_or_type if t.kind in f.SIZED_KINDS else 0
+    if order == "name":
+        return (name(t.name_off), t.kind, t.vlen, t.kflag, size)
+    return (t.kind, t.vlen, name(t.name_off), t.kflag, size)
+
+
 def label(t: Type, name: Callable[[int], str], order: str = "kind") -> tuple:
     """The full label of `t`, ordered for `order` ("kind" or "name")."""
-    size = t.size_or_type if t.kind in f.SIZED_KINDS else 0
-    type_name = name(t.name_off)
-    if order == "name":
-        return (type_name, t.kind, t.vlen, t.kflag, size, scalars(t, name))
-    return (t.kind, t.vlen, type_name, t.kflag, size, scalars(t, name))
+    return (*label_head(t, name, order), scalars(t, name))

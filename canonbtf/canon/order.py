@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..btf.model import Btf
-from .labels import label
+from .labels import label_head, scalars
 from .refine import Partition
 
 EdgesOf = Callable[[int], tuple]
@@ -38,8 +38,10 @@ def forward_partition(
     all_types = btf.all_types()
     name = btf.names
     rank = list(range(btf.last_id + 1))
-    keys = [label(all_types[n], name, order) for n in nodes]
-    partition = Partition(nodes, keys, rank, offset)
+    heads = [label_head(all_types[n], name, order) for n in nodes]
+    partition = Partition(nodes, heads, rank, offset)
+    # The label's scalars only matter between types whose heads are equal.
+    partition.refine(lambda node: scalars(all_types[node], name), {})
     edges = {n: edges_of(n) for start in partition.block_end for n in partition.members(start)}
     rank_of = rank.__getitem__
 

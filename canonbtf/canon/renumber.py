@@ -30,29 +30,32 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
     base = btf.base
     start = btf.strings.start
     names = btf.names
-    base_offset = base.strings.offset_of if base is not None else None
-    offset_of: dict[str, int] = {"": 0}
-    new_name: dict[int, int] = {}
-    chunks = [b"\0"] if base is None else []
-    pos = start + len(chunks)
+    offsets: list[int] = []
+    append = offsets.append
+    extend = offsets.extend
     for old in order:
         t = own[old - first]
-        offs = [t.name_off, *[item[0] for item in t.items]] if t.kind in NAMED_ITEMS \
-            else (t.name_off,)
-        for off in offs:
-            if off in new_name:
-                continue
-            name = names(off)
-            new_off = offset_of.get(name)
-            if new_off is None and base_offset is not None:
-                new_off = base_offset(name)
-            if new_off is None:
-                new_off = pos
-                raw = name.encode("latin-1") + b"\0"
-                chunks.append(raw)
-                pos += len(raw)
-            offset_of[name] = new_off
-            new_name[off] = new_off
-    table = StringTable(b"".join(chunks), start)
+        append(t.name_off)
+        if t.kind in NAMED_ITEMS:
+            extend([item[0] for item in t.items])
+    offsets = list(dict.fromkeys(offsets))
+    ordered_names = list(dict.fromkeys(map(names, offsets)))
+    offset_of: dict[str, int] = {"": 0}
+    if base is not None:
+        for name in ordered_names:
+            base_off = base.strings.offset_of(name)
+            if base_off is not None:
+                offset_of[name] = base_off
+    chunks = [b""] if base is None else []  # base BTF's section starts with a NUL
+    pos = start + len(chunks)
+    for name in ordered_names:
+        if name not in offset_of:
+            offset_of[name] = pos
+            raw = name.encode("latin-1")
+            chunks.append(raw)
+            pos += len(raw) + 1
+    data = b"\0".join(chunks) + b"\0" if chunks else b""
+    new_name = dict(zip(offsets, map(offset_of.__getitem__, map(names, offsets))))
+    table = StringTable(data, start)
     types = [own[old - first].remap(new_id, new_name) for old in order]
     return Btf(types, table, base, btf.byteorder, btf.header_tail, btf.layout)

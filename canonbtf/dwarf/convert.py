@@ -74,6 +74,7 @@ class UnitConverter:
         self.skips = skips
         self.records: list[Record | None] = [None]  # index 0: void
         self.local: dict[int, int] = {}  # DIE offset -> record number, 0 void, -1 skipped
+        self.owners: list[int | None] = [None]  # record number -> the DIE it was made for
         self.index_type: int | None = None
 
     def convert(self) -> list[Record | None]:
@@ -81,8 +82,8 @@ class UnitConverter:
         dies = self.dies
         for offset in dies:
             self._number(offset)
-        for offset, number in list(self.local.items()):
-            if number > 0 and self.records[number] is None:
+        for number, offset in enumerate(self.owners):
+            if offset is not None:
                 self.records[number] = self._record(dies[offset])
         return self.records
 
@@ -129,6 +130,7 @@ class UnitConverter:
                     return _FAILED
         number = len(self.records)
         self.records.append(None)
+        self.owners.append(offset)
         self.local[offset] = number
         return number
 
@@ -162,6 +164,7 @@ class UnitConverter:
                         return number
             self.index_type = len(self.records)
             self.records.append((f.INT, "int", 0, 4, (f.INT_SIGNED << 24) | 32, ()))
+            self.owners.append(None)
         return self.index_type
 
     # -- records ----------------------------------------------------------------------

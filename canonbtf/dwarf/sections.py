@@ -1,10 +1,11 @@
 """The DWARF of an ELF file: its sections as bytes and its units, read once in the parent.
 
-pyelftools reads the ELF (sections, compression, relocations of ET_REL objects) and the
-unit headers; only the sections the type encoder needs are loaded, because pyelftools'
-`get_dwarf_info()` would read (and relocate) every debug section, which on a kernel
-means hundreds of MB of location and line data nobody here uses. Workers forked after
-`open_dwarf()` share these bytes copy-on-write, so each section is read once per run.
+pyelftools reads the ELF (sections, compression, relocations of ET_REL objects); only the
+sections the type encoder needs are loaded, because pyelftools' `get_dwarf_info()` would
+read (and relocate) every debug section, which on a kernel means hundreds of MB of
+location and line data nobody here uses. Unit headers are read here (`list_units`).
+Workers forked after `open_dwarf()` share these bytes copy-on-write, so each section is
+read once per run.
 """
 
 from __future__ import annotations
@@ -154,31 +155,61 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
 
 
 def list_units(dwarf: DwarfFile) -> list[Unit]:
-    """Every unit of .debug_info from its header, checking what this encoder can read."""
+    """Every unit of .debug_info from its header, checking what this encoder can read.
+
+    Read here rather than through pyelftools' iter_CUs, which rejects an unknown DWARF
+    version with a bare assertion message and builds an object per unit.
+    """
+    data = dwarf.info
+    order = "<" if dwarf.little_endian else ">"
     units = []
-    info_size = len(dwarf.info)
+    size = len(data)
     abbrev_size = len(dwarf.abbrev)
-    for cu in dwarf.dwarfinfo.iter_CUs():
-        header = cu.header
-        version = header["version"]
-        where = f"unit at .debug_info offset {cu.cu_offset:#x}"
+    offset = 0
+    while offset < size:
+        where = f"unit at .debug_info offset {offset:#x}"
+        if offset + 4 > size:
+            raise dwarf.error(f"{where}: truncated unit header")
+        (length,) = struct.unpack_from(order + "I", data, offset)
+        pos = offset + 4
+        offset_size = 4
+        if length == 0xFFFFFFFF:
+            if pos + 8 > size:
+                raise dwarf.error(f"{where}: truncated unit header")
+            (length,) = struct.unpack_from(order + "Q", data, pos)
+            pos += 8
+            offset_size = 8
+        elif length >= 0xFFFFFFF0:
+            raise dwarf.error(f"{where}: reserved unit length {length:#x}")
+        end = pos + length
+        if end > size:
+            raise dwarf.error(f"{where}: unit length {length} runs past the end of "
+                              f".debug_info ({size} bytes)")
+        (version,) = struct.unpack_from(order + "H", data, pos)
+        pos += 2
         if not 2 <= version <= 5:
             raise dwarf.error(f"{where}: DWARF version {version} is not supported (2 to 5 are)")
-        unit_type = header.get("unit_type")
-        if version >= 5 and unit_type not in ("DW_UT_compile", "DW_UT_partial"):
-            raw = unit_type if isinstance(unit_type, int) else None
-            label = UNIT_TYPE_NAMES.get(raw, str(unit_type))
-            raise dwarf.error(f"{where}: {label} is not supported")
-        end = cu.cu_offset + cu.size
-        if end > info_size:
-            raise dwarf.error(f"{where}: unit length {cu.size} runs past the end of "
-                              f".debug_info ({info_size} bytes)")
-        abbrev_offset = header["debug_abbrev_offset"]
+        offset_code = order + ("I" if offset_size == 4 else "Q")
+        if version >= 5:
+            unit_type, address_size = data[pos], data[pos + 1]
+            pos += 2
+            if unit_type not in SUPPORTED_UNIT_TYPES:
+                label = UNIT_TYPE_NAMES.get(unit_type, f"unit type {unit_type:#x}")
+                raise dwarf.error(f"{where}: {label} is not supported")
+            (abbrev_offset,) = struct.unpack_from(offset_code, data, pos)
+            pos += offset_size
+        else:
+            (abbrev_offset,) = struct.unpack_from(offset_code, data, pos)
+            pos += offset_size
+            address_size = data[pos]
+            pos += 1
+        if pos > end:
+            raise dwarf.error(f"{where}: truncated unit header")
         if abbrev_offset >= abbrev_size:
             raise dwarf.error(f"{where}: abbreviation table offset {abbrev_offset:#x} is past "
                               f"the end of .debug_abbrev")
-        units.append(Unit(
-            offset=cu.cu_offset, end=end, die_offset=cu.cu_die_offset, version=version,
-            offset_size=8 if cu.structs.dwarf_format == 64 else 4,
-            address_size=header["address_size"], abbrev_offset=abbrev_offset))
+        units.append(Unit(offset=offset, end=end, die_offset=pos, version=version,
+                          offset_size=offset_size, address_size=address_size,
+                          abbrev_offset=abbrev_offset))
+        offset = end
     return units

@@ -136,15 +136,16 @@ class _Header:
         types = btf.all_types()
         self.types = types
         self.first_id = btf.first_id
-        name = btf.name
-        self.names = [name(t.name_off) if t is not None else "" for t in types]
+        # A C-level lookup where every offset is this BTF's own.
+        self._string = btf.strings.lookup if base is None else btf.name
+        own_names = [self._string(t.name_off) for t in btf.types]
+        self.names = (base.names if base is not None else [""]) + own_names
         self.ptr_size = base.ptr_size if base is not None else self._pointer_size()
         self._size: dict[int, int] = {}
         self._align: dict[int, int] = {}
         self._layout: dict[int, tuple[bool, int, int]] = {}
         self._complete: dict[int, list[int]] = {}
         self._specifiers: dict[int, tuple[str | None, bool]] = {}
-        self._strings: dict[int, str] = {}
         # Display names that differ from the BTF name (the `___N` suffixes); a module's
         # header starts from its base's.
         self.display: dict[int, str] = dict(base.display) if base is not None else {}
@@ -443,12 +444,6 @@ class _Header:
             largest = max(largest, -(-bits // 8) if bits else self.size_of(mtype))
         return _round_up(largest, align)
 
-    def _string(self, offset: int) -> str:
-        name = self._strings.get(offset)
-        if name is None:
-            name = self._strings[offset] = self.btf.name(offset)
-        return name
-
     def _padding(self, parts: list[str], cur: int, end: int, indent: str, packed: bool) -> None:
         """Unnamed bit-fields that take the layout from bit `cur` to bit `end`.
 
@@ -487,7 +482,7 @@ class _Header:
         suffix = "LL" if signed else "ULL"
         occurrences = self._enumerators
         suffixes = self._suffixes
-        name_of = self.btf.name
+        name_of = self._string
         for name_off, value in t.items:
             enumerator = name_of(name_off)
             dup = suffixes.get(len(occurrences))
@@ -803,7 +798,7 @@ class _Header:
     # ---- order ----
 
     def _complete_deps(self, tid: int) -> list[int]:
-        """Definitions that must be complete for a by-value use of typedef `tid`."""
+        """Own definitions that must come before a by-value use of typedef `tid`."""
         cached = self._complete.get(tid)
         if cached is not None:
             return cached
@@ -812,6 +807,7 @@ class _Header:
         stack = [self.types[tid].size_or_type]
         types = self.types
         names = self.names
+        first = self.first_id
         while stack:
             r = stack.pop()
             t = types[r]
@@ -819,11 +815,13 @@ class _Header:
                 continue
             kind = t.kind
             if kind == f.TYPEDEF:
-                out.append(r)
+                if r >= first and names[r] not in _BUILTIN_TYPEDEFS:
+                    out.append(r)
                 out.extend(self._complete_deps(r))
             elif kind in _TAG_KINDS or kind == f.FWD:
                 if names[r]:
-                    out.append(r)
+                    if r >= first:
+                        out.append(r)
                 elif kind == f.STRUCT or kind == f.UNION:
                     stack.extend(m[1] for m in t.items)
             elif kind == f.ARRAY:
@@ -833,27 +831,30 @@ class _Header:
         self._complete[tid] = out
         return out
 
-    def _dependencies(self, d: int) -> tuple[list[int], list[int]]:
+    def _dependencies(self, d: int) -> tuple[set[int], list[int]]:
         """(definitions needed before d, struct/union tags d needs declared)."""
         types = self.types
         first = self.first_id
-        before: list[int] = []
+        names = self.names
+        before: set[int] = set()
         declared: list[int] = []
         for r, mode in self.refs[d]:
-            if r == d or r < first:
+            if r < first:
                 continue
             kind = types[r].kind
             if kind == f.STRUCT or kind == f.UNION:
-                (before if mode == _VALUE else declared).append(r)
-            elif kind == f.TYPEDEF:
-                if self.names[r] not in _BUILTIN_TYPEDEFS:
-                    before.append(r)
                 if mode == _VALUE:
-                    before.extend(c for c in self._complete_deps(r)
-                                  if c != d and c >= first
-                                  and self.names[c] not in _BUILTIN_TYPEDEFS)
+                    before.add(r)
+                elif r != d:
+                    declared.append(r)
+            elif kind == f.TYPEDEF:
+                if names[r] not in _BUILTIN_TYPEDEFS:
+                    before.add(r)
+                if mode == _VALUE:
+                    before.update(self._complete_deps(r))
             else:
-                before.append(r)
+                before.add(r)
+        before.discard(d)
         return before, declared
 
     def order(self) -> tuple[list[int], list[int]]:
@@ -867,9 +868,7 @@ class _Header:
         declared_needs: dict[int, list[int]] = {}
         users: dict[int, list[int]] = {d: [] for d in defs}
         for d in defs:
-            before, declared = self._dependencies(d)
-            needs[d] = set(before)
-            declared_needs[d] = declared
+            needs[d], declared_needs[d] = self._dependencies(d)
             for dep in needs[d]:
                 users[dep].append(d)
         key = self._placement_keys(needs, users)

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""How much of a vmlinux.h changes between two kernels, against what had to change.
+
+For each pair of kernels (default: corpus 6.1.192 -> 6.12.113, plus the ones given with
+--pair) this prints the changed lines of `diff old.h new.h` (lines starting with < or >) and
+the bound `diff <(sort old.h) <(sort new.h)`: the lines whose text changed, wherever they
+are. The ratio is 1 when only the lines of types that changed move. Both our header and
+bpftool's (the installed one, named in the output) are measured.
+
+Goal (issue 6): ours <= 1.1 x the bound.
+Usage: tools/header_stability.py [--pair OLD.btf NEW.btf]...
+  (older Debian kernels: tools/kernel_image_btf.py extracts the BTF of a linux-image .deb)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import CORPUS, canonbtf_argv, need  # noqa: E402
+
+DEFAULT_PAIR = (CORPUS / "vmlinux-6.1.0-56-cloud-amd64.btf",
+                CORPUS / "vmlinux-6.12.113-cloud-amd64.btf")
+C_LOCALE = {**os.environ, "LC_ALL": "C"}
+
+
+def changed_lines(old: Path, new: Path) -> int:
+    """Lines `diff old new` reports as removed or added."""
+    proc = subprocess.run(["diff", str(old), str(new)], capture_output=True, env=C_LOCALE)
+    if proc.returncode > 1:
+        sys.exit(f"header_stability: diff failed: {proc.stderr.decode(errors='replace')}")
+    return sum(1 for line in proc.stdout.splitlines() if line[:1] in (b"<", b">"))
+
+
+def sorted_copy(path: Path, tmp: Path) -> Path:
+    out = tmp / (path.name + ".sorted")
+    with open(out, "wb") as fh:
+        subprocess.run(["sort", str(path)], stdout=fh, check=True, env=C_LOCALE)
+    return out
+
+
+def headers(btf: Path, tmp: Path, bpftool: str) -> tuple[Path, Path]:
+    """(our header, bpftool's header) of `btf`, written under `tmp`."""
+    ours = tmp / f"{btf.name}.canonbtf.h"
+    subprocess.run(canonbtf_argv("dump", str(btf), "--format", "c", "-o", str(ours)),
+                   check=True)
+    theirs = tmp / f"{btf.name}.bpftool.h"
+    with open(theirs, "wb") as fh:
+        subprocess.run([bpftool, "btf", "dump", "file", str(btf), "format", "c"], stdout=fh,
+                       check=True)
+    return ours, theirs
+
+
+def bpftool_version(bpftool: str) -> str:
+    out = subprocess.run([bpftool, "version"], capture_output=True, text=True).stdout
+    return out.splitlines()[0] if out else "bpftool (unknown version)"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pair", nargs=2, action="append", metavar=("OLD", "NEW"), default=[],
+                    help="another pair of kernels' BTF (raw or ELF) to compare")
+    args = ap.parse_args()
+    bpftool = need("bpftool")
+    pairs = [DEFAULT_PAIR] + [(Path(a), Path(b)) for a, b in args.pair]
+    missing = [p for pair in pairs for p in pair if not p.exists()]
+    if missing:
+        sys.exit(f"header_stability: {missing[0]} not found")
+    print(f"bpftool: {bpftool_version(bpftool)}")
+    print(f"{'old -> new':58} {'':8} {'diff':>7} {'bound':>7} {'ratio':>6}")
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        for old, new in pairs:
+            old_h = headers(old, tmp, bpftool)
+            new_h = headers(new, tmp, bpftool)
+            label = f"{old.name} -> {new.name}"
+            for who, a, b in (("canonbtf", old_h[0], new_h[0]), ("bpftool", old_h[1], new_h[1])):
+                diff = changed_lines(a, b)
+                bound = changed_lines(sorted_copy(a, tmp), sorted_copy(b, tmp))
+                ratio = diff / bound if bound else float("nan")
+                print(f"{label:58} {who:8} {diff:7} {bound:7} {ratio:6.2f}")
+                label = ""
+
+
+if __name__ == "__main__":
+    main()
