@@ -75,6 +75,11 @@ def cmd_dump(args: argparse.Namespace) -> int:
         from .emit.json import dump_json as emit
     else:
         from .emit.c import dump_c as emit
+        from .emit.c_shape import c_shape_problem
+
+        problem = c_shape_problem(btf)
+        if problem:
+            raise InputError(args.input, f"cannot be written as C: {problem}")
     with _text_output(args.output) as out:
         emit(btf, out)
     return EXIT_OK
@@ -86,10 +91,12 @@ def cmd_sort(args: argparse.Namespace) -> int:
     from .output import write_atomically
 
     btf = reader.load_with_base(args.input, args.base)
-    if args.output is None:
+    if args.output is None or args.output == "-":
         if sys.stdout.isatty():
             raise InputError(None, "refusing to write binary BTF to a terminal; give -o OUT")
-    elif not args.in_place:
+    elif args.in_place:
+        refuse_overwriting_input(args.output, [args.base])
+    else:
         refuse_overwriting_input_paths(args)
     result = canonicalize(btf, dedup=args.dedup, order=args.order)
     write_atomically(args.output, writer.write(result))
@@ -130,7 +137,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
     kinds = ", ".join(f"{kind} {count}" for kind, count in kind_counts(btf).items())
     seconds = stats.seconds_workers + stats.seconds_merge
     print(f"canonbtf: {args.input}: {len(btf)} types ({kinds}) from {stats.units} units, "
-          f"{len(data)} bytes, {seconds:.1f}s", file=sys.stderr)
+          f"{len(data)} bytes, {seconds:.1f}s (units {stats.seconds_workers:.1f}s, "
+          f"merge {stats.seconds_merge:.1f}s)", file=sys.stderr)
     if stats.skips:
         skipped = "; ".join(f"{reason} x{count}" for reason, count in sorted(stats.skips.items()))
         print(f"canonbtf: {args.input}: skipped: {skipped}", file=sys.stderr)
@@ -221,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _inputs(args: argparse.Namespace) -> str:
+    if hasattr(args, "old"):
+        return f"{args.old}, {args.new}"
+    return args.input
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -228,6 +242,15 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except InputError as e:
         print(f"canonbtf: {e}", file=sys.stderr)
+        return EXIT_TROUBLE
+    except RecursionError:
+        # The layers follow references recursively where real BTF nests a few dozen deep;
+        # input nested thousands deep ends here rather than in a traceback.
+        print(f"canonbtf: {_inputs(args)}: types are nested too deeply to process",
+              file=sys.stderr)
+        return EXIT_TROUBLE
+    except MemoryError:
+        print(f"canonbtf: {_inputs(args)}: out of memory", file=sys.stderr)
         return EXIT_TROUBLE
     except KeyboardInterrupt:
         print("canonbtf: interrupted", file=sys.stderr)

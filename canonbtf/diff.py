@@ -169,6 +169,9 @@ class _Side:
             return text
         outer = self._touched
         self._touched = False
+        # Malformed BTF can have a prototype take itself as a parameter: the inner
+        # mention reads this placeholder instead of recursing without end.
+        self._expr[type_id] = "..."
         text = self._render(type_id, "", 0)
         if self._touched:
             self._touches_dup.add(type_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -11,9 +12,15 @@ from typing import BinaryIO
 
 from .errors import InputError
 
+TEMP_PREFIX = ".canonbtf-"
+NEW_FILE_MODE = 0o644
 
-def refuse_overwriting_input(out_path: str, in_paths: list[str]) -> None:
-    """An output that would replace one of the inputs is an error (the input would be lost)."""
+
+def refuse_overwriting_input(out_path: str, in_paths: list[str | None]) -> None:
+    """An output that would replace one of the inputs is an error (the input would be lost).
+
+    Compared by device and inode, so a symlink or a hard link to an input counts as it.
+    """
     if not os.path.exists(out_path):
         return
     for in_path in in_paths:
@@ -23,25 +30,54 @@ def refuse_overwriting_input(out_path: str, in_paths: list[str]) -> None:
 
 @contextlib.contextmanager
 def atomic_output(path: str | None) -> Iterator[BinaryIO]:
-    """A binary stream for `path` (stdout when None or '-') that appears only when complete."""
+    """A binary stream for `path` (stdout when None or '-') that appears only when complete.
+
+    A symlink is followed, so the file it points to is replaced, as a plain write would
+    do. A path that is a device or a pipe (/dev/stdout, a FIFO) cannot be replaced by
+    renaming and is written straight through. Failing to write is an InputError; on any
+    error the temporary file is removed and an existing file at `path` is left as it was.
+    """
     if path is None or path == "-":
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
+    target = os.path.realpath(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".canonbtf-", suffix=".tmp", dir=directory)
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InputError(path, "output is a directory")
+    if mode is not None and not stat.S_ISREG(mode):
+        with _writing(path), open(target, "wb") as fh:
+            yield fh
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp",
+                                   dir=os.path.dirname(target))
     except OSError as e:
         raise InputError(path, f"cannot create output: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        with _writing(path):
+            with os.fdopen(fd, "wb") as fh:
+                yield fh
+            os.chmod(tmp, stat.S_IMODE(mode) if mode is not None else NEW_FILE_MODE)
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def _writing(path: str) -> Iterator[None]:
+    """An OSError while writing (disk full, I/O error, rename refused) names the output."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise InputError(path, f"cannot write output: {e.strerror or e}") from None
 
 
 def write_atomically(path: str | None, data: bytes) -> None:

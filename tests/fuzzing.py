@@ -30,11 +30,12 @@ from pathlib import Path
 from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
 from canonbtf.btf.builder import BtfBuilder
-from canonbtf.btf.model import Btf
+from canonbtf.btf.model import Btf, Type
 from canonbtf.errors import InputError
 
 HEADER_NAMES = ("magic", "version", "flags", "hdr_len", "type_off", "type_len", "str_off",
                 "str_len")
+LAYOUT_NAMES = ("layout_off", "layout_len")  # the 2026 header's extra fields
 OUTPUT_NAME = "out"
 TEMP_PREFIX = ".canonbtf-"
 
@@ -97,6 +98,7 @@ class Seed:
     blob: bytes
     base: Btf | None = None
     base_path: str | None = None
+    elf: bool = False  # inputs are ELF files holding the (mutated) blob as .BTF
     layout: Layout = field(init=False)
 
     def __post_init__(self) -> None:
@@ -104,10 +106,28 @@ class Seed:
         str_start = self.base.strings.end if self.base is not None else 0
         self.layout = Layout(self.blob, first_id, str_start)
 
+    @property
+    def file_bytes(self) -> bytes:
+        """The seed as a file: the blob, or an ELF object holding it."""
+        return elf_wrap(self.blob)[0] if self.elf else self.blob
+
 
 def handmade_seed(byteorder: str = "<") -> Seed:
     name = "handmade" if byteorder == "<" else "handmade-be"
     return Seed(name, writer.write(handmade_btf(), byteorder))
+
+
+def layout_seed() -> Seed:
+    """The handmade types with the 2026 header (32 bytes) and a layout section, which
+    the reader keeps as opaque bytes."""
+    btf = handmade_btf()
+    btf.header_tail = bytes(8)
+    btf.layout = bytes(range(1, 21))
+    return Seed("handmade-layout", writer.write(btf))
+
+
+def elf_seed() -> Seed:
+    return Seed("handmade-elf", writer.write(handmade_btf()), elf=True)
 
 
 def split_seed(name: str, module: Path, base_path: Path, base: Btf) -> Seed:
@@ -140,6 +160,9 @@ class Layout:
         self.header = f.header_struct(self.byteorder)
         fields = self.header.unpack_from(blob)
         self.fields = dict(zip(HEADER_NAMES, fields))
+        if self.fields["hdr_len"] >= f.HEADER_LEN_WITH_LAYOUT:
+            words = struct.unpack_from(self.byteorder + "II", blob, f.HEADER_LEN)
+            self.fields.update(zip(LAYOUT_NAMES, words))
         self.size = len(blob)
         self.first_id = first_id
         self.str_start = str_start
@@ -222,9 +245,12 @@ def _put(data: bytearray, lay: Layout, offset: int, value: int) -> None:
 
 
 def _set_header(data: bytearray, lay: Layout, name: str, value: int) -> None:
-    index = HEADER_NAMES.index(name)
-    offset = struct.calcsize(lay.byteorder + f.HEADER_FIELDS[:index])
-    width = struct.calcsize(f.HEADER_FIELDS[index])
+    if name in LAYOUT_NAMES:
+        offset, width = f.HEADER_LEN + 4 * LAYOUT_NAMES.index(name), 4
+    else:
+        index = HEADER_NAMES.index(name)
+        offset = struct.calcsize(lay.byteorder + f.HEADER_FIELDS[:index])
+        width = struct.calcsize(f.HEADER_FIELDS[index])
     if offset + width <= len(data):
         data[offset : offset + width] = (value % (1 << 8 * width)).to_bytes(
             width, _ENDIAN[lay.byteorder])
@@ -249,7 +275,8 @@ def flip_bits(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
 
 
 def set_header_field(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
-    name = rnd.choice(HEADER_NAMES[3:] * 3 + HEADER_NAMES[:3])
+    name = rnd.choice(HEADER_NAMES[3:] * 3 + HEADER_NAMES[:3]
+                      + (LAYOUT_NAMES * 3 if "layout_off" in lay.fields else ()))
     value = rnd.choice([_interesting(rnd, lay.fields[name], lay), 24, 28, 32, 36])
     _set_header(data, lay, name, value)
     return data
@@ -428,6 +455,84 @@ def splice_bytes(data: bytearray, lay: Layout, rnd: random.Random) -> bytearray:
     return data[:pos] + data[pos + rnd.randint(1, 8) :]
 
 
+# Mutations of the parsed types that mostly keep the BTF valid: new pointer cycles,
+# duplicates for dedup to merge, forward declarations to resolve, renamed types. They
+# reach the code behind the reader and the validator far more often than byte damage.
+
+_NOT_POINTED_AT = frozenset({f.VAR, f.DATASEC, f.DECL_TAG, f.FUNC})
+
+
+def _semantic_step(btf: Btf, rnd: random.Random) -> str:
+    types = btf.types
+    first = btf.first_id
+    all_types = btf.all_types()
+    own = range(first, first + len(types))
+
+    def pick(kinds: frozenset[int] | None = None) -> int | None:
+        ids = [i for i in own if kinds is None or all_types[i].kind in kinds]
+        return rnd.choice(ids) if ids else None
+
+    def pointable() -> int:
+        ids = [i for i in range(len(all_types))
+               if i == 0 or all_types[i].kind not in _NOT_POINTED_AT]
+        return rnd.choice(ids[-400:] if rnd.random() < 0.8 else ids)
+
+    how = rnd.choice(["duplicate", "retarget-pointer", "rename", "enum-value", "wrap",
+                      "anonymous", "forward", "kind-flag"])
+    if how == "duplicate":
+        t = types[pick() - first]
+        types.append(Type(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra,
+                          list(t.items)))
+    elif how == "retarget-pointer":
+        ptr = pick(frozenset({f.PTR}))
+        if ptr is not None:
+            types[ptr - first].size_or_type = pointable()
+    elif how == "rename":
+        named = [i for i in own if all_types[i].name_off]
+        if named:
+            a, b = rnd.choice(named), rnd.choice(named)
+            types[a - first].name_off = all_types[b].name_off
+    elif how == "enum-value":
+        enum = pick(frozenset({f.ENUM, f.ENUM64}))
+        if enum is not None and types[enum - first].items:
+            items = list(types[enum - first].items)
+            i = rnd.randrange(len(items))
+            bits = 64 if types[enum - first].kind == f.ENUM64 else 32
+            items[i] = (items[i][0], rnd.getrandbits(bits))
+            types[enum - first].items = items
+    elif how == "wrap":
+        kind = rnd.choice([f.PTR, f.CONST, f.VOLATILE, f.TYPEDEF])
+        name = types[rnd.randrange(len(types))].name_off if kind == f.TYPEDEF else 0
+        types.append(Type(kind, name, 0, pointable()))
+        ptr = pick(frozenset({f.PTR}))
+        if ptr is not None and rnd.random() < 0.5:
+            types[ptr - first].size_or_type = first + len(types) - 1
+    elif how == "anonymous":
+        aggregate = pick(frozenset({f.STRUCT, f.UNION, f.ENUM}))
+        if aggregate is not None:
+            types[aggregate - first].name_off = 0
+    elif how == "forward":
+        aggregate = pick(frozenset({f.STRUCT, f.UNION}))
+        if aggregate is not None and all_types[aggregate].name_off:
+            t = all_types[aggregate]
+            types.append(Type(f.FWD, t.name_off, int(t.kind == f.UNION), 0, 0, ()))
+            ptr = pick(frozenset({f.PTR}))
+            if ptr is not None:
+                types[ptr - first].size_or_type = first + len(types) - 1
+    else:
+        enum = pick(frozenset({f.ENUM, f.ENUM64, f.FWD}))
+        if enum is not None:
+            types[enum - first].kflag ^= 1
+    return f"semantic {how}"
+
+
+def semantic_mutate(seed: Seed, rnd: random.Random) -> tuple[bytes, list[str]]:
+    """The seed's types changed in one to four mostly-valid ways, written out again."""
+    btf = reader.parse(seed.blob, "seed", seed.base)
+    names = [_semantic_step(btf, rnd) for _ in range(rnd.randint(1, 4))]
+    return writer.write(btf), names
+
+
 # In-place mutations keep every record where the layout says it is, so several can be
 # combined; the others change the blob's shape and come last.
 IN_PLACE: dict[str, Mutation] = {
@@ -455,6 +560,9 @@ MUTATIONS = {**IN_PLACE, **RESHAPING}
 
 def mutate(seed: Seed, rnd: random.Random) -> tuple[bytes, list[str]]:
     """A mutated copy of the seed and the names of the mutations applied, in order."""
+    if rnd.random() < 0.25:
+        blob, names = semantic_mutate(seed, rnd)
+        return (elf_wrap(blob)[0] if seed.elf else blob), names
     data = bytearray(seed.blob)
     names = []
     in_place = list(IN_PLACE)
@@ -466,7 +574,91 @@ def mutate(seed: Seed, rnd: random.Random) -> tuple[bytes, list[str]]:
         name = rnd.choice(list(RESHAPING))
         data = RESHAPING[name](data, seed.layout, rnd)
         names.append(name)
-    return bytes(data), names
+    if not seed.elf:
+        return bytes(data), names
+    if rnd.random() < 0.5:
+        return elf_wrap(bytes(data))[0], names
+    elf, elf_names = mutate_elf(seed.blob if rnd.random() < 0.5 else bytes(data), rnd)
+    return elf, names + elf_names
+
+
+# ---- ELF files ---------------------------------------------------------------------
+
+ELF_HEADER = struct.Struct("<4sBBBBB7sHHIQQQIHHHHHH")
+SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")
+COMPRESSION_HEADER = struct.Struct("<IIQQ")
+SHF_COMPRESSED = 0x800
+SHT_PROGBITS, SHT_STRTAB = 1, 3
+
+
+def elf_wrap(blob: bytes, compress: bool = False) -> tuple[bytes, dict[str, int]]:
+    """A minimal relocatable ELF64 file whose .BTF section holds `blob` (zlib-compressed
+    when `compress`), and the byte offsets of the fields worth mutating."""
+    import zlib
+
+    names = b"\0.BTF\0.shstrtab\0"
+    flags = 0
+    section = blob
+    if compress:
+        flags = SHF_COMPRESSED
+        section = COMPRESSION_HEADER.pack(1, 0, len(blob), 4) + zlib.compress(blob)
+    btf_off = ELF_HEADER.size
+    names_off = btf_off + len(section)
+    sh_off = (names_off + len(names) + 7) & ~7
+    header = ELF_HEADER.pack(b"\x7fELF", 2, 1, 1, 0, 0, b"\0" * 7, 1, 247, 1, 0, 0, sh_off,
+                             0, ELF_HEADER.size, 0, 0, SECTION_HEADER.size, 3, 2)
+    sections = [
+        SECTION_HEADER.pack(0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+        SECTION_HEADER.pack(1, SHT_PROGBITS, flags, 0, btf_off, len(section), 0, 0, 4, 0),
+        SECTION_HEADER.pack(6, SHT_STRTAB, 0, 0, names_off, len(names), 0, 0, 1, 0),
+    ]
+    data = header + section + names + b"\0" * (sh_off - names_off - len(names))
+    data += b"".join(sections)
+    fields = {"e_ident_class": 4, "e_ident_data": 5, "e_shoff": 0x28, "e_shentsize": 0x3A,
+              "e_shnum": 0x3C, "e_shstrndx": 0x3E, "sections": sh_off, "btf": btf_off,
+              "names": names_off}
+    for i, sec in enumerate(("null", "btf", "shstrtab")):
+        base = sh_off + i * SECTION_HEADER.size
+        for name, rel in (("name", 0), ("type", 4), ("flags", 8), ("offset", 24),
+                          ("size", 32), ("link", 40), ("entsize", 56)):
+            fields[f"{sec}.{name}"] = base + rel
+    if compress:
+        fields["ch_size"] = btf_off + 8
+    return data, fields
+
+
+_ELF_FIELD_WIDTH = {"e_ident_class": 1, "e_ident_data": 1, "e_shoff": 8, "e_shentsize": 2,
+                    "e_shnum": 2, "e_shstrndx": 2, "name": 4, "type": 4, "flags": 8,
+                    "offset": 8, "size": 8, "link": 4, "entsize": 8, "ch_size": 8}
+
+
+def mutate_elf(blob: bytes, rnd: random.Random) -> tuple[bytes, list[str]]:
+    """`blob` wrapped as ELF, with the ELF part itself damaged in one way."""
+    compress = rnd.random() < 0.3
+    data, fields = elf_wrap(blob, compress)
+    data = bytearray(data)
+    how = rnd.randrange(3)
+    if how == 0:
+        name = rnd.choice([n for n in fields if n not in ("sections", "btf", "names")])
+        width = _ELF_FIELD_WIDTH[name.rpartition(".")[2]]
+        value = rnd.choice([0, 1, 2, 3, 8, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 1 << 40,
+                            (1 << 8 * width) - 1, len(data), len(data) + 1,
+                            SHF_COMPRESSED, rnd.getrandbits(8 * width)])
+        offset = fields[name]
+        data[offset : offset + width] = (value % (1 << 8 * width)).to_bytes(width, "little")
+        label = f"elf-field {name}"
+    elif how == 1:
+        for _ in range(rnd.randint(1, 8)):
+            region = rnd.choice([(0, ELF_HEADER.size), (fields["sections"], len(data))])
+            data[rnd.randrange(*region)] ^= 1 << rnd.randrange(8)
+        label = "elf-flip-bits"
+    else:
+        cuts = sorted({0, 4, 16, ELF_HEADER.size, fields["btf"] + 8, fields["names"],
+                       fields["sections"], fields["sections"] + SECTION_HEADER.size,
+                       len(data) - 1})
+        data = data[: rnd.choice(cuts)]
+        label = "elf-truncate"
+    return bytes(data), [("compressed " if compress else "") + label]
 
 
 # ---- running a command ----------------------------------------------------------------
@@ -615,7 +807,7 @@ class Case:
 
     def write(self) -> None:
         self.input_path.write_bytes(self.blob)
-        self.seed_path.write_bytes(self.seed.blob)
+        self.seed_path.write_bytes(self.seed.file_bytes)
 
     def argv(self, command: str) -> list[str]:
         return command_argv(command, str(self.input_path), str(self.out_path),
@@ -625,7 +817,10 @@ class Case:
         """The input as the reader sees it (None when it rejects it)."""
         if self._parsed is None and not self._rejected:
             try:
-                self._parsed = reader.parse(self.blob, "input", self.seed.base)
+                data = self.blob
+                if data[:4] == reader.ELF_MAGIC:
+                    data = reader.elf_section("input", data, ".BTF")
+                self._parsed = reader.parse(data, "input", self.seed.base)
             except InputError:
                 self._rejected = True
         return self._parsed

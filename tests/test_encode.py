@@ -21,10 +21,12 @@ import pytest
 
 from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
+from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
 from canonbtf.canon import canonicalize
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.encode import SHUFFLE_ENV, encode_dwarf, encode_file
+from canonbtf.dwarf.merge import resolve_and_merge
 from canonbtf.dwarf.reference import ReferenceReader
 from canonbtf.dwarf.sections import open_dwarf
 from canonbtf.emit.raw import dump_raw
@@ -116,6 +118,48 @@ def test_never_defined_declarations_stay():
     for line in ("FWD 'opaque' fwd_kind=struct", "FWD 'opaque_union' fwd_kind=union",
                  "FWD 'never_defined' fwd_kind=struct"):
         assert line in text
+
+
+def mutual_declarations(second_b_layout: bool) -> Btf:
+    """Three units' types side by side: unit 1 defines A and declares B, unit 2 defines B
+    and declares A, unit 3 defines both (B with another layout if asked)."""
+    b = BtfBuilder()
+    i32 = b.int("int", 4, f.INT_SIGNED)
+    fwd_b = b.fwd("B")
+    b.struct("A", 8, [("b", b.ptr(fwd_b), 0)])
+    fwd_a = b.fwd("A")
+    b.struct("B", 8, [("a", b.ptr(fwd_a), 0)])
+    ptr_a3 = b.ptr(0)
+    b3_members = [("a", ptr_a3, 0)] + ([("x", i32, 64)] if second_b_layout else [])
+    b3 = b.struct("B", 16 if second_b_layout else 8, b3_members)
+    a3 = b.struct("A", 8, [("b", b.ptr(b3), 0)])
+    b.types[ptr_a3 - 1].size_or_type = a3
+    return b.build()
+
+
+def test_declarations_resolve_even_when_each_unit_declares_the_other():
+    """The parent's merge resolves a FWD while its name's definitions are one type under
+    that same hypothesis (greatest fixpoint); resolving only names already unambiguous
+    (least fixpoint) would keep two A and two B here."""
+    merged = canonicalize(resolve_and_merge(mutual_declarations(False)), dedup=True)
+    assert sorted(f.kind_name(t.kind) for t in merged.types) == [
+        "INT", "PTR", "PTR", "STRUCT", "STRUCT"]
+
+
+def test_declarations_of_an_ambiguous_name_stay():
+    merged = canonicalize(resolve_and_merge(mutual_declarations(True)), dedup=True)
+    kinds = [(f.kind_name(t.kind), merged.name(t.name_off)) for t in merged.types]
+    # Two layouts of B: FWD B cannot resolve, so the A holding a FWD B differs from the A
+    # holding the second B, and FWD A cannot resolve either.
+    assert kinds.count(("STRUCT", "B")) == 2 and kinds.count(("STRUCT", "A")) == 2
+    assert ("FWD", "B") in kinds and ("FWD", "A") in kinds
+
+
+def test_progress_goes_to_stderr_when_asked(capsys):
+    encode_dwarf(open_dwarf(str(MULTI_UNIT)), 2, progress=True)
+    err = capsys.readouterr().err
+    assert f"encoding: {len(open_dwarf(str(MULTI_UNIT)).units)}/" in err
+    assert err.endswith("\n")
 
 
 # -- pahole as the judge ---------------------------------------------------------------
@@ -225,21 +269,27 @@ def test_unreadable_dwarf_is_one_line_and_no_output(tmp_path, patch, message, jo
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"not an elf at all\n", "not an ELF file"),
-    (None, "no .debug_info section"),
-])
-def test_bad_input_files(tmp_path, content, message):
+def compile_c(path: Path, *flags: str) -> None:
+    subprocess.run([need_tool("gcc"), "-c", "-x", "c", "-o", str(path), *flags, "-"],
+                   input=b"struct s { int a; long b; } v;\n", check=True,
+                   capture_output=True)
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: p.write_bytes(b"not an elf at all\n"), "not an ELF file"),
+    (lambda p: compile_c(p), "no .debug_info section"),
+    (lambda p: compile_c(p, "-g", "-gdwarf-4", "-fdebug-types-section"),
+     "has DWARF 4 type units (.debug_types"),
+    (lambda p: compile_c(p, "-g", "-gdwarf-5", "-fdebug-types-section"),
+     "has several .debug_info sections (COMDAT type units"),
+], ids=["not-elf", "no-debug-info", "dwarf4-type-units", "dwarf5-type-units"])
+def test_bad_input_files(tmp_path, make, message):
     path = tmp_path / "input"
-    if content is None:
-        subprocess.run([need_tool("gcc"), "-c", "-x", "c", "-o", str(path), "-"],
-                       input=b"int x;\n", check=True, capture_output=True)
-    else:
-        path.write_bytes(content)
+    make(path)
     out = tmp_path / "out.btf"
     result = run_cli("encode", "-o", str(out), str(path))
     assert result.returncode == 2
-    assert result.stderr == f"canonbtf: {path}: {message}" + result.stderr.split(message)[1]
+    assert result.stderr.startswith(f"canonbtf: {path}: {message}")
     assert result.stderr.count("\n") == 1
     assert not out.exists()
 
@@ -260,6 +310,18 @@ def test_failing_worker_stops_the_run_without_orphans(tmp_path):
     dwarf = open_dwarf(str(path))
     with pytest.raises(InputError, match="abbreviation code 126"):
         encode_dwarf(dwarf, 2)
+    assert multiprocessing.active_children() == []
+
+
+def test_worker_that_dies_stops_the_run_without_orphans(monkeypatch):
+    import multiprocessing
+
+    from canonbtf.dwarf import encode
+    from canonbtf.errors import InputError
+
+    monkeypatch.setattr(encode._Worker, "encode_batch", lambda *args: os._exit(3))
+    with pytest.raises(InputError, match="worker process died unexpectedly"):
+        encode_dwarf(open_dwarf(str(MULTI_UNIT)), 2)
     assert multiprocessing.active_children() == []
 
 

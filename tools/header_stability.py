@@ -72,7 +72,7 @@ def main() -> None:
     if missing:
         sys.exit(f"header_stability: {missing[0]} not found")
     print(f"bpftool: {bpftool_version(bpftool)}")
-    print(f"{'old -> new':58} {'':8} {'diff':>7} {'bound':>7} {'ratio':>6}")
+    print(f"{'old -> new':70} {'':8} {'diff':>7} {'bound':>7} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for old, new in pairs:
@@ -83,7 +83,7 @@ def main() -> None:
                 diff = changed_lines(a, b)
                 bound = changed_lines(sorted_copy(a, tmp), sorted_copy(b, tmp))
                 ratio = diff / bound if bound else float("nan")
-                print(f"{label:58} {who:8} {diff:7} {bound:7} {ratio:6.2f}")
+                print(f"{label:70} {who:8} {diff:7} {bound:7} {ratio:6.2f}")
                 label = ""
 
 

@@ -20,6 +20,10 @@ from .strings import StringTable
 
 ELF_MAGIC = b"\x7fELF"
 DEFAULT_INPUT = "/sys/kernel/btf/vmlinux"
+# A compressed section inflates to its declared size, which is checked first: zlib makes
+# at most about 1032 bytes per input byte, and no BTF comes near 1 GiB.
+MAX_INFLATE = 1032
+MAX_INFLATED = 1 << 30
 
 
 def read_file(path: str) -> bytes:
@@ -65,6 +69,9 @@ def elf_section(path: str, data: bytes, name: str) -> bytes:
         if offset + size > len(data):
             raise InputError(path, f"ELF section {name} (byte offset {offset}, size {size}) "
                              f"runs past the end of the file ({len(data)} bytes)")
+        if section.compressed and section.data_size > min(MAX_INFLATE * size, MAX_INFLATED):
+            raise InputError(path, f"compressed ELF section {name} claims {section.data_size} "
+                             f"bytes from {size}, more than zlib or any BTF can make")
         return section.data()
     except InputError:
         raise

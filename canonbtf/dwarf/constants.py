@@ -79,7 +79,6 @@ CHILD_TAGS = frozenset({
 UNIT_TAGS = frozenset({TAG_compile_unit, TAG_partial_unit})
 
 # Attributes.
-AT_sibling = 0x01
 AT_name = 0x03
 AT_byte_size = 0x0B
 AT_bit_offset = 0x0C

@@ -18,8 +18,8 @@ The mapping (checked against pahole 1.24 on the golden objects):
   indexed by the unit's `int` (a 4-byte signed `int` when it has none, as pahole does).
 - enums: ENUM up to 4 bytes (kind_flag when a value is negative), ENUM64 above
   (kind_flag when the underlying type is signed); a declaration is an empty 4-byte ENUM.
-- subroutine types: FUNC_PROTO; unnamed parameters; `...` or a non-prototyped `()` ends
-  with the {0, void} item.
+- subroutine types: FUNC_PROTO, parameters named as DWARF names them (usually not);
+  `...` or a non-prototyped `()` ends with the {0, void} item.
 Anything else that is a type is skipped and counted by tag; so are typedefs, qualifiers,
 arrays and prototypes holding a skipped type by value. A pointer to a skipped type points
 to void; a member of a skipped type is left out of its struct (counted).
@@ -60,9 +60,6 @@ class Skips:
     def add(self, reason: str, count: int = 1) -> None:
         self.counts[reason] = self.counts.get(reason, 0) + count
 
-    def update(self, other: dict[str, int]) -> None:
-        for reason, count in other.items():
-            self.add(reason, count)
 
 
 class UnitConverter:

@@ -14,7 +14,6 @@ tests hold the two to agree DIE for DIE.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 
 from . import constants as c
 from .sections import DwarfFile, Unit
@@ -40,9 +39,9 @@ _ULEB_FORMS = frozenset({c.FORM_udata, c.FORM_ref_udata, c.FORM_strx, c.FORM_add
 _BLOCK_FORMS = {c.FORM_block1: "B", c.FORM_block2: "H", c.FORM_block4: "I"}
 _STRX_FORMS = frozenset({c.FORM_strx, c.FORM_strx1, c.FORM_strx2, c.FORM_strx3,
                          c.FORM_strx4, c.FORM_GNU_str_index})
-_CU_REF_FORMS = frozenset({c.FORM_ref1, c.FORM_ref2, c.FORM_ref4, c.FORM_ref8,
+CU_REF_FORMS = frozenset({c.FORM_ref1, c.FORM_ref2, c.FORM_ref4, c.FORM_ref8,
                            c.FORM_ref_udata})
-_CONST_FORMS = frozenset({c.FORM_data1, c.FORM_data2, c.FORM_data4, c.FORM_data8,
+CONST_FORMS = frozenset({c.FORM_data1, c.FORM_data2, c.FORM_data4, c.FORM_data8,
                           c.FORM_udata, c.FORM_sdata, c.FORM_implicit_const})
 _UNREADABLE_REF_FORMS = {
     c.FORM_ref_sig8: "type unit signatures (DW_FORM_ref_sig8, -fdebug-types-section)",
@@ -424,7 +423,7 @@ class DieReader:
         if kind == c.V_REF:
             if form in _UNREADABLE_REF_FORMS:
                 raise DwarfFormatError(f"{_UNREADABLE_REF_FORMS[form]} are not supported")
-            if form in _CU_REF_FORMS:
+            if form in CU_REF_FORMS:
                 return f"{made_of} + cu"
             if form == c.FORM_ref_addr:
                 return made_of
@@ -532,11 +531,9 @@ def _fixed_size(code: str | int) -> int:
 def _readable(kind: str, form: int) -> bool:
     """Whether `form` carries the kind of value wanted (a VLA bound is an expression)."""
     if kind == c.V_CONST:
-        return form in _CONST_FORMS
+        return form in CONST_FORMS
     if kind == c.V_LOCATION:
-        return form in _CONST_FORMS or form in (c.FORM_exprloc, c.FORM_block1, c.FORM_block,
+        return form in CONST_FORMS or form in (c.FORM_exprloc, c.FORM_block1, c.FORM_block,
                                                 c.FORM_block2, c.FORM_block4)
     return True
 
-
-ReaderFn = Callable[[bytes, int, int, "int | None"], tuple]

@@ -28,6 +28,7 @@ from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..errors import InputError
+from .constants import TAG_NAMES
 from .convert import Skips, convert_unit
 from .fragment import Fragment, TypePool, remap_record
 from .merge import resolve_and_merge
@@ -114,8 +115,6 @@ class _Worker:
             if progress is not None:
                 progress()
         for tag, count in reader.skipped_tags.items():
-            from .constants import TAG_NAMES
-
             skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
         reader.skipped_tags.clear()
         records = self.pool.records[self.sent:]
@@ -125,6 +124,10 @@ class _Worker:
 
 def _worker_main(conn, dwarf: DwarfFile, reader: str) -> None:
     """A forked worker: encode the batches it is sent until told to stop."""
+    import signal
+
+    # Ctrl-C reaches the whole process group; the parent stops the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker = _Worker(dwarf, reader)
     while True:
         message = conn.recv()

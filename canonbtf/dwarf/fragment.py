@@ -64,12 +64,6 @@ class Fragment:
         self.dies = dies
         self.skips = skips
 
-    def __getstate__(self):
-        return (self.records, self.units, self.dies, self.skips)
-
-    def __setstate__(self, state):
-        self.records, self.units, self.dies, self.skips = state
-
 
 class TypePool:
     """Distinct records of the units added so far; pool id 0 is void."""
@@ -139,9 +133,6 @@ class TypePool:
             self._cyclic[key] = ids
         for node in component:
             pool_id[node] = ids[classes[node]]
-
-    def fragment(self, units: int, dies: int, skips: dict[str, int]) -> Fragment:
-        return Fragment(self.records[1:], units, dies, skips)
 
 
 def _refine(component: list[int], inside: dict[int, Record], refs: list,

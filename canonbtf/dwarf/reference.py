@@ -10,7 +10,7 @@ from __future__ import annotations
 from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
 
 from . import constants as c
-from .dies import _CONST_FORMS, _CU_REF_FORMS, location_value
+from .dies import CONST_FORMS, CU_REF_FORMS, location_value
 from .sections import DwarfFile, Unit
 from .unit_types import DwarfFormatError, TypeDie, UnitTypes
 
@@ -67,7 +67,7 @@ def _value(kind: str, form: int, attr, cu):
         value = attr.value
         return value.decode("latin-1") if isinstance(value, bytes) else value
     if kind == c.V_REF:
-        if form in _CU_REF_FORMS:
+        if form in CU_REF_FORMS:
             return attr.raw_value + cu.cu_offset
         if form == c.FORM_ref_addr:
             return attr.raw_value
@@ -77,5 +77,5 @@ def _value(kind: str, form: int, attr, cu):
     if kind == c.V_LOCATION and form in _BLOCK_FORMS:
         return location_value(bytes(attr.value))
     if kind in (c.V_CONST, c.V_LOCATION):
-        return attr.value if form in _CONST_FORMS else None
+        return attr.value if form in CONST_FORMS else None
     return attr.value

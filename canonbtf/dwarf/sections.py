@@ -107,6 +107,13 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
                                    "supported (decompress with objcopy --decompress-debug-"
                                    "sections)")
         raise InputError(path, "no .debug_info section (not built with -g, or stripped)")
+    if sum(1 for section in elf.iter_sections() if section.name == ".debug_info") > 1:
+        raise InputError(path, "has several .debug_info sections (COMDAT type units, from "
+                               "-fdebug-types-section), which are not supported")
+    types_section = elf.get_section_by_name(".debug_types")
+    if types_section is not None and types_section.data_size:
+        raise InputError(path, "has DWARF 4 type units (.debug_types, from "
+                               "-fdebug-types-section), which are not supported")
     relocatable = elf["e_type"] == "ET_REL"
     sections: dict[str, bytes] = {}
     descriptors: dict[str, DebugSectionDescriptor] = {}

@@ -3,11 +3,11 @@
 Each type is spelled the way `bpftool btf dump file X format c` spells it; what differs is
 the order. Every top-level definition has a canonical key (its name, a kind rank and, for a
 name several types share, a structural tie-break) and a placement key: enums and forward
-declarations, then typedefs, then structs and unions by the depth of what they embed by
-value, each group by canonical key. The header is the smallest order by placement key that
-defines every type before a by-value use, so a definition's place depends on itself and its
-dependencies only: adding a type moves nothing else. Same-name types get `___2`, `___3`
-suffixes in canonical order.
+declarations, then typedefs, then structs and unions in bands of the depth of what they
+embed by value, each group by canonical key. The header is the smallest order by placement
+key that defines every type before a by-value use, so a definition's place depends on
+itself and its dependencies only: adding a type moves nothing else. Same-name types get
+`___2`, `___3` suffixes in canonical order.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ _KIND_RANK = {f.ENUM: 0, f.ENUM64: 0, f.FWD: 1, f.STRUCT: 2, f.UNION: 2, f.TYPED
 _QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
 _CHAIN_KINDS = frozenset({f.PTR, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG, f.FUNC_PROTO})
 _TAG_KINDS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
+# What a mentioned definition asks of the order (see `_dependencies`).
+_COMPOSITE, _TYPEDEF, _BUILTIN, _OTHER = range(4)
 _NAMED_KINDS = _TAG_KINDS | {f.FWD, f.TYPEDEF}
 # `mode` attributes that give an enum a size other than int's (`word` is DI on 64-bit).
 _ENUM_MODES = {1: "byte", 2: "HI", 8: "DI"}
@@ -80,6 +82,9 @@ VMLINUX_GUARD = "__VMLINUX_H__"
 
 _TABS = "\t" * 64
 
+# (packed, alignment, explicit alignment or 0, {member index: (from bit, to bit) of padding})
+_Layout = tuple[bool, int, int, dict[int, tuple[int, int]]]
+
 
 def _tabs(level: int) -> str:
     return _TABS[:level] if level <= 64 else "\t" * level
@@ -114,6 +119,13 @@ def dump_c(btf: Btf, out: TextIO) -> None:
     out.write(_EPILOGUE.format(guard=guard))
 
 
+def header_names(btf: Btf) -> dict[int, str]:
+    """The name each own named struct, union, enum and typedef has in the header (with
+    its `___N` suffix), by type id: for tools and tests that check the header."""
+    header = _header_for(btf)
+    return {d: header.display.get(d, header.names[d]) for d in header.defs if header.names[d]}
+
+
 _headers: weakref.WeakKeyDictionary[Btf, _Header] = weakref.WeakKeyDictionary()
 
 
@@ -143,27 +155,28 @@ class _Header:
         self.ptr_size = base.ptr_size if base is not None else self._pointer_size()
         self._size: dict[int, int] = {}
         self._align: dict[int, int] = {}
-        self._layout: dict[int, tuple[bool, int, int]] = {}
+        self._layout: dict[int, _Layout] = {}
         self._complete: dict[int, list[int]] = {}
+        self._role: dict[int, int] = {}
         self._specifiers: dict[int, tuple[str | None, bool]] = {}
+        self._simple: dict[int, tuple[str, int, bool] | None] = {}
         # Display names that differ from the BTF name (the `___N` suffixes); a module's
         # header starts from its base's.
         self.display: dict[int, str] = dict(base.display) if base is not None else {}
         # Per definition: suffixes of the enumerators it prints, by occurrence index.
         self.enumerator_suffix: dict[int, dict[int, str]] = {}
 
-        self._start({})
-        self.defs = self._definitions()
-        self.kfuncs = self._kfuncs()
         # First pass: text with plain names, and what each definition mentions.
         self.text: dict[int, str] = {}
         self.refs: dict[int, list[tuple[int, int]]] = {}
         self.enumerators: dict[int, list[str]] = {}
-        for d in self.defs:
-            self._render(d)
+        self._inline: set[int] = set()
+        self.defs = self._definitions()
+        self.kfuncs = self._kfuncs()
         self.rank = self._canonical_ranks()
         self._assign_suffixes()
         self._specifiers.clear()
+        self._simple.clear()
         # Second pass, for the few definitions that print a suffixed name.
         renamed = set(self.display) | set(self.enumerator_suffix)
         for d in self.defs:
@@ -174,62 +187,35 @@ class _Header:
 
     def _pointer_size(self) -> int:
         for t, n in zip(self.types, self.names):
-            if t is not None and t.kind == f.INT and n in ("long int", "long unsigned int"):
+            if t is not None and t.kind == f.INT and n in ("long int", "long unsigned int") \
+                    and t.size_or_type in (4, 8):
                 return t.size_or_type
         return 8
 
     def _definitions(self) -> list[int]:
-        """Own types with a top-level C definition or declaration."""
+        """Own types with a top-level C definition or declaration, rendered once.
+
+        Named types first; then the anonymous enums that none of them prints inline
+        (global constants), which become definitions of their own.
+        """
         types = self.types
         names = self.names
-        first = self.first_id
-        inline = self._inline_anonymous()
         defs = []
-        for tid in range(first, len(types)):
-            t = types[tid]
-            kind = t.kind
-            if names[tid]:
-                if kind in _TAG_KINDS or kind == f.FWD:
-                    defs.append(tid)
-                elif kind == f.TYPEDEF and names[tid] not in _BUILTIN_TYPEDEFS:
-                    defs.append(tid)
-            elif (kind == f.ENUM or kind == f.ENUM64) and tid not in inline:
-                # An anonymous enum no definition prints inline: global constants.
-                defs.append(tid)
-        return defs
-
-    def _inline_anonymous(self) -> set[int]:
-        """Anonymous types that some named definition prints inline."""
-        types = self.types
-        names = self.names
-        seen: set[int] = set()
-        stack = []
+        anonymous_enums = []
         for tid in range(self.first_id, len(types)):
-            t = types[tid]
-            if names[tid] and (t.kind in _TAG_KINDS or t.kind == f.TYPEDEF):
-                stack.extend(self._direct_refs(t))
-        while stack:
-            tid = stack.pop()
-            if tid == 0 or tid in seen:
-                continue
+            kind = types[tid].kind
             if names[tid]:
-                continue
-            seen.add(tid)
-            stack.extend(self._direct_refs(types[tid]))
-        return seen
-
-    @staticmethod
-    def _direct_refs(t: Type) -> list[int]:
-        kind = t.kind
-        if kind == f.STRUCT or kind == f.UNION:
-            return [m[1] for m in t.items]
-        if kind == f.ARRAY:
-            return [t.extra[0]]
-        if kind == f.FUNC_PROTO:
-            return [t.size_or_type, *(p[1] for p in t.items)]
-        if kind in f.TYPED_KINDS:
-            return [t.size_or_type]
-        return []
+                if kind in _NAMED_KINDS and names[tid] not in _BUILTIN_TYPEDEFS:
+                    defs.append(tid)
+                    self._render(tid)
+            elif kind == f.ENUM or kind == f.ENUM64:
+                anonymous_enums.append(tid)
+        for tid in anonymous_enums:
+            if tid not in self._inline:
+                defs.append(tid)
+                self._render(tid)
+        defs.sort()
+        return defs
 
     def _kfuncs(self) -> list[tuple[str, int, bool]]:
         """(name, FUNC id, fastcall) of the functions tagged as kfuncs, by name."""
@@ -243,6 +229,7 @@ class _Header:
                     tagged.setdefault(t.size_or_type, set()).add(self.names[tid])
         kfuncs = [(self.names[fid], fid, FASTCALL_TAG in tags)
                   for fid, tags in tagged.items() if KFUNC_TAG in tags]
+        self._start({})
         kfuncs.sort(key=lambda k: (k[0], self._decl(types[k[1]].size_or_type, k[0], 0, _REF)))
         return kfuncs
 
@@ -297,8 +284,9 @@ class _Header:
         self._align[tid] = align
         return align
 
-    def layout(self, tid: int) -> tuple[bool, int, int]:
-        """(packed, alignment, explicit `aligned` value or 0) of a struct or union as emitted.
+    def layout(self, tid: int) -> _Layout:
+        """How a struct or union is emitted: (packed, alignment, explicit `aligned` value or
+        0, {member index or len(members) for the end: (from bit, to bit) of padding}).
 
         A struct is packed when the natural rules cannot reach the BTF offsets: a member
         below its natural position, a bit-field straddling its storage unit, or a size that
@@ -312,42 +300,72 @@ class _Header:
             return cached
         t = self.types[tid]
         is_struct = t.kind == f.STRUCT
+        kflag = t.kflag
+        align_of = self.align_of
+        size_of = self.size_of
+        members = []
         max_align = 1
         packed = False
         cur = 0
         largest = 0
         for name_off, mtype, offset in t.items:
-            bits = offset >> 24 if t.kflag else 0
-            if t.kflag:
+            if kflag:
+                bits = offset >> 24
                 offset &= 0xFFFFFF
-            align = self.align_of(mtype)
+            else:
+                bits = 0
+            align = align_of(mtype)
+            size = size_of(mtype)
             if bits:
-                if name_off:
-                    max_align = max(max_align, align)
+                members.append((offset, bits, align, bits))
+                if name_off and align > max_align:
+                    max_align = align
                 if is_struct:
                     unit = align * 8
                     if offset < _bitfield_position(cur, bits, unit) \
-                            or offset % unit + bits > self.size_of(mtype) * 8:
+                            or offset % unit + bits > size * 8:
                         packed = True
                     cur = offset + bits
                 largest = max(largest, -(-bits // 8))
             else:
-                max_align = max(max_align, align)
+                members.append((offset, 0, align, size * 8))
+                if align > max_align:
+                    max_align = align
                 if offset % (align * 8) or (is_struct and offset < _round_up(cur, align * 8)):
                     packed = True
-                cur = offset + self.size_of(mtype) * 8
-                largest = max(largest, self.size_of(mtype))
+                cur = offset + size * 8
+                largest = max(largest, size)
         size = t.size_or_type
         if size % max_align:
             packed = True
-        result = (True, 1, 0) if packed else (False, max_align, 0)
-        if not packed and not is_struct and _round_up(largest, max_align) < size \
-                and size > 8:
-            align = max_align * 2
-            while align <= size and _round_up(largest, align) < size:
-                align *= 2
-            if _round_up(largest, align) == size:
-                result = (False, align, align)
+        align = 1 if packed else max_align
+        explicit_align = 0
+        padding: dict[int, tuple[int, int]] = {}
+        if is_struct:
+            cur = 0
+            for i, (offset, bits, member_align, width) in enumerate(members):
+                if offset > cur:
+                    if packed:
+                        pos = cur if bits else _round_up(cur, 8)
+                    elif bits:
+                        pos = _bitfield_position(cur, bits, member_align * 8)
+                    else:
+                        pos = _round_up(cur, member_align * 8)
+                    if offset > pos:
+                        padding[i] = (cur, offset)
+                cur = offset + width
+            if cur < size * 8 and _round_up(cur, align * 8) != size * 8:
+                padding[len(members)] = (cur, size * 8)
+        elif not packed and _round_up(largest, max_align) < size:
+            if size <= 8:
+                padding[len(members)] = (0, size * 8)
+            else:
+                wider = max_align * 2
+                while wider <= size and _round_up(largest, wider) < size:
+                    wider *= 2
+                if _round_up(largest, wider) == size:
+                    align = explicit_align = wider
+        result = (packed, align, explicit_align, padding)
         self._layout[tid] = result
         return result
 
@@ -391,42 +409,37 @@ class _Header:
             head = ("struct " if is_struct else "union ") + name + " {"
         else:
             head = "struct {" if is_struct else "union {"
-        packed, align, explicit_align = self.layout(tid)
+        packed, _, explicit_align, padding = self.layout(tid)
         inner = "\n" + _tabs(level + 1)
         member_name = self._string
-        decl = self._decl
-        size_of = self.size_of
+        simple_decls = self._simple
+        mention = self._refs.append
         kflag = t.kflag
         parts = [head]
-        cur = 0
-        for name_off, mtype, offset in t.items:
-            if kflag:
-                bits = offset >> 24
-                offset &= 0xFFFFFF
+        for i, (name_off, mtype, offset) in enumerate(t.items):
+            if padding and i in padding:
+                self._padding(parts, *padding[i], inner, packed)
+            # `_decl`'s fast path, inline: most members are `T name` or `T *name`.
+            simple = simple_decls.get(mtype, 0)
+            if simple == 0:
+                simple = self._simple_decl(mtype)
+            if simple is None:
+                text = self._decl(mtype, member_name(name_off), level + 1, _VALUE)
             else:
-                bits = 0
-            if is_struct and offset > cur:
-                if packed:
-                    pos = cur if bits else _round_up(cur, 8)
-                elif bits:
-                    pos = _bitfield_position(cur, bits, self.align_of(mtype) * 8)
+                prefix, mentioned, through_pointer = simple
+                if mentioned:
+                    mention((mentioned, _REF if through_pointer else _VALUE))
+                text = member_name(name_off)
+                if text:
+                    text = prefix + text
                 else:
-                    pos = _round_up(cur, self.align_of(mtype) * 8)
-                if offset > pos:
-                    self._padding(parts, cur, offset, inner, packed)
-            text = decl(mtype, member_name(name_off), level + 1, _VALUE)
-            if bits:
-                parts.append(f"{inner}{text}: {bits};")
-                cur = offset + bits
+                    text = prefix if through_pointer else prefix[:-1]
+            if kflag and offset >> 24:
+                parts.append(f"{inner}{text}: {offset >> 24};")
             else:
                 parts.append(f"{inner}{text};")
-                cur = offset + size_of(mtype) * 8
-        size_bits = t.size_or_type * 8
-        if is_struct:
-            if _round_up(cur, align * 8) != size_bits and cur < size_bits:
-                self._padding(parts, cur, size_bits, inner, packed)
-        elif size_bits <= 64 and self._union_natural_size(t, align) * 8 < size_bits:
-            self._padding(parts, 0, size_bits, inner, packed)
+        if padding and len(t.items) in padding:
+            self._padding(parts, *padding[len(t.items)], inner, packed)
         if len(parts) > 1:
             parts.append("\n" + _tabs(level) + "}")
         else:
@@ -436,13 +449,6 @@ class _Header:
         elif explicit_align:
             parts.append(f" __attribute__((aligned({explicit_align})))")
         return "".join(parts)
-
-    def _union_natural_size(self, t: Type, align: int) -> int:
-        largest = 0
-        for _, mtype, offset in t.items:
-            bits = offset >> 24 if t.kflag else 0
-            largest = max(largest, -(-bits // 8) if bits else self.size_of(mtype))
-        return _round_up(largest, align)
 
     def _padding(self, parts: list[str], cur: int, end: int, indent: str, packed: bool) -> None:
         """Unnamed bit-fields that take the layout from bit `cur` to bit `end`.
@@ -474,6 +480,7 @@ class _Header:
             head = "enum " + name + " {"
         else:
             head = "enum {"
+            self._inline.add(tid)
         inner = "\n" + _tabs(level + 1)
         parts = [head]
         signed = t.kflag
@@ -515,24 +522,18 @@ class _Header:
 
     def _decl(self, tid: int, fname: str, level: int, mode: int) -> str:
         """The C declaration of `fname` with type `tid` (the declarator chain of bpftool)."""
+        # Fast path for the common `T name` and `T *name`.
+        simple = self._simple.get(tid, 0)
+        if simple == 0:
+            simple = self._simple_decl(tid)
+        if simple is not None:
+            prefix, mentioned, through_pointer = simple
+            if mentioned:
+                self._refs.append((mentioned, _REF if through_pointer else mode))
+            if fname:
+                return prefix + fname
+            return prefix if through_pointer else prefix[:-1]
         types = self.types
-        # Fast paths for the common `T name` and `T *name`.
-        t = types[tid]
-        if t is not None:
-            kind = t.kind
-            if kind == f.PTR:
-                target = t.size_or_type
-                spelled, mentioned = self._specifier(target)
-                if spelled is not None:
-                    if mentioned:
-                        self._refs.append((target, _REF))
-                    return spelled + " *" + fname
-            else:
-                spelled, mentioned = self._specifier(tid)
-                if spelled is not None:
-                    if mentioned:
-                        self._refs.append((tid, mode))
-                    return spelled + " " + fname if fname else spelled
         chain = []
         base_mode = mode
         while True:
@@ -558,6 +559,22 @@ class _Header:
                 base_mode = _REF
                 break
         return self._chain(chain, len(chain), fname, level, base_mode)
+
+    def _simple_decl(self, tid: int) -> tuple[str, int, bool] | None:
+        """For a type spelled `T ` or `T *` before the name: (that prefix, the definition it
+        names or 0, whether through a pointer); None for other types."""
+        t = self.types[tid]
+        simple = None
+        if t is not None and t.kind == f.PTR:
+            spelled, mentioned = self._specifier(t.size_or_type)
+            if spelled is not None:
+                simple = (spelled + " *", t.size_or_type if mentioned else 0, True)
+        else:
+            spelled, mentioned = self._specifier(tid)
+            if spelled is not None:
+                simple = (spelled + " ", tid if mentioned else 0, False)
+        self._simple[tid] = simple
+        return simple
 
     def _specifier(self, tid: int) -> tuple[str | None, bool]:
         """The spelling of a type that is a plain specifier (`int`, `struct foo`, `u32`),
@@ -833,29 +850,41 @@ class _Header:
 
     def _dependencies(self, d: int) -> tuple[set[int], list[int]]:
         """(definitions needed before d, struct/union tags d needs declared)."""
-        types = self.types
         first = self.first_id
-        names = self.names
+        role = self._role
         before: set[int] = set()
         declared: list[int] = []
         for r, mode in self.refs[d]:
             if r < first:
                 continue
-            kind = types[r].kind
-            if kind == f.STRUCT or kind == f.UNION:
+            what = role.get(r)
+            if what is None:
+                what = self._role_of(r)
+            if what == _COMPOSITE:
                 if mode == _VALUE:
                     before.add(r)
                 elif r != d:
                     declared.append(r)
-            elif kind == f.TYPEDEF:
-                if names[r] not in _BUILTIN_TYPEDEFS:
+            elif what == _OTHER:
+                before.add(r)
+            else:
+                if what == _TYPEDEF:
                     before.add(r)
                 if mode == _VALUE:
                     before.update(self._complete_deps(r))
-            else:
-                before.add(r)
         before.discard(d)
         return before, declared
+
+    def _role_of(self, tid: int) -> int:
+        kind = self.types[tid].kind
+        if kind == f.STRUCT or kind == f.UNION:
+            what = _COMPOSITE
+        elif kind == f.TYPEDEF:
+            what = _BUILTIN if self.names[tid] in _BUILTIN_TYPEDEFS else _TYPEDEF
+        else:
+            what = _OTHER
+        self._role[tid] = what
+        return what
 
     def order(self) -> tuple[list[int], list[int]]:
         """(definitions in header order, tags that need a forward declaration).
@@ -872,6 +901,7 @@ class _Header:
             for dep in needs[d]:
                 users[dep].append(d)
         key = self._placement_keys(needs, users)
+        by_key = {k: d for d, k in key.items()}
         waiting = {d: len(needs[d]) for d in defs}
         ready = [key[d] for d in defs if waiting[d] == 0]
         heapq.heapify(ready)
@@ -882,7 +912,7 @@ class _Header:
             if not ready:
                 # A cycle of by-value uses (impossible in C): break it at the smallest key.
                 heapq.heappush(ready, min(key[d] for d in defs if d not in done))
-            d = heapq.heappop(ready)[-1]
+            d = by_key[heapq.heappop(ready)]
             if d in done:
                 continue
             done.add(d)
@@ -897,14 +927,15 @@ class _Header:
         return sequence, list(forward)
 
     def _placement_keys(self, needs: dict[int, set[int]],
-                        users: dict[int, list[int]]) -> dict[int, tuple[int, int, int, int]]:
-        """(class, level, canonical rank, id) of each definition; the id only names it.
+                        users: dict[int, list[int]]) -> dict[int, int]:
+        """(class, band, canonical rank) of each definition, packed into one integer.
 
         Class 0 holds enums and forward declarations, 1 typedefs, 2 structs and unions.
-        A struct's level is the length of its longest chain of structs embedded by value,
-        so what a struct embeds always sorts before it and most structs stay at the place
-        their name gives them within their level. All of it is computed from the type and
-        what it depends on.
+        A struct's depth is the length of its longest chain of structs embedded by value;
+        its band is half of that, rounded down. Within a class and band the canonical key
+        decides, so most of what a struct embeds sorts before it anyway, and a struct that
+        gains an embedded leaf (an rcu_head, a list_head) usually stays in its band and in
+        its place. All of it is computed from the type and what it depends on.
         """
         types = self.types
         composite = (f.STRUCT, f.UNION)
@@ -925,9 +956,10 @@ class _Header:
         for d in self.defs:
             kind = types[d].kind
             if kind in composite:
-                keys[d] = (2, level.get(d, 0), rank[d], d)
+                group = (2 << 16) + level.get(d, 0) // 2
             else:
-                keys[d] = (1 if kind == f.TYPEDEF else 0, 0, rank[d], d)
+                group = (1 if kind == f.TYPEDEF else 0) << 16
+            keys[d] = (group << 32) + rank[d]
         return keys
 
     def body(self) -> str:

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""The long fuzz campaign: N mutated BTF inputs, each run through every command.
+
+The mutations and the judge are tests/fuzzing.py's (the seeded pytest part runs a few
+hundred of the same inputs). Runs happen in worker processes (2 by default), in-process
+through canonbtf.cli.main with a watchdog (SIGALRM) per run and a memory limit per worker;
+every K-th input also runs as `python -m canonbtf` subprocesses, as a user runs it. Where
+the kernel can be asked (root), inputs it accepts must stay accepted after sort and
+sort --dedup. Prints a table of what happened per command; failing inputs are saved.
+
+Usage: tools/fuzz_campaign.py [-n 10000] [-j 2] [--seeds handmade,virtio_net,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import multiprocessing
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from canonbtf.btf import reader  # noqa: E402
+from tests import fuzzing  # noqa: E402
+
+SHARED = Path(os.environ.get("CANONBTF_SHARED", REPO.parent / "shared"))
+CORPUS = SHARED / "corpus"
+BASE_61 = CORPUS / "vmlinux-6.1.0-56-cloud-amd64.btf"
+MODULES = {"virtio_net": "mod-6.1.0-56-cloud-virtio_net.btf",
+           "bridge": "mod-6.1.0-56-cloud-bridge.btf"}
+STANDALONE = {"handmade": lambda: fuzzing.handmade_seed(),
+              "handmade-be": lambda: fuzzing.handmade_seed(">"),
+              "handmade-elf": fuzzing.elf_seed,
+              "handmade-layout": fuzzing.layout_seed}
+DEFAULT_SEEDS = "handmade,handmade-be,handmade-elf,handmade-layout,virtio_net"
+CHUNK = 20
+
+
+@dataclass
+class Run:
+    """One command on one input."""
+
+    index: int
+    seed: str
+    mutations: list[str]
+    command: str
+    mode: str  # "in-process" or "subprocess"
+    status: int | None
+    seconds: float
+    problems: list[str]
+
+
+@dataclass
+class KernelCheck:
+    index: int
+    seed: str
+    command: str
+    accepted: bool | None
+
+
+@dataclass
+class ChunkResult:
+    runs: list[Run] = field(default_factory=list)
+    kernel: list[KernelCheck] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+
+
+# ---- in the workers ------------------------------------------------------------------
+
+_seeds: dict[str, fuzzing.Seed] = {}
+_bases: dict[str, object] = {}
+_options: argparse.Namespace | None = None
+
+
+def _start_worker(seed_names: list[str], options: argparse.Namespace) -> None:
+    global _options
+    _options = options
+    limit = options.memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    base = None
+    for name in seed_names:
+        if name in STANDALONE:
+            _seeds[name] = STANDALONE[name]()
+            continue
+        if base is None:
+            base = reader.load(str(BASE_61))
+            _bases[str(BASE_61)] = base
+        _seeds[name] = fuzzing.split_seed(name, CORPUS / MODULES[name], BASE_61, base)
+
+
+def _run_chunk(indices: list[int], seed_names: list[str]) -> ChunkResult:
+    options = _options
+    result = ChunkResult()
+    with tempfile.TemporaryDirectory(prefix="canonbtf-fuzz-") as tmp:
+        for index in indices:
+            _run_input(index, seed_names, Path(tmp), options, result)
+    result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result
+
+
+def _run_input(index: int, seed_names: list[str], directory: Path,
+               options: argparse.Namespace, result: ChunkResult) -> None:
+    seed = _seeds[seed_names[index % len(seed_names)]]
+    rnd = random.Random(f"{options.rng_seed}:{index}")
+    blob, mutations = fuzzing.mutate(seed, rnd)
+    case = fuzzing.Case(seed, blob, directory, mutations)
+    case.write()
+    modes = ["in-process"]
+    if options.subprocess_every and index % options.subprocess_every == 0:
+        modes.append("subprocess")
+    ask_kernel = options.kernel_every and index % options.kernel_every == 0
+    sorted_outputs: dict[str, bytes] = {}
+    for command in options.commands:
+        for mode in modes:
+            case.clean()
+            argv = case.argv(command)
+            if mode == "in-process":
+                outcome = fuzzing.run_in_process(argv, options.limit, _bases)
+            else:
+                outcome = fuzzing.run_subprocess(argv, options.limit)
+            problems = fuzzing.judge(command, case, outcome, options.limit)
+            result.runs.append(Run(index, seed.name, mutations, command, mode, outcome.status,
+                                   outcome.seconds, problems))
+            if problems and options.save_dir:
+                _save(options.save_dir, index, seed, blob, command, mode, problems, outcome)
+            if (ask_kernel and mode == "in-process" and command in ("sort", "sort-dedup")
+                    and outcome.status == 0 and case.out_path.exists()):
+                sorted_outputs[command] = case.out_path.read_bytes()
+    case.clean()
+    if sorted_outputs:
+        result.kernel += _kernel_checks(index, seed, case, sorted_outputs)
+
+
+def _kernel_checks(index: int, seed: fuzzing.Seed, case: fuzzing.Case,
+                   outputs: dict[str, bytes]) -> list[KernelCheck]:
+    from canonbtf.btf import kernel
+
+    btf = case.parsed()
+    verdict = kernel.check_btf(btf)
+    checks = [KernelCheck(index, seed.name, "input", verdict.accepted)]
+    if verdict.accepted:
+        for command, data in outputs.items():
+            out = reader.parse(data, command, seed.base)
+            checks.append(KernelCheck(index, seed.name, command,
+                                      kernel.check_btf(out).accepted))
+    return checks
+
+
+def _save(save_dir: str, index: int, seed: fuzzing.Seed, blob: bytes, command: str,
+          mode: str, problems: list[str], outcome: fuzzing.Outcome) -> None:
+    directory = Path(save_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    stem = directory / f"{seed.name}-{index}"
+    stem.with_suffix(".btf").write_bytes(blob)
+    argv = fuzzing.command_argv(command, f"{stem}.btf", "OUT", "SEED", seed.base_path)
+    note = (f"command: canonbtf {' '.join(argv)} ({mode})\nproblems: {problems}\n"
+            f"stderr: {outcome.stderr}\n{outcome.error or ''}\n")
+    with open(stem.with_suffix(".txt"), "a") as fh:
+        fh.write(note)
+
+
+# ---- in the parent -----------------------------------------------------------------
+
+def _table(runs: list[Run], limit: float) -> str:
+    rows = collections.OrderedDict()
+    for run in runs:
+        key = run.command if run.mode == "in-process" else f"{run.command} (subprocess)"
+        row = rows.setdefault(key, collections.Counter())
+        row["runs"] += 1
+        row[f"exit {run.status}"] += 1
+        row["max ms"] = max(row["max ms"], int(run.seconds * 1000))
+        row["total s"] += run.seconds
+        for problem in run.problems:
+            if problem.startswith("traceback"):
+                row["tracebacks"] += 1
+            elif problem.startswith("over "):
+                row["over limit"] += 1
+            elif "left behind" in problem:
+                row["left behind"] += 1
+            else:
+                row["other"] += 1
+    columns = ["runs", "exit 0", "exit 1", "exit 2", "tracebacks", "over limit",
+               "left behind", "other", "max ms"]
+    width = max(len(k) for k in rows) if rows else 10
+    lines = [f"{'command':<{width}}  " + "  ".join(f"{c:>11}" for c in columns)]
+    for key, row in sorted(rows.items()):
+        lines.append(f"{key:<{width}}  " + "  ".join(f"{row[c]:>11}" for c in columns))
+    lines.append(f"(over limit: runs longer than {limit:g} s; a subprocess's time includes "
+                 "starting Python and reading the base)")
+    return "\n".join(lines)
+
+
+def _kernel_table(checks: list[KernelCheck]) -> str:
+    inputs = [c for c in checks if c.command == "input"]
+    if not inputs:
+        return "kernel invariant: not checked"
+    if all(c.accepted is None for c in inputs):
+        return "kernel invariant: the kernel could not be asked (needs root / CAP_BPF)"
+    accepted = sum(1 for c in inputs if c.accepted)
+    lines = [f"kernel invariant: {len(inputs)} inputs asked, {accepted} accepted by the kernel"]
+    for command in ("sort", "sort-dedup"):
+        outs = [c for c in checks if c.command == command]
+        rejected = sum(1 for c in outs if not c.accepted)
+        lines.append(f"  {command}: {len(outs)} outputs of accepted inputs asked, "
+                     f"{rejected} rejected")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", "--inputs", type=int, default=10_000,
+                    help="mutated inputs; each runs through every command (default 10000)")
+    ap.add_argument("-j", "--workers", type=int, default=2)
+    ap.add_argument("--seeds", default=DEFAULT_SEEDS,
+                    help=f"comma-separated seeds, used in turn (default {DEFAULT_SEEDS}; "
+                         f"also: {', '.join(sorted(MODULES))})")
+    ap.add_argument("--commands", default=",".join(fuzzing.COMMANDS))
+    ap.add_argument("--limit", type=float, default=10.0, help="seconds per run (default 10)")
+    ap.add_argument("--memory-mb", type=int, default=4096, help="address space per worker")
+    ap.add_argument("--subprocess-every", type=int, default=100,
+                    help="also run every K-th input as subprocesses (0: never)")
+    ap.add_argument("--kernel-every", type=int, default=5,
+                    help="ask the kernel about every K-th input and its sorted outputs")
+    ap.add_argument("--rng-seed", default="0")
+    ap.add_argument("--save-dir", help="where to keep inputs that broke the rules")
+    ap.add_argument("--start", type=int, default=0, help="first input index")
+    options = ap.parse_args()
+    options.commands = options.commands.split(",")
+    unknown = set(options.commands) - set(fuzzing.COMMANDS)
+    seed_names = options.seeds.split(",")
+    unknown |= set(seed_names) - set(STANDALONE) - set(MODULES)
+    if unknown:
+        ap.error(f"unknown: {', '.join(sorted(unknown))}")
+    if any(name in MODULES for name in seed_names) and not BASE_61.exists():
+        ap.error(f"{BASE_61} not found (needed by the module seeds)")
+
+    indices = list(range(options.start, options.start + options.inputs))
+    chunks = [indices[i : i + CHUNK] for i in range(0, len(indices), CHUNK)]
+    runs: list[Run] = []
+    kernel_checks: list[KernelCheck] = []
+    died = 0
+    peak = 0.0
+    started = time.perf_counter()
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(
+            options.workers, mp_context=context, initializer=_start_worker,
+            initargs=(seed_names, options)) as pool:
+        futures = {pool.submit(_run_chunk, chunk, seed_names): chunk for chunk in chunks}
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            try:
+                result = future.result()
+            except concurrent.futures.process.BrokenProcessPool:
+                died += 1
+                continue
+            runs += result.runs
+            kernel_checks += result.kernel
+            peak = max(peak, result.peak_rss_mb)
+            if sys.stderr.isatty() or done % 25 == 0 or done == len(chunks):
+                bad = sum(1 for r in runs if r.problems)
+                print(f"\r{done * CHUNK}/{len(indices)} inputs, {len(runs)} runs, "
+                      f"{bad} broke the rules, {time.perf_counter() - started:.0f}s",
+                      end="\n" if not sys.stderr.isatty() else "", file=sys.stderr)
+    print(file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    seeds_used = collections.Counter(seed_names[i % len(seed_names)] for i in indices)
+    print(f"fuzz campaign: {len(indices)} inputs (seeds: "
+          + ", ".join(f"{name} {n}" for name, n in seeds_used.items())
+          + f"), rng seed {options.rng_seed!r}, {options.workers} workers, {elapsed:.0f}s")
+    print(_table(runs, options.limit))
+    print(_kernel_table(kernel_checks))
+    print(f"peak RSS of a worker: {peak:.0f} MiB (limit {options.memory_mb} MiB); "
+          f"worker processes lost: {died}")
+    problems = collections.Counter(p for r in runs for p in r.problems)
+    for problem, count in problems.most_common(20):
+        print(f"  {count} x {problem}")
+    rejected = sum(1 for c in kernel_checks if c.command != "input" and not c.accepted)
+    return 1 if problems or died or rejected else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
