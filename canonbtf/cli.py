@@ -136,8 +136,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
     write_atomically(args.output, data)
     kinds = ", ".join(f"{kind} {count}" for kind, count in kind_counts(btf).items())
     seconds = stats.seconds_workers + stats.seconds_merge
-    print(f"canonbtf: {args.input}: {len(btf)} types ({kinds}) from {stats.units} units, "
-          f"{len(data)} bytes, {seconds:.1f}s (units {stats.seconds_workers:.1f}s, "
+    print(f"canonbtf: {args.input}: {len(btf)} types ({kinds}) from {stats.units} units "
+          f"({stats.type_dies} type DIEs), {len(data)} bytes, {seconds:.1f}s "
+          f"(units {stats.seconds_workers:.1f}s, "
           f"merge {stats.seconds_merge:.1f}s)", file=sys.stderr)
     if stats.skips:
         skipped = "; ".join(f"{reason} x{count}" for reason, count in sorted(stats.skips.items()))

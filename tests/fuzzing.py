@@ -292,7 +292,11 @@ def truncate_records(data: bytearray, lay: Layout, rnd: random.Random) -> bytear
     up to the references that now point past the end."""
     if not lay.records:
         return data
-    keep = rnd.randrange(len(lay.records))
+    return keep_records(data, lay, rnd.randrange(len(lay.records)))
+
+
+def keep_records(data: bytearray, lay: Layout, keep: int) -> bytearray:
+    """The blob with its first `keep` records only, the header adjusted."""
     cut = lay.records[keep].start
     removed = lay.types_end - cut
     out = data[:cut] + data[lay.types_end :]

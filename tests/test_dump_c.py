@@ -532,6 +532,33 @@ def test_same_names_do_not_depend_on_insertion_order():
     assert header(names_btf()) == header(names_btf(reverse=True))
 
 
+def twins_btf(reverse: bool) -> Btf:
+    """Identical same-name structs told apart only by who uses them, and a pair of
+    identical users of identical structs, which nothing tells apart."""
+    b = BtfBuilder()
+    t = base_ints(b)
+    first, second = [b.struct("foo", 4, [("a", t["int"], 0)]) for _ in range(2)]
+    if reverse:
+        first, second = second, first
+    b.struct("x", 4, [("f", first, 0)])
+    b.struct("y", 4, [("g", second, 0)])
+    bars = [b.struct("bar", 4, [("a", t["int"], 0)]) for _ in range(2)]
+    for bar in bars:
+        b.struct("z", 8, [("p", b.ptr(bar), 0)])
+    return b.build()
+
+
+def test_alike_same_name_types_do_not_depend_on_ids():
+    texts = {header(shuffle(twins_btf(reverse), seed))
+             for reverse in (False, True) for seed in range(6)}
+    assert len(texts) == 1
+    text = texts.pop()
+    assert "struct x {\n\tstruct foo f;\n};" in text
+    assert "struct y {\n\tstruct foo___2 g;\n};" in text
+    assert "struct z {\n\tstruct bar *p;\n};" in text
+    assert "struct z___2 {\n\tstruct bar___2 *p;\n};" in text
+
+
 @pytest.mark.parametrize(("compiler", "args"), COMPILERS)
 @pytest.mark.parametrize("build", [layout_btf, declarator_btf, enum_btf, names_btf,
                                    kfunc_btf])

@@ -730,24 +730,35 @@ class _Header:
     def _break_ties(self, groups: list[list[int]]) -> dict[int, int]:
         """Positions within groups of same-name definitions, from what they are.
 
-        First their text with plain names; then the keys of the named types they mention,
-        refined until stable; then the keys of the definitions that mention them.
-        Definitions still equal after that look alike from everywhere in the header, so
-        whichever comes first, the text is the same.
+        Definitions of a group are told apart by their text with plain names, by the keys
+        of the named types they mention and by the keys of the definitions that mention
+        them, refined until stable (keys inside the groups being these positions). Where
+        members are still alike, the first one is set apart and the refinement runs
+        again: alike members look the same from everywhere in the header, so whichever
+        is set apart, the text comes out the same.
         """
         names = self.names
         types = self.types
         refs = self.refs
         text = self.text
+        groups.sort(key=lambda members: self._group_key(members[0]))
         position = {d: 0 for members in groups for d in members}
+        referrers: dict[int, list[int]] = {}
+        for d in self.defs:
+            for r, _ in refs[d]:
+                if r in position and r != d:
+                    referrers.setdefault(r, []).append(d)
+        set_apart: dict[int, int] = {}
+        unmarked = len(position)
 
         def token(r: int) -> tuple:
             return (names[r], types[r].kind, position.get(r, 0))
 
-        def mentions(d: int) -> tuple:
-            return (text[d], [token(r) for r, _ in refs[d]])
+        def signature(d: int) -> tuple:
+            return (text[d], [token(r) for r, _ in refs[d]],
+                    sorted(token(u) for u in referrers.get(d, ())), set_apart.get(d, unmarked))
 
-        def refine(signature) -> bool:
+        def refine() -> bool:
             changed = False
             for members in groups:
                 signatures = {d: signature(d) for d in members}
@@ -761,22 +772,15 @@ class _Header:
                         changed = True
             return changed
 
-        rounds = len(position)
-        while refine(mentions) and rounds:
-            rounds -= 1
-        referrers: dict[int, list[int]] = {}
-        for d in self.defs:
-            for r, _ in refs[d]:
-                if r in position and r != d:
-                    referrers.setdefault(r, []).append(d)
-
-        def mentioned(d: int) -> tuple:
-            return (mentions(d), sorted(token(u) for u in referrers.get(d, ())))
-
-        rounds = len(position)
-        while refine(mentioned) and rounds:
-            rounds -= 1
-        return position
+        while True:
+            for _ in range(len(position)):
+                if not refine():
+                    break
+            alike = next((members[i] for members in groups for i in range(1, len(members))
+                          if position[members[i]] == position[members[i - 1]]), None)
+            if alike is None:
+                return position
+            set_apart[alike] = len(set_apart)
 
     def _assign_suffixes(self) -> None:
         """`___N` for the second and later claims of a name, in canonical order.
