@@ -87,6 +87,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 def cmd_sort(args: argparse.Namespace) -> int:
     from .btf import writer
+    from .btf.validator import order_dependent_reference
     from .canon import canonicalize
     from .output import write_atomically
 
@@ -98,6 +99,10 @@ def cmd_sort(args: argparse.Namespace) -> int:
         refuse_overwriting_input(args.output, [args.base])
     else:
         refuse_overwriting_input_paths(args)
+    hazard = order_dependent_reference(btf)
+    if hazard:
+        raise InputError(args.input, f"{hazard}: the kernel takes that only when the FUNC "
+                         "comes first, which the canonical order cannot keep")
     result = canonicalize(btf, dedup=args.dedup, order=args.order)
     write_atomically(args.output, writer.write(result))
     if args.dedup and args.output not in (None, "-"):

@@ -900,8 +900,11 @@ def _output_problems(command: str, case: Case, outcome: Outcome) -> list[str]:
         return sort_problems(command, case, btf, out)
     text = out.decode("latin-1")
     if command == "dump-raw":
-        heads = [line for line in text.splitlines() if not line.startswith("\t")]
-        if len(heads) != len(btf) or any(not h.startswith("[") for h in heads):
+        heads = [line for line in text.split("\n")[:-1] if not line.startswith("\t")]
+        names_span_lines = any("\n" in btf.name(off) for _, t in btf.own()
+                               for off in t.name_offsets())
+        if not names_span_lines and (len(heads) != len(btf)
+                                     or any(not h.startswith("[") for h in heads)):
             return ["raw dump does not have one '[id] KIND' line per type"]
     elif command == "dump-json":
         try:

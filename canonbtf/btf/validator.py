@@ -142,6 +142,25 @@ def validate(btf: Btf) -> list[Violation]:
     return _Checker(btf).run()
 
 
+def order_dependent_reference(btf: Btf) -> str | None:
+    """A pointer, typedef or modifier of `btf`'s own that refers to a FUNC record.
+
+    The kernel takes such a reference only when the FUNC has a lower id than the
+    reference (it is resolved to the FUNC's prototype by then), so whether the blob loads
+    depends on type order: renumbering can turn an accepted blob into a rejected one.
+    Compilers and pahole point at the FUNC_PROTO instead.
+    """
+    all_types = btf.all_types()
+    for type_id, t in btf.own():
+        if _MODIFIER[t.kind] or t.kind == f.PTR:
+            target = all_types[t.size_or_type] if t.size_or_type else None
+            if target is not None and target.kind == f.FUNC:
+                return (f"type {type_id} ({f.kind_name(t.kind)}) refers to FUNC "
+                        f"{_quote(btf.name(target.name_off))} (type {t.size_or_type}), not to "
+                        "its FUNC_PROTO")
+    return None
+
+
 class _Checker:
     def __init__(self, btf: Btf):
         self.btf = btf

@@ -76,9 +76,20 @@ def break_ties(partition: Partition, nodes: Sequence[int], edges_of: EdgesOf) ->
         return tuple(map(rank_of, edges[node])), tuple(referrers)
 
     partition.refine(both, neighbours)
+    block_end = partition.block_end
+    start = partition.offset
     while not partition.is_discrete():
-        start = min(partition.block_end)
-        chosen = min(partition.members(start))
+        # The first tied block: splitting never makes a block before the first one.
+        while start not in block_end:
+            start += 1
+        members = partition.members(start)
+        if all(rank[o] not in block_end for m in members for o in neighbours.get(m, ())):
+            # Only singletons read these types' ranks (duplicates nothing else tells
+            # apart): individualizing them one by one, lowest id first, would change
+            # nothing else, so do it at once.
+            partition.discretize(start)
+            continue
+        chosen = min(members)
         changed = partition.individualize(start, chosen)
         dirty = {rank[o] for n in [chosen, *changed] for o in neighbours.get(n, ())}
         dirty = {s for s in dirty if s in partition.block_end}

@@ -95,6 +95,14 @@ class Partition:
                     if start in block_end:
                         dirty.add(start)
 
+    def discretize(self, start: int) -> None:
+        """Make every member of the block a block of its own, in ascending id order."""
+        end = self.block_end.pop(start)
+        members = sorted(self.order[start - self.offset : end - self.offset])
+        self.order[start - self.offset : end - self.offset] = members
+        for pos, node in enumerate(members, start):
+            self.rank[node] = pos
+
     def individualize(self, start: int, node: int) -> list[int]:
         """Split `node` off the front of its block; returns the nodes whose rank changed."""
         members = self.members(start)
