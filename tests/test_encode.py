@@ -26,7 +26,6 @@ from canonbtf.btf.model import Btf
 from canonbtf.canon import canonicalize
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.encode import SHUFFLE_ENV, encode_dwarf, encode_file
-from canonbtf.dwarf.merge import resolve_and_merge
 from canonbtf.dwarf.reference import ReferenceReader
 from canonbtf.dwarf.sections import open_dwarf
 from canonbtf.emit.raw import dump_raw
@@ -138,16 +137,16 @@ def mutual_declarations(second_b_layout: bool) -> Btf:
 
 
 def test_declarations_resolve_even_when_each_unit_declares_the_other():
-    """The parent's merge resolves a FWD while its name's definitions are one type under
+    """Dedup resolves a FWD while its name's definitions are one type under
     that same hypothesis (greatest fixpoint); resolving only names already unambiguous
     (least fixpoint) would keep two A and two B here."""
-    merged = canonicalize(resolve_and_merge(mutual_declarations(False)), dedup=True)
+    merged = canonicalize(mutual_declarations(False), dedup=True)
     assert sorted(f.kind_name(t.kind) for t in merged.types) == [
         "INT", "PTR", "PTR", "STRUCT", "STRUCT"]
 
 
 def test_declarations_of_an_ambiguous_name_stay():
-    merged = canonicalize(resolve_and_merge(mutual_declarations(True)), dedup=True)
+    merged = canonicalize(mutual_declarations(True), dedup=True)
     kinds = [(f.kind_name(t.kind), merged.name(t.name_off)) for t in merged.types]
     # Two layouts of B: FWD B cannot resolve, so the A holding a FWD B differs from the A
     # holding the second B, and FWD A cannot resolve either.

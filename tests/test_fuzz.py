@@ -168,12 +168,15 @@ def odd_btf(shape: str) -> Btf:
     elif shape == "prototype-takes-itself":
         b.func("f", b.func_proto(int_, [("p", next_id)]))
     elif shape == "huge-padding":
-        b.struct("sparse", 0x40000000, [("a", int_, 0), ("b", int_, 8 * 0x3FFFFFF0)])
-    elif shape == "nested-5000-deep":
+        b.struct("sparse", 0x10000000, [("a", int_, 0), ("b", int_, 8 * 0x0FFFFFF0)])
+    elif shape == "nested-1000-deep":
         cur = int_
-        for _ in range(5000):
+        for _ in range(1000):
             cur = b.struct("", 4, [("m", cur, 0)])
         b.struct("top", 4, [("m", cur, 0)])
+    elif shape == "5000-duplicates":
+        for _ in range(2500):
+            b.ptr(b.int("int", 4, f.INT_SIGNED))
     return b.build()
 
 
@@ -186,7 +189,8 @@ ODD_SHAPES = {
     "anonymous-struct-points-to-itself": (None, True),
     "prototype-takes-itself": ("func-proto", True),
     "huge-padding": (None, True),
-    "nested-5000-deep": ("resolve-depth", True),
+    "nested-1000-deep": (None, True),
+    "5000-duplicates": (None, False),
 }
 
 

@@ -11,7 +11,7 @@ a 100k-type graph pays for the types that move, not for full rounds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import groupby
 
 
@@ -50,12 +50,14 @@ class Partition:
         signature: Callable[[int], tuple],
         neighbours: Mapping[int, Sequence[int]],
         dirty: set[int] | None = None,
+        after_round: Callable[[list[int]], Iterable[int]] | None = None,
     ) -> None:
         """Split blocks until every block's members have equal signatures.
 
         `neighbours[n]` lists the nodes whose signature reads n's rank (nodes without
         entry have none); when n's rank changes their blocks become dirty. `dirty`
-        defaults to every block.
+        defaults to every block. `after_round(changed)`, called after each round with the
+        nodes whose rank changed, may name more nodes whose signatures now read differently.
         """
         rank = self.rank
         block_end = self.block_end
@@ -91,6 +93,11 @@ class Partition:
             no_neighbours = ()
             for node in changed:
                 for other in neighbours.get(node, no_neighbours):
+                    start = rank[other]
+                    if start in block_end:
+                        dirty.add(start)
+            if after_round is not None and changed:
+                for other in after_round(changed):
                     start = rank[other]
                     if start in block_end:
                         dirty.add(start)

@@ -5,9 +5,9 @@ batches and forks workers, which inherit the loaded sections copy-on-write. A wo
 keeps one `TypePool` for every batch it is given and sends back only the records that
 batch added (ids continue its earlier ones), so its dedup spans all of its units while
 batches stay small enough to balance the load. The parent concatenates what arrives,
-in any order, merges the union (merge.py: declarations resolved across units) and hands it
-to `canon.canonicalize(dedup=True)` for the canonical order: the bytes are independent of
--j, of batch boundaries and of completion order.
+in any order, and hands the union to `canon.canonicalize(dedup=True)`, which merges it
+(declarations resolved across units) and puts it in canonical order: the bytes are
+independent of -j, of batch boundaries and of completion order.
 
 `CANONBTF_SHUFFLE_SEED=S` permutes the unit order before batching, for tests that prove
 exactly that.
@@ -31,7 +31,6 @@ from ..errors import InputError
 from .constants import TAG_NAMES
 from .convert import Skips, convert_unit
 from .fragment import Fragment, TypePool, remap_record
-from .merge import resolve_and_merge
 from .sections import DwarfFile, Unit, open_dwarf
 from .unit_types import DwarfFormatError
 
@@ -316,7 +315,7 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
     stats.merged_records = len(merged.types)
     if not merged.types:
         raise InputError(dwarf.path, "no types to encode in its DWARF")
-    btf = canonicalize(resolve_and_merge(merged), dedup=True)
+    btf = canonicalize(merged, dedup=True)
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
 
