@@ -111,8 +111,9 @@ def cmd_sort(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff_btfs, paused_gc
+    from .diff import diff_btfs
     from .emit.diff_text import render_json, render_text
+    from .gcpause import paused_gc
 
     with paused_gc():
         old = reader.load_with_base(args.old, args.base_old)

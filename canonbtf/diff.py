@@ -19,14 +19,13 @@ member or enumerator names they share.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .btf import format as f
 from .btf.model import Btf, Type
+from .gcpause import paused_gc
 
 # Families: the kinds a name is matched within, in report order.
 FAMILIES = ("struct", "union", "enum", "typedef", "fwd", "func", "var", "datasec", "int",
@@ -120,17 +119,7 @@ class _Side:
         self.btf = btf
         self.types = btf.all_types()
         self.own_first = btf.first_id
-        string_of = btf.name
-        names: dict[int, str] = {0: ""}
-
-        def name(off: int) -> str:
-            text = names.get(off)
-            if text is None:
-                text = names[off] = string_of(off)
-            return text
-
-        self.name = name
-        self._names = names
+        self.name = btf.names
         self._expr: dict[int, str] = {}
         self._protos: dict[int, tuple[tuple, bool]] = {}
         # Ids of named types whose name is shared (on either side) and their tags.
@@ -255,16 +244,14 @@ class _Side:
         seen.discard(type_id)
 
     def _members(self, t: Type, prefix: str, base: int, out: list, seen: set[int]) -> None:
-        names = self._names
+        name = self.name
         kflag = t.kflag
         for m_name, m_type, word in t.items:
             if kflag:
                 bit_offset, bitfield = word & 0xFFFFFF, word >> 24
             else:
                 bit_offset, bitfield = word, 0
-            text = names.get(m_name)
-            if text is None:
-                text = self.name(m_name)
+            text = name(m_name)
             path = prefix + text
             if text:
                 out.append((("member", path), (self.expr(m_type), base + bit_offset, bitfield)))
@@ -355,14 +342,10 @@ class _Side:
             out.append((("return",), self.expr(proto.size_or_type)))
             items = proto.items
             varargs = bool(items) and items[-1] == (0, 0)
-            names = self._names
             name = self.name
             expr = self.expr
             for index, (p_name, p_type) in enumerate(items[:-1] if varargs else items, 1):
-                text = names.get(p_name)
-                if text is None:
-                    text = name(p_name)
-                out.append((("param", index), (text, expr(p_type))))
+                out.append((("param", index), (name(p_name), expr(p_type))))
             out.append((("varargs",), varargs))
         facts = tuple(out)
         self._protos[proto_id] = (facts, self._touched)
@@ -718,20 +701,6 @@ def _compare(old_facts: tuple, new_facts: tuple) -> list[Detail]:
         else:
             details.append(Detail(f"{what}_changed", "", a, b))
     return details + moved_entries
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Hold off the cyclic garbage collector: describing 100k types makes millions of
-    small acyclic tuples, and the collector's repeated passes over them cost a third of
-    the time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def diff_btfs(old: Btf, new: Btf) -> DiffResult:

@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from canonbtf.btf import reader  # noqa: E402
-from canonbtf.diff import diff_btfs, paused_gc  # noqa: E402
+from canonbtf.diff import diff_btfs  # noqa: E402
+from canonbtf.gcpause import paused_gc  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 DEFAULT_OLD = CORPUS / "vmlinux-6.1.0-56-cloud-amd64.btf"

@@ -6,14 +6,12 @@ so a corrupt blob fails with an `InputError` naming the byte offset or type id.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import struct
 import sys
 from array import array
-from collections.abc import Iterator
 
 from ..errors import InputError
+from ..gcpause import paused_gc
 from . import format as f
 from .model import Btf, Type
 from .strings import StringTable
@@ -148,7 +146,7 @@ def parse(data: bytes, path: str = "<bytes>", base: Btf | None = None) -> Btf:
                          f"offset {hdr_len + str_off + str_len - 1})")
     str_start = base.strings.end if base is not None else 0
     strings = StringTable(strs, str_start)
-    with _gc_paused():
+    with paused_gc():
         parsed = _parse_types(
             data[hdr_len + type_off : hdr_len + type_off + type_len], byteorder, path,
             hdr_len + type_off, base.last_id + 1 if base is not None else 1,
@@ -169,22 +167,6 @@ def _unpack_words(raw: bytes, byteorder: str) -> array:
     if (byteorder == "<") != (sys.byteorder == "little"):
         words.byteswap()
     return words
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Hold off the cyclic garbage collector while records are made.
-
-    Parsing allocates a few hundred thousand tuples and lists, none in a cycle; left on,
-    the collector would rescan them over and over (about 40% of the parse time).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 _REFERENCE_KINDS = frozenset({f.PTR, f.TYPEDEF, f.VOLATILE, f.CONST, f.RESTRICT, f.TYPE_TAG})

@@ -38,14 +38,10 @@ def _signed64(value: int) -> int:
 def raw_lines(btf: Btf) -> list[str]:
     """The dump as a list of text pieces (each ends with a newline) for `btf`'s own types."""
     all_types = btf.all_types()
-    string_of = btf.name
-    names: dict[int, str] = {0: "(anon)"}
+    string_of = btf.names
 
     def name(off: int) -> str:
-        text = names.get(off)
-        if text is None:
-            text = names[off] = string_of(off)
-        return text
+        return string_of(off) if off else "(anon)"
 
     lines: list[str] = []
     emit = lines.append
