@@ -127,25 +127,54 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_encode(args: argparse.Namespace) -> int:
     from .btf import writer
     from .dwarf.encode import encode_file, kind_counts, shuffle_seed_from_env
+    from .dwarf.features import describe, parse_features
     from .output import write_atomically
 
+    if args.list_features:
+        sys.stdout.write(describe())
+        return EXIT_OK
+    if args.input is None:
+        raise InputError(None, "encode: the ELF file to encode is missing")
     if args.jobs is not None and args.jobs < 1:
         raise InputError(None, f"-j must be at least 1, not {args.jobs}")
-    if args.output is None or args.output == "-":
-        if sys.stdout.isatty():
-            raise InputError(None, "refusing to write binary BTF to a terminal; give -o OUT")
-    else:
-        refuse_overwriting_input(args.output, [args.input])
+    features = parse_features(args.features)
+    raw_out = args.output if args.output is not None or args.elf_out is None else None
+    if raw_out is not None and raw_out != "-":
+        refuse_overwriting_input(raw_out, [args.input, args.base])
+    elif args.elf_out is None and sys.stdout.isatty():
+        raise InputError(None, "refusing to write binary BTF to a terminal; give -o OUT")
+    objcopy = None
+    if args.elf_out is not None:
+        from .elfout import find_objcopy
+
+        objcopy = find_objcopy()
+        if not args.in_place:
+            refuse_overwriting_input(args.elf_out, [args.input, args.base])
+    base = reader.load(args.base) if args.base else None
     btf, stats = encode_file(args.input, args.jobs, shuffle_seed_from_env(),
-                             args.dwarf_reader, progress=sys.stderr.isatty())
+                             args.dwarf_reader, progress=sys.stderr.isatty(),
+                             features=features, base=base)
     data = writer.write(btf)
-    write_atomically(args.output, data)
+    if raw_out is not None or args.elf_out is None:
+        write_atomically(raw_out, data)
+    if args.elf_out is not None:
+        from .elfout import write_elf_with_btf
+
+        for message in write_elf_with_btf(objcopy, args.input, data, args.elf_out):
+            print(f"canonbtf: {args.elf_out}: objcopy: {message}", file=sys.stderr)
     kinds = ", ".join(f"{kind} {count}" for kind, count in kind_counts(btf).items())
     seconds = stats.seconds_workers + stats.seconds_merge
     print(f"canonbtf: {args.input}: {len(btf)} types ({kinds}) from {stats.units} units "
           f"({stats.type_dies} type DIEs), {len(data)} bytes, {seconds:.1f}s "
           f"(units {stats.seconds_workers:.1f}s, "
           f"merge {stats.seconds_merge:.1f}s)", file=sys.stderr)
+    report = stats.functions
+    if report.inconsistent or report.nocall or report.overlapping_variables:
+        dropped = [f"{len(report.inconsistent)} with prototypes that differ between units",
+                   f"{len(report.nocall)} marked DW_CC_nocall",
+                   f"{report.overlapping_variables} overlapping variables"]
+        print(f"canonbtf: {args.input}: functions: {report.kept} encoded; dropped "
+              f"{', '.join(dropped)}", file=sys.stderr)
     if stats.skips:
         skipped = "; ".join(f"{reason} x{count}" for reason, count in sorted(stats.skips.items()))
         print(f"canonbtf: {args.input}: skipped: {skipped}", file=sys.stderr)
@@ -223,12 +252,27 @@ def build_parser() -> argparse.ArgumentParser:
                                    "deduplicated BTF in canonical order: the same bytes for "
                                    "every -j and every run. Progress goes to stderr when it is "
                                    "a terminal, then a one-line summary.")
-    p.add_argument("input", metavar="ELF", help="an ELF file with DWARF (.debug_info)")
+    p.add_argument("input", metavar="ELF", nargs="?",
+                   help="an ELF file with DWARF (.debug_info): vmlinux, a module, a .o")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="where to write the raw BTF (written atomically; default stdout "
-                        "unless it is a terminal)")
+                        "unless it is a terminal or --elf-out is given)")
     p.add_argument("-j", "--jobs", type=int, metavar="N",
                    help="worker processes (default: the number of CPUs; 1 runs in-process)")
+    p.add_argument("--base", "-B", metavar="BASE",
+                   help="base BTF (raw, or an ELF with .BTF: vmlinux): encode split BTF "
+                        "for a module, referencing equal base types by their base ids")
+    p.add_argument("--features", metavar="LIST",
+                   help="edit the default feature set: name or +name on, -name off, all, "
+                        "none, default (comma-separated; see --list-features, "
+                        "docs/ENCODE.md)")
+    p.add_argument("--list-features", action="store_true",
+                   help="print every feature with 'default' or 'optional' and exit")
+    p.add_argument("--elf-out", metavar="ELF_OUT",
+                   help="also write a copy of the input ELF with the .BTF section added or "
+                        "replaced (needs objcopy: $OBJCOPY, objcopy or llvm-objcopy)")
+    p.add_argument("--in-place", action="store_true",
+                   help="allow --elf-out to name the input file itself")
     p.add_argument("--dwarf-reader", choices=("fast", "pyelftools"), default="fast",
                    help="DIE decoder: the fast one (default) or pyelftools' own, slow, "
                         "for cross-checking")

@@ -8,7 +8,8 @@ a by-value cycle), name offsets, the string section's NULs.
 
 Only two outcomes of a command are acceptable: success with valid output, or exit status
 2 with exactly one line on stderr and no output file. `judge` lists every way a run
-broke that rule.
+broke that rule. For `encode`, the golden objects are damaged instead (`mutate_object`,
+`judge_encode`).
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ from canonbtf.btf import reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf, Type
 from canonbtf.errors import InputError
+from canonbtf.output import TEMP_PREFIX
 
 HEADER_NAMES = ("magic", "version", "flags", "hdr_len", "type_off", "type_len", "str_off",
                 "str_len")
 LAYOUT_NAMES = ("layout_off", "layout_len")  # the 2026 header's extra fields
 OUTPUT_NAME = "out"
-TEMP_PREFIX = ".canonbtf-"
 
 
 # ---- seeds ---------------------------------------------------------------------------
@@ -559,7 +560,6 @@ RESHAPING: dict[str, Mutation] = {
     "move-records": move_records,
     "splice": splice_bytes,
 }
-MUTATIONS = {**IN_PLACE, **RESHAPING}
 
 
 def mutate(seed: Seed, rnd: random.Random) -> tuple[bytes, list[str]]:
@@ -582,7 +582,9 @@ def mutate(seed: Seed, rnd: random.Random) -> tuple[bytes, list[str]]:
         return bytes(data), names
     if rnd.random() < 0.5:
         return elf_wrap(bytes(data))[0], names
-    elf, elf_names = mutate_elf(seed.blob if rnd.random() < 0.5 else bytes(data), rnd)
+    if rnd.random() < 0.5:
+        names, data = [], bytearray(seed.blob)  # the ELF part alone is damaged
+    elf, elf_names = mutate_elf(bytes(data), rnd)
     return elf, names + elf_names
 
 
@@ -943,4 +945,108 @@ def sort_problems(command: str, case: Case, btf: Btf, out: bytes) -> list[str]:
     order = "name" if command == "sort-name" else "kind"
     if writer.write(canonicalize(result, order=order)) != out:
         problems.append("sorting the output again changes it")
+    return problems
+
+
+# ---- object files for `encode` ----------------------------------------------------------
+
+GOLDEN_OBJECTS = ["multi.gcc-dwarf5.o", "arrays.clang-dwarf4.o", "bitfields.gcc-dwarf4.o",
+                  "funcptr.clang-dwarf5.o"]
+DEBUG_SECTIONS = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
+                  ".debug_str_offsets")
+
+
+class ElfSeed:
+    """A golden object and where its sections and section headers are."""
+
+    def __init__(self, path: Path):
+        from elftools.elf.elffile import ELFFile
+
+        self.name = path.name
+        self.data = path.read_bytes()
+        with open(path, "rb") as fh:
+            elf = ELFFile(fh)
+            self.shoff = elf["e_shoff"]
+            self.shentsize = elf["e_shentsize"]
+            self.sections = {}
+            self.headers = {}
+            for index, section in enumerate(elf.iter_sections()):
+                self.sections[section.name] = (section["sh_offset"], section["sh_size"])
+                self.headers[section.name] = self.shoff + index * self.shentsize
+        self.dwarf5 = "dwarf5" in path.name
+
+    def debug(self, rnd: random.Random) -> tuple[str, int, int]:
+        names = [n for n in DEBUG_SECTIONS if self.sections.get(n, (0, 0))[1]]
+        name = rnd.choice(names)
+        return (name, *self.sections[name])
+
+
+def _interesting_word(rnd: random.Random, size: int) -> int:
+    return rnd.choice([0, 1, 0x7F, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFF0, 0xFFFFFFFF, size,
+                       size + 1, rnd.getrandbits(32)])
+
+
+def mutate_object(seed: ElfSeed, rnd: random.Random) -> tuple[bytes, str]:
+    """A damaged copy of the object file and what was done to it."""
+    data = bytearray(seed.data)
+    info_off, info_size = seed.sections[".debug_info"]
+    how = rnd.randrange(8)
+    if how == 0:
+        name, off, size = seed.debug(rnd)
+        for _ in range(rnd.randint(1, 8)):
+            data[off + rnd.randrange(size)] ^= 1 << rnd.randrange(8)
+        return bytes(data), f"flip bits in {name}"
+    if how in (1, 2):
+        # Any word of .debug_info: DIE references, string offsets, sizes, unit lengths.
+        pos = info_off + rnd.randrange(max(1, info_size - 4))
+        data[pos : pos + 4] = _interesting_word(rnd, info_size).to_bytes(4, "little")
+        return bytes(data), f"word at .debug_info+{pos - info_off}"
+    if how == 3:
+        # The first unit's header: unit_length, or its .debug_abbrev offset.
+        field = rnd.choice([0, 8 if seed.dwarf5 else 6])
+        value = _interesting_word(rnd, seed.sections[".debug_abbrev"][1])
+        data[info_off + field : info_off + field + 4] = value.to_bytes(4, "little")
+        return bytes(data), f"unit header field at {field}"
+    if how == 4:
+        name, off, size = seed.debug(rnd)
+        data[off : off + size] = bytes(size)
+        return bytes(data), f"zeroed {name}"
+    if how == 5:
+        name = rnd.choice([n for n in seed.headers if n])
+        header = seed.headers[name]
+        field = rnd.choice([24, 32])  # sh_offset, sh_size
+        value = rnd.choice([len(data), len(data) + 1, 1 << 40, (1 << 64) - 1,
+                            rnd.getrandbits(20)])
+        data[header + field : header + field + 8] = value.to_bytes(8, "little")
+        return bytes(data), f"{'sh_offset' if field == 24 else 'sh_size'} of {name}"
+    cuts = sorted({o for off, size in seed.sections.values() for o in (off, off + size)}
+                  | {seed.shoff, seed.shoff + seed.shentsize, 16, 64})
+    cut = rnd.choice([c for c in cuts if 0 < c < len(data)])
+    return bytes(data[:cut]), f"truncated at {cut}"
+
+
+def judge_encode(outcome: Outcome, out: Path, directory: Path, limit: float) -> list[str]:
+    """The same rule for `encode`, whose summary on success is one or two lines."""
+    if outcome.error is not None:
+        return [f"traceback: {outcome.error.strip().splitlines()[-1]}"]
+    if outcome.timed_out:
+        return [f"over {limit:g} s"]
+    problems = []
+    if [p for p in directory.iterdir() if p.name.startswith(TEMP_PREFIX)]:
+        problems.append("temporary file left behind")
+    lines = outcome.stderr.splitlines()
+    if outcome.status == 2:
+        if len(lines) != 1 or not lines[0].startswith("canonbtf: "):
+            problems.append(f"exit 2 without exactly one line: {lines[:3]!r}")
+        if out.exists():
+            problems.append("output file left behind after an error")
+        return problems
+    if outcome.status != 0:
+        return problems + [f"exit status {outcome.status}"]
+    if not all(line.startswith("canonbtf: ") for line in lines) or len(lines) > 2:
+        problems.append(f"unexpected stderr: {lines[:3]!r}")
+    try:
+        reader.parse(out.read_bytes(), str(out))
+    except InputError as e:
+        problems.append(f"output does not parse: {e}")
     return problems

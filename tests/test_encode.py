@@ -26,6 +26,7 @@ from canonbtf.btf.model import Btf
 from canonbtf.canon import canonicalize
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.encode import SHUFFLE_ENV, encode_dwarf, encode_file
+from canonbtf.dwarf.features import parse_features
 from canonbtf.dwarf.reference import ReferenceReader
 from canonbtf.dwarf.sections import open_dwarf
 from canonbtf.emit.raw import dump_raw
@@ -41,6 +42,8 @@ PAHOLE_REFUSES = ("unsupported.",)
 KERNEL = Path("/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/"
               "debug/boot/vmlinux-6.1.0-56-cloud-amd64")
 KERNEL_BTF = "vmlinux-6.1.0-56-cloud-amd64.btf"
+# Types only: functions and variables are compared with pahole in test_encode_funcs.py.
+TYPES_ONLY = parse_features("-func,-var,-decl_tag_kfuncs")
 
 _encoded: dict[str, bytes] = {}
 
@@ -165,10 +168,11 @@ def test_progress_goes_to_stderr_when_asked(capsys):
 
 
 def without_functions(btf: Btf) -> Btf:
-    """pahole's BTF minus what the encoder does not make yet (issue 5): FUNC, VAR,
-    DATASEC, and the FUNC_PROTOs only FUNCs use."""
+    """pahole's BTF minus functions and variables (`TYPES_ONLY`): FUNC, VAR, DATASEC, the
+    decl tags on them, and the FUNC_PROTOs only FUNCs use."""
     all_types = btf.all_types()
     dropped = {i for i, t in btf.own() if t.kind in (f.FUNC, f.VAR, f.DATASEC)}
+    dropped |= {i for i, t in btf.own() if t.kind == f.DECL_TAG and t.size_or_type in dropped}
     used = {r for i, t in btf.own() if i not in dropped for r in t.refs()}
     dropped |= {t.size_or_type for i, t in btf.own()
                 if t.kind == f.FUNC and t.size_or_type not in used}
@@ -190,7 +194,8 @@ def pahole_btf(path: Path, tmp_path: Path) -> Btf:
     [p for p in OBJECTS if not p.name.startswith(PAHOLE_REFUSES)]))
 def test_same_types_as_pahole(path, tmp_path):
     theirs = canonicalize(without_functions(pahole_btf(path, tmp_path)), dedup=True)
-    assert raw_text(encoded(path)) == raw_text(writer.write(theirs))
+    ours, _ = encode_file(str(path), 1, features=TYPES_ONLY)
+    assert raw_text(writer.write(ours)) == raw_text(writer.write(theirs))
 
 
 # -- what BTF cannot say, bad input, failing workers -----------------------------------
@@ -382,7 +387,7 @@ def test_kernel_sample_fast_reader_agrees_with_pyelftools():
 def test_full_kernel_matches_its_pahole_btf():
     if not KERNEL.exists():
         pytest.skip(f"{KERNEL} not fetched")
-    ours, _ = encode_file(str(KERNEL), 2)
+    ours, _ = encode_file(str(KERNEL), 2, features=TYPES_ONLY)
     theirs = canonicalize(without_functions(reader.load(str(corpus_path(KERNEL_BTF)))),
                           dedup=True)
     assert writer.write(ours) == writer.write(theirs)

@@ -94,7 +94,7 @@ def test_seeds_are_valid_btf():
     assert not validate(reader.parse(STANDALONE["handmade"].blob))
 
 
-@seeded(240)
+@seeded(400)
 @given(seed_name=st.sampled_from(sorted(STANDALONE)), rnd=st.randoms(use_true_random=False))
 def test_mutated_btf_never_crashes_any_command(seed_name, rnd, work_dir):
     seed = STANDALONE[seed_name]
@@ -102,7 +102,7 @@ def test_mutated_btf_never_crashes_any_command(seed_name, rnd, work_dir):
     run_all(seed, blob, mutations, list(fuzzing.COMMANDS), work_dir)
 
 
-@seeded(30)
+@seeded(40)
 @given(rnd=st.randoms(use_true_random=False))
 def test_mutated_module_btf_never_crashes_any_command(rnd, module_seed, work_dir):
     blob, mutations = fuzzing.mutate(module_seed, rnd)
@@ -170,13 +170,14 @@ def odd_btf(shape: str) -> Btf:
     elif shape == "huge-padding":
         b.struct("sparse", 0x10000000, [("a", int_, 0), ("b", int_, 8 * 0x0FFFFFF0)])
     elif shape == "nested-1000-deep":
-        cur = int_
-        for _ in range(1000):
-            cur = b.struct("", 4, [("m", cur, 0)])
-        b.struct("top", 4, [("m", cur, 0)])
+        b.struct("top", 4, [("m", next_id + 1, 0)])
+        for level in range(1, 1000):
+            b.struct("", 4, [("m", next_id + level + 1, 0)])
+        b.struct("", 4, [("m", int_, 0)])
     elif shape == "5000-duplicates":
         for _ in range(2500):
-            b.ptr(b.int("int", 4, f.INT_SIGNED))
+            b.int("int", 4, f.INT_SIGNED)
+            b.ptr(int_)
     return b.build()
 
 
@@ -189,7 +190,7 @@ ODD_SHAPES = {
     "anonymous-struct-points-to-itself": (None, True),
     "prototype-takes-itself": ("func-proto", True),
     "huge-padding": (None, True),
-    "nested-1000-deep": (None, True),
+    "nested-1000-deep": ("resolve-depth", True),
     "5000-duplicates": (None, False),
 }
 
@@ -256,24 +257,29 @@ def assert_kernel_keeps_accepting(btf: Btf) -> bool:
     return True
 
 
-@seeded(40)
-@given(rnd=st.randoms(use_true_random=False))
-def test_kernel_accepts_sorted_fuzzed_btf_when_it_accepts_the_input(rnd):
+def test_kernel_accepts_sorted_fuzzed_btf_when_it_accepts_the_input():
+    """Seeded mutations, mostly type-level ones that keep the blob loadable."""
     seed = STANDALONE["handmade"]
-    blob, _ = fuzzing.semantic_mutate(seed, rnd) if rnd.random() < 0.8 else \
-        fuzzing.mutate(seed, rnd)
-    try:
-        btf = reader.parse(blob)
-    except InputError:
-        return
-    assert_kernel_keeps_accepting(btf)
+    accepted = 0
+    for index in range(60):
+        rnd = random.Random(index)
+        mutate = fuzzing.semantic_mutate if index % 5 else fuzzing.mutate
+        blob, _ = mutate(seed, rnd)
+        try:
+            btf = reader.parse(blob)
+        except InputError:
+            continue
+        accepted += assert_kernel_keeps_accepting(btf)
+    assert accepted >= 20
 
 
-@seeded(6)
-@given(rnd=st.randoms(use_true_random=False))
-def test_kernel_accepts_sorted_fuzzed_module_when_it_accepts_the_input(rnd, module_seed):
-    blob, _ = fuzzing.semantic_mutate(module_seed, rnd)
-    assert_kernel_keeps_accepting(reader.parse(blob, "module", module_seed.base))
+def test_kernel_accepts_sorted_fuzzed_module_when_it_accepts_the_input(module_seed):
+    accepted = 0
+    for index in range(6):
+        blob, _ = fuzzing.semantic_mutate(module_seed, random.Random(index))
+        accepted += assert_kernel_keeps_accepting(reader.parse(blob, "module",
+                                                               module_seed.base))
+    assert accepted >= 2
 
 
 def test_kernel_accepts_the_seed():

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The long fuzz campaign: N mutated BTF inputs, each run through every command.
+"""The long fuzz campaign: N mutated BTF inputs, each run through every command, and N
+damaged object files through `encode`.
 
 The mutations and the judge are tests/fuzzing.py's (the seeded pytest part runs a few
 hundred of the same inputs). Runs happen in worker processes (2 by default), in-process
@@ -42,6 +43,8 @@ STANDALONE = {"handmade": lambda: fuzzing.handmade_seed(),
               "handmade-elf": fuzzing.elf_seed,
               "handmade-layout": fuzzing.layout_seed}
 DEFAULT_SEEDS = "handmade,handmade-be,handmade-elf,handmade-layout,virtio_net"
+GOLDEN = REPO / "golden" / "obj"
+COMMANDS = (*fuzzing.COMMANDS, "encode")
 CHUNK = 20
 
 
@@ -68,15 +71,27 @@ class KernelCheck:
 
 
 @dataclass
+class CompileCheck:
+    """A C header dumped from an input `check` passes, given to a compiler."""
+
+    index: int
+    seed: str
+    compiler: str
+    error: str  # the first error line, "" when it compiled
+
+
+@dataclass
 class ChunkResult:
     runs: list[Run] = field(default_factory=list)
     kernel: list[KernelCheck] = field(default_factory=list)
+    compiles: list[CompileCheck] = field(default_factory=list)
     peak_rss_mb: float = 0.0
 
 
 # ---- in the workers ------------------------------------------------------------------
 
 _seeds: dict[str, fuzzing.Seed] = {}
+_objects: list[fuzzing.ElfSeed] = []
 _bases: dict[str, object] = {}
 _options: argparse.Namespace | None = None
 
@@ -86,6 +101,9 @@ def _start_worker(seed_names: list[str], options: argparse.Namespace) -> None:
     _options = options
     limit = options.memory_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if "encode" in options.commands:
+        _objects.extend(fuzzing.ElfSeed(GOLDEN / name) for name in fuzzing.GOLDEN_OBJECTS
+                        if (GOLDEN / name).exists())
     base = None
     for name in seed_names:
         if name in STANDALONE:
@@ -97,12 +115,15 @@ def _start_worker(seed_names: list[str], options: argparse.Namespace) -> None:
         _seeds[name] = fuzzing.split_seed(name, CORPUS / MODULES[name], BASE_61, base)
 
 
-def _run_chunk(indices: list[int], seed_names: list[str]) -> ChunkResult:
+def _run_chunk(indices: list[int], seed_names: list[str], encode: bool) -> ChunkResult:
     options = _options
     result = ChunkResult()
     with tempfile.TemporaryDirectory(prefix="canonbtf-fuzz-") as tmp:
         for index in indices:
-            _run_input(index, seed_names, Path(tmp), options, result)
+            if encode:
+                _run_encode(index, Path(tmp), options, result)
+            else:
+                _run_input(index, seed_names, Path(tmp), options, result)
     result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 
@@ -118,8 +139,11 @@ def _run_input(index: int, seed_names: list[str], directory: Path,
     if options.subprocess_every and index % options.subprocess_every == 0:
         modes.append("subprocess")
     ask_kernel = options.kernel_every and index % options.kernel_every == 0
+    compile_c = options.compile_every and index % options.compile_every == 0
     sorted_outputs: dict[str, bytes] = {}
     for command in options.commands:
+        if command == "encode":
+            continue
         for mode in modes:
             case.clean()
             argv = case.argv(command)
@@ -135,9 +159,72 @@ def _run_input(index: int, seed_names: list[str], directory: Path,
             if (ask_kernel and mode == "in-process" and command in ("sort", "sort-dedup")
                     and outcome.status == 0 and case.out_path.exists()):
                 sorted_outputs[command] = case.out_path.read_bytes()
+            if (compile_c and mode == "in-process" and command == "dump-c"
+                    and outcome.status == 0 and case.valid()):
+                result.compiles += _compile(index, seed, case.out_path.read_text("latin-1"),
+                                            options)
     case.clean()
     if sorted_outputs:
         result.kernel += _kernel_checks(index, seed, case, sorted_outputs)
+
+
+def _run_encode(index: int, directory: Path, options: argparse.Namespace,
+                result: ChunkResult) -> None:
+    """`encode` of a damaged golden object (in-process with -j1; every K-th also as a
+    subprocess with -j2, so a worker meets the damage)."""
+    seed = _objects[index % len(_objects)]
+    data, mutation = fuzzing.mutate_object(seed, random.Random(f"{options.rng_seed}:{index}"))
+    path = directory / "input.o"
+    out = directory / "out.btf"
+    modes = ["in-process"]
+    if options.subprocess_every and index % options.subprocess_every == 0:
+        modes.append("subprocess")
+    for mode in modes:
+        for old in directory.iterdir():
+            old.unlink()
+        path.write_bytes(data)
+        if mode == "in-process":
+            outcome = fuzzing.run_in_process(["encode", "-j1", str(path), "-o", str(out)],
+                                             options.limit)
+        else:
+            outcome = fuzzing.run_subprocess(["encode", "-j2", str(path), "-o", str(out)],
+                                             options.limit)
+        problems = fuzzing.judge_encode(outcome, out, directory, options.limit)
+        result.runs.append(Run(index, seed.name, [mutation], "encode", mode, outcome.status,
+                               outcome.seconds, problems))
+        if problems and options.save_dir:
+            stem = Path(options.save_dir) / f"encode-{seed.name}-{index}"
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            stem.with_suffix(".o").write_bytes(data)
+            stem.with_suffix(".txt").write_text(f"{mutation} ({mode}): {problems}\n"
+                                                f"{outcome.stderr}\n{outcome.error or ''}")
+
+
+COMPILERS = {"clang -target bpf": ["clang", "-target", "bpf"], "gcc": ["gcc"]}
+
+
+def _compile(index: int, seed: fuzzing.Seed, header: str, options: argparse.Namespace
+             ) -> list[CompileCheck]:
+    """The header of a kernel-valid input must compile (DESIGN: with clang and gcc)."""
+    import shutil
+    import subprocess
+
+    checks = []
+    for label, argv in COMPILERS.items():
+        if shutil.which(argv[0]) is None:
+            continue
+        proc = subprocess.run([*argv, "-fsyntax-only", "-x", "c", "-"], input=header,
+                              capture_output=True, text=True, timeout=120)
+        errors = [line for line in proc.stderr.splitlines() if "error" in line]
+        error = (errors[0] if errors else proc.stderr.strip()[:200]) if proc.returncode else ""
+        checks.append(CompileCheck(index, seed.name, label, error))
+        if error and options.save_dir:
+            stem = Path(options.save_dir) / f"c-{seed.name}-{index}"
+            stem.parent.mkdir(parents=True, exist_ok=True)
+            stem.with_suffix(".h").write_text(header, "latin-1")
+            with open(stem.with_suffix(".txt"), "a") as fh:
+                fh.write(f"{label}: {error}\n")
+    return checks
 
 
 def _kernel_checks(index: int, seed: fuzzing.Seed, case: fuzzing.Case,
@@ -215,6 +302,20 @@ def _kernel_table(checks: list[KernelCheck]) -> str:
     return "\n".join(lines)
 
 
+def _compile_table(checks: list[CompileCheck]) -> str:
+    if not checks:
+        return "C headers of valid inputs: not compiled"
+    lines = []
+    for label in COMPILERS:
+        mine = [c for c in checks if c.compiler == label]
+        failed = [c for c in mine if c.error]
+        lines.append(f"C headers of valid inputs, {label}: {len(mine)} compiled, "
+                     f"{len(failed)} failed")
+        for error, count in collections.Counter(c.error for c in failed).most_common(5):
+            lines.append(f"  {count} x {error}")
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", "--inputs", type=int, default=10_000,
@@ -223,19 +324,24 @@ def main() -> int:
     ap.add_argument("--seeds", default=DEFAULT_SEEDS,
                     help=f"comma-separated seeds, used in turn (default {DEFAULT_SEEDS}; "
                          f"also: {', '.join(sorted(MODULES))})")
-    ap.add_argument("--commands", default=",".join(fuzzing.COMMANDS))
+    ap.add_argument("--commands", default=",".join(COMMANDS),
+                    help="which of them to run (default: all; encode runs on damaged "
+                         "golden objects instead of BTF)")
     ap.add_argument("--limit", type=float, default=10.0, help="seconds per run (default 10)")
     ap.add_argument("--memory-mb", type=int, default=4096, help="address space per worker")
     ap.add_argument("--subprocess-every", type=int, default=100,
                     help="also run every K-th input as subprocesses (0: never)")
     ap.add_argument("--kernel-every", type=int, default=5,
                     help="ask the kernel about every K-th input and its sorted outputs")
+    ap.add_argument("--compile-every", type=int, default=0,
+                    help="compile the C header of every K-th input that passes check, "
+                         "with clang -target bpf and gcc (0: never)")
     ap.add_argument("--rng-seed", default="0")
     ap.add_argument("--save-dir", help="where to keep inputs that broke the rules")
     ap.add_argument("--start", type=int, default=0, help="first input index")
     options = ap.parse_args()
     options.commands = options.commands.split(",")
-    unknown = set(options.commands) - set(fuzzing.COMMANDS)
+    unknown = set(options.commands) - set(COMMANDS)
     seed_names = options.seeds.split(",")
     unknown |= set(seed_names) - set(STANDALONE) - set(MODULES)
     if unknown:
@@ -243,10 +349,28 @@ def main() -> int:
     if any(name in MODULES for name in seed_names) and not BASE_61.exists():
         ap.error(f"{BASE_61} not found (needed by the module seeds)")
 
+    # Every layer is imported before the workers fork, so the whole campaign runs one
+    # version of the code even if the files change meanwhile.
+    import canonbtf.btf.kernel  # noqa: F401
+    import canonbtf.btf.validator  # noqa: F401
+    import canonbtf.canon.dedup  # noqa: F401
+    import canonbtf.cli  # noqa: F401
+    import canonbtf.diff  # noqa: F401
+    import canonbtf.dwarf.encode  # noqa: F401
+    import canonbtf.emit.c  # noqa: F401
+    import canonbtf.emit.c_shape  # noqa: F401
+    import canonbtf.emit.diff_text  # noqa: F401
+    import canonbtf.emit.json  # noqa: F401
+    import canonbtf.emit.raw  # noqa: F401
+
     indices = list(range(options.start, options.start + options.inputs))
-    chunks = [indices[i : i + CHUNK] for i in range(0, len(indices), CHUNK)]
+    chunks = [(indices[i : i + CHUNK], False) for i in range(0, len(indices), CHUNK)
+              if set(options.commands) - {"encode"}]
+    if "encode" in options.commands:
+        chunks += [(indices[i : i + CHUNK], True) for i in range(0, len(indices), CHUNK)]
     runs: list[Run] = []
     kernel_checks: list[KernelCheck] = []
+    compiles: list[CompileCheck] = []
     died = 0
     peak = 0.0
     started = time.perf_counter()
@@ -254,7 +378,8 @@ def main() -> int:
     with concurrent.futures.ProcessPoolExecutor(
             options.workers, mp_context=context, initializer=_start_worker,
             initargs=(seed_names, options)) as pool:
-        futures = {pool.submit(_run_chunk, chunk, seed_names): chunk for chunk in chunks}
+        futures = {pool.submit(_run_chunk, chunk, seed_names, encode): chunk
+                   for chunk, encode in chunks}
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             try:
                 result = future.result()
@@ -263,10 +388,11 @@ def main() -> int:
                 continue
             runs += result.runs
             kernel_checks += result.kernel
+            compiles += result.compiles
             peak = max(peak, result.peak_rss_mb)
             if sys.stderr.isatty() or done % 25 == 0 or done == len(chunks):
                 bad = sum(1 for r in runs if r.problems)
-                print(f"\r{done * CHUNK}/{len(indices)} inputs, {len(runs)} runs, "
+                print(f"\r{done}/{len(chunks)} chunks of {CHUNK} inputs, {len(runs)} runs, "
                       f"{bad} broke the rules, {time.perf_counter() - started:.0f}s",
                       end="\n" if not sys.stderr.isatty() else "", file=sys.stderr)
     print(file=sys.stderr)
@@ -277,6 +403,7 @@ def main() -> int:
           + f"), rng seed {options.rng_seed!r}, {options.workers} workers, {elapsed:.0f}s")
     print(_table(runs, options.limit))
     print(_kernel_table(kernel_checks))
+    print(_compile_table(compiles))
     print(f"peak RSS of a worker: {peak:.0f} MiB (limit {options.memory_mb} MiB); "
           f"worker processes lost: {died}")
     problems = collections.Counter(p for r in runs for p in r.problems)

@@ -22,12 +22,14 @@ TAG_inheritance = 0x1C
 TAG_ptr_to_member_type = 0x1F
 TAG_set_type = 0x20
 TAG_subrange_type = 0x21
+TAG_subprogram = 0x2E
 TAG_base_type = 0x24
 TAG_const_type = 0x26
 TAG_enumerator = 0x28
 TAG_file_type = 0x29
 TAG_packed_type = 0x2D
 TAG_variant_part = 0x33
+TAG_variable = 0x34
 TAG_volatile_type = 0x35
 TAG_restrict_type = 0x37
 TAG_interface_type = 0x38
@@ -40,6 +42,7 @@ TAG_generic_subrange = 0x45
 TAG_dynamic_type = 0x46
 TAG_atomic_type = 0x47
 TAG_immutable_type = 0x4B
+TAG_LLVM_annotation = 0x6000  # clang's btf_decl_tag / btf_type_tag
 
 TAG_NAMES = {
     TAG_array_type: "array_type", TAG_class_type: "class_type",
@@ -59,7 +62,8 @@ TAG_NAMES = {
     TAG_shared_type: "shared_type", TAG_rvalue_reference_type: "rvalue_reference_type",
     TAG_coarray_type: "coarray_type", TAG_generic_subrange: "generic_subrange",
     TAG_dynamic_type: "dynamic_type", TAG_atomic_type: "atomic_type",
-    TAG_immutable_type: "immutable_type",
+    TAG_immutable_type: "immutable_type", TAG_subprogram: "subprogram",
+    TAG_variable: "variable", TAG_LLVM_annotation: "LLVM_annotation",
 }
 
 # Tags of DIEs that are types: each becomes a BTF type, void, or a counted skip.
@@ -71,30 +75,49 @@ TYPE_TAGS = frozenset({
     TAG_interface_type, TAG_unspecified_type, TAG_shared_type, TAG_rvalue_reference_type,
     TAG_coarray_type, TAG_dynamic_type, TAG_atomic_type, TAG_immutable_type,
 })
-# Tags of DIEs read only as children of a type DIE (members, values, dimensions, params).
+# Tags of DIEs read only as children of a type DIE (members, values, dimensions, params)
+# or of a function or variable; annotations also as children of members and parameters.
 CHILD_TAGS = frozenset({
     TAG_member, TAG_enumerator, TAG_subrange_type, TAG_formal_parameter,
     TAG_unspecified_parameters, TAG_generic_subrange, TAG_inheritance, TAG_variant_part,
+    TAG_LLVM_annotation,
 })
+# Child tags that are not counted as skipped outside a type: the parameters of function
+# declarations and concrete instances, annotations of local variables.
+QUIET_CHILD_TAGS = frozenset({TAG_formal_parameter, TAG_unspecified_parameters,
+                              TAG_LLVM_annotation})
 UNIT_TAGS = frozenset({TAG_compile_unit, TAG_partial_unit})
 
 # Attributes.
+AT_location = 0x02
 AT_name = 0x03
 AT_byte_size = 0x0B
 AT_bit_offset = 0x0C
 AT_bit_size = 0x0D
+AT_low_pc = 0x11
 AT_const_value = 0x1C
 AT_lower_bound = 0x22
 AT_upper_bound = 0x2F
+AT_abstract_origin = 0x31
+AT_calling_convention = 0x36
 AT_count = 0x37
 AT_data_member_location = 0x38
 AT_declaration = 0x3C
 AT_encoding = 0x3E
 AT_external = 0x3F
+AT_specification = 0x47
 AT_type = 0x49
 AT_signature = 0x69
 AT_data_bit_offset = 0x6B
 AT_str_offsets_base = 0x72
+AT_addr_base = 0x73
+# Not a DWARF attribute: where the readers put a member's or parameter's annotation DIEs
+# (tag, attributes), which are its children rather than the type DIE's.
+ANNOTATIONS = -1
+
+# DW_AT_calling_convention: the function cannot be called with the normal ABI (clang
+# marks functions whose signature an optimization changed).
+CC_nocall = 0x03
 
 # How an attribute's value is read: the kind of value the encoder wants from it.
 V_STRING = "string"  # a name
@@ -103,6 +126,9 @@ V_CONST = "const"  # an integer constant; anything else (expressions, references
 V_LOCATION = "location"  # a constant, or a DW_OP_plus_uconst / DW_OP_constu expression
 V_FLAG = "flag"
 V_SECTION_OFFSET = "section offset"
+V_TEXT = "text"  # a string when the form is a string form, else nothing (annotation values)
+V_ADDRESS = "address"  # DW_FORM_addr, or an index into .debug_addr (DW_FORM_addrx*)
+V_ADDRESS_EXPR = "address expression"  # a location that is one DW_OP_addr / DW_OP_addrx
 
 TYPE_ATTRS = {
     AT_name: V_STRING, AT_type: V_REF, AT_byte_size: V_CONST, AT_declaration: V_FLAG,
@@ -119,11 +145,21 @@ WANTED_ATTRS = {
                         AT_count: V_CONST},
     TAG_formal_parameter: {AT_name: V_STRING, AT_type: V_REF},
     TAG_unspecified_parameters: {},
+    TAG_LLVM_annotation: {AT_name: V_STRING, AT_const_value: V_TEXT},
+    TAG_subprogram: {
+        AT_name: V_STRING, AT_type: V_REF, AT_declaration: V_FLAG, AT_external: V_FLAG,
+        AT_low_pc: V_ADDRESS, AT_abstract_origin: V_REF, AT_specification: V_REF,
+        AT_calling_convention: V_CONST,
+    },
+    TAG_variable: {
+        AT_name: V_STRING, AT_type: V_REF, AT_declaration: V_FLAG, AT_external: V_FLAG,
+        AT_specification: V_REF, AT_location: V_ADDRESS_EXPR,
+    },
     TAG_generic_subrange: {},
     TAG_inheritance: {},
     TAG_variant_part: {},
-    TAG_compile_unit: {AT_str_offsets_base: V_SECTION_OFFSET},
-    TAG_partial_unit: {AT_str_offsets_base: V_SECTION_OFFSET},
+    TAG_compile_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET},
+    TAG_partial_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET},
 }
 for _tag in TYPE_TAGS:
     WANTED_ATTRS[_tag] = TYPE_ATTRS
@@ -139,9 +175,12 @@ ATE_unsigned_char = 0x08
 ATE_imaginary_float = 0x09
 ATE_decimal_float = 0x0F
 
-# Expression opcodes a member location may use.
+# Expression opcodes a member location may use, and a variable's fixed address.
+OP_addr = 0x03
 OP_constu = 0x10
 OP_plus_uconst = 0x23
+OP_addrx = 0xA1
+OP_GNU_addr_index = 0xFB
 
 # Forms.
 FORM_addr = 0x01

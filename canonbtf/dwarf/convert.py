@@ -23,12 +23,30 @@ The mapping (checked against pahole 1.24 on the golden objects):
 Anything else that is a type is skipped and counted by tag; so are typedefs, qualifiers,
 arrays and prototypes holding a skipped type by value. A pointer to a skipped type points
 to void; a member of a skipped type is left out of its struct (counted).
+
+Beyond types (docs/ENCODE.md, each behind a feature):
+- functions: a definition (not a declaration, not a concrete instance of an inlined
+  function) whose name is exactly an STT_FUNC symbol and whose parameters are all named
+  becomes a FUNC *candidate* and its FUNC_PROTO (parameter names included). The FUNC's
+  linkage field carries candidate flags until the parent has seen every unit
+  (functions.py decides there which names keep one FUNC).
+- variables: a unit-level variable at a fixed address (one DW_OP_addr) that a symbol of
+  its name confirms becomes a VAR whose `extra` is (linkage, section, offset, size) until
+  the parent builds the DATASECs (functions.py).
+- annotations (clang): btf_type_tag on a pointer becomes a TYPE_TAG chain between the
+  PTR and its target (the last annotation next to the PTR, as pahole does); btf_decl_tag
+  on a struct, union, member, typedef, function, parameter or variable becomes a
+  DECL_TAG (component_idx -1, or the member or parameter index).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..btf import format as f
 from . import constants as c
+from .features import DEFAULT as DEFAULT_FEATURES
+from .symbols import ElfSymbols
 from .unit_types import TypeDie, UnitTypes
 
 Record = tuple  # (kind, name, kflag, size_or_type, extra, items)
@@ -49,6 +67,28 @@ _SIZED_TAGS = frozenset({c.TAG_base_type, c.TAG_structure_type, c.TAG_union_type
 _SEE_THROUGH_TAGS = frozenset({c.TAG_typedef, c.TAG_const_type, c.TAG_volatile_type,
                                c.TAG_restrict_type, c.TAG_atomic_type})
 _FAILED = -1  # a DIE that maps to nothing BTF can hold
+_PROGRAM_TAGS = frozenset({c.TAG_subprogram, c.TAG_variable})
+DECL_TAG_NAME = "btf_decl_tag"
+TYPE_TAG_NAME = "btf_type_tag"
+KFUNC_TAG = "bpf_kfunc"
+
+# Flags a FUNC candidate carries in its linkage field until functions.py decides: a
+# candidate is never a valid linkage (so it never merges into a base BTF's FUNC), LINKED
+# says the definition's code is at an address of its symbol, NOCALL that the function
+# was marked DW_CC_nocall (its ABI changed).
+FUNC_CANDIDATE = 4
+FUNC_LINKED = 1
+FUNC_NOCALL = 2
+
+
+@dataclass(frozen=True)
+class ConvertContext:
+    """What a unit's conversion needs besides its DIEs: the features asked for and the
+    ELF's symbols (None when the file has no symbol table: then every external function
+    definition is a candidate, as pahole does, and no variable is)."""
+
+    features: frozenset[str] = DEFAULT_FEATURES
+    symbols: ElfSymbols | None = None
 
 
 class Skips:
@@ -65,24 +105,55 @@ class Skips:
 class UnitConverter:
     """Converts one unit; `convert()` returns its records."""
 
-    def __init__(self, unit: UnitTypes, little_endian: bool, skips: Skips):
+    def __init__(self, unit: UnitTypes, little_endian: bool, skips: Skips,
+                 context: ConvertContext | None = None):
         self.dies = unit.types
         self.little_endian = little_endian
         self.skips = skips
+        self.context = context or ConvertContext()
+        self.features = self.context.features
         self.records: list[Record | None] = [None]  # index 0: void
         self.local: dict[int, int] = {}  # DIE offset -> record number, 0 void, -1 skipped
         self.owners: list[int | None] = [None]  # record number -> the DIE it was made for
         self.index_type: int | None = None
+        self.decl_tags: list[tuple[str, int]] = []  # of the record being made: (value, idx)
 
     def convert(self) -> list[Record | None]:
-        """Records for every type DIE of the unit, in DIE order; [0] is None (void)."""
+        """Records for every type DIE of the unit, in DIE order, then functions and
+        variables; [0] is None (void)."""
         dies = self.dies
-        for offset in dies:
-            self._number(offset)
+        for offset, die in dies.items():
+            if die.tag not in _PROGRAM_TAGS:
+                self._number(offset)
         for number, offset in enumerate(self.owners):
             if offset is not None:
                 self.records[number] = self._record(dies[offset])
+                if self.decl_tags:
+                    self._add_decl_tags(number)
+        if "func" in self.features:
+            self._functions()
+        if "var" in self.features or "global_var" in self.features:
+            self._variables()
         return self.records
+
+    def _add(self, record: Record) -> int:
+        """Append a record made for no DIE of its own; returns its number."""
+        self.records.append(record)
+        self.owners.append(None)
+        return len(self.records) - 1
+
+    def _add_decl_tags(self, target: int) -> None:
+        if "decl_tag" in self.features:
+            for value, component in self.decl_tags:
+                self._add((f.DECL_TAG, value, 0, target, component, ()))
+        self.decl_tags = []
+
+    def _collect_decl_tags(self, children, component: int) -> None:
+        for tag, attrs in children:
+            if tag == c.TAG_LLVM_annotation and attrs.get(c.AT_name) == DECL_TAG_NAME:
+                value = attrs.get(c.AT_const_value)
+                if value:
+                    self.decl_tags.append((value, component))
 
     # -- numbering: which DIEs become records, which are void or skipped -------------
 
@@ -173,7 +244,14 @@ class UnitConverter:
             kind = _MODIFIER_KINDS[tag]
             name = attrs.get(c.AT_name, "") if kind == f.TYPEDEF else ""
             target = self._ref(attrs)
-            return (kind, name, 0, target if target != _FAILED else 0, 0, ())
+            if target == _FAILED:
+                target = 0
+            if die.children:
+                if kind == f.PTR:
+                    target = self._type_tags(die.children, target)
+                elif kind == f.TYPEDEF:
+                    self._collect_decl_tags(die.children, -1)
+            return (kind, name, 0, target, 0, ())
         if tag == c.TAG_base_type:
             return self._base_type(attrs)
         if tag in (c.TAG_structure_type, c.TAG_class_type, c.TAG_union_type):
@@ -184,11 +262,24 @@ class UnitConverter:
             return self._enum(die)
         return self._func_proto(die)
 
+    def _type_tags(self, children: list, target: int) -> int:
+        """The TYPE_TAG chain a pointer's btf_type_tag annotations put before `target`."""
+        if "type_tag" not in self.features:
+            return target
+        for tag, attrs in children:
+            if tag == c.TAG_LLVM_annotation and attrs.get(c.AT_name) == TYPE_TAG_NAME:
+                value = attrs.get(c.AT_const_value)
+                if value:
+                    target = self._add((f.TYPE_TAG, value, 0, target, 0, ()))
+        return target
+
     def _base_type(self, attrs: dict) -> Record:
         name = attrs.get(c.AT_name, "")
         size = attrs.get(c.AT_byte_size, 0)
         encoding = attrs.get(c.AT_encoding)
         if encoding in _FLOAT_ENCODINGS:
+            if "float" not in self.features:  # what pahole made before FLOAT existed
+                return (f.INT, name, 0, size, size * 8, ())
             return (f.FLOAT, name, 0, size, 0, ())
         if encoding == c.ATE_boolean:
             flags = f.INT_BOOL
@@ -207,6 +298,9 @@ class UnitConverter:
         members = []
         bitfields = False
         for tag, member in die.children:
+            if tag == c.TAG_LLVM_annotation:
+                self._collect_decl_tags(((tag, member),), -1)
+                continue
             if tag != c.TAG_member:
                 self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a struct or union")
                 continue
@@ -220,6 +314,8 @@ class UnitConverter:
             bit_offset = self._member_bit_offset(member, bit_size)
             if bit_size:
                 bitfields = True
+            if c.ANNOTATIONS in member:
+                self._collect_decl_tags(member[c.ANNOTATIONS], len(members))
             members.append((member.get(c.AT_name, ""), type_number, bit_offset, bit_size or 0))
         if bitfields:
             items = tuple((n, t, (size << 24) | off) for n, t, off, size in members)
@@ -291,7 +387,9 @@ class UnitConverter:
                 self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in an enum")
                 continue
             values.append((enumerator.get(c.AT_name, ""), enumerator.get(c.AT_const_value) or 0))
-        if size <= 4:
+        if size <= 4 or "enum64" not in self.features:
+            if size > 4:  # without ENUM64, as pahole's skip_encoding_btf_enum64
+                return (f.ENUM, name, 0, size, 0, tuple((n, v & 0xFFFFFFFF) for n, v in values))
             negative = any(v < 0 for _, v in values)
             items = tuple((n, v & 0xFFFFFFFF) for n, v in values)
             return (f.ENUM, name, int(negative), size, 0, items)
@@ -317,9 +415,121 @@ class UnitConverter:
                 params.append((param.get(c.AT_name, ""), self._ref(param)))
             elif tag == c.TAG_unspecified_parameters:
                 params.append(("", 0))
-            else:
+            elif tag != c.TAG_LLVM_annotation:
                 self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a prototype")
         return (f.FUNC_PROTO, "", 0, self._ref(die.attrs), 0, tuple(params))
+
+    # -- functions and variables ------------------------------------------------------
+
+    def _declared(self, attrs: dict) -> dict:
+        """A definition's attributes over those of the declaration it completes
+        (DW_AT_specification), which hold its name, type and external flag."""
+        spec = attrs.get(c.AT_specification)
+        if spec is None:
+            return attrs
+        merged = dict(attrs)
+        for _ in range(8):
+            target = self.dies.get(spec)
+            if target is None:
+                break
+            for key, value in target.attrs.items():
+                merged.setdefault(key, value)
+            spec = target.attrs.get(c.AT_specification)
+            if spec is None:
+                break
+        return merged
+
+    def _functions(self) -> None:
+        symbols = self.context.symbols
+        # Out-of-line copies of inlined functions: where their code is, by origin DIE.
+        copies: dict[int, list[int]] = {}
+        definitions = []
+        for offset, die in self.dies.items():
+            if die.tag != c.TAG_subprogram or die.attrs.get(c.AT_declaration):
+                continue
+            origin = die.attrs.get(c.AT_abstract_origin)
+            if origin is None:
+                definitions.append((offset, die))
+            elif c.AT_low_pc in die.attrs:
+                copies.setdefault(origin, []).append(die.attrs[c.AT_low_pc])
+        for offset, die in definitions:
+            attrs = self._declared(die.attrs)
+            name = attrs.get(c.AT_name)
+            if not name:
+                continue
+            if symbols is None:
+                addresses = frozenset() if attrs.get(c.AT_external) else None
+            else:
+                addresses = symbols.functions.get(name)
+            if addresses is None:
+                continue
+            self._function(name, attrs, die.children, addresses,
+                           [attrs.get(c.AT_low_pc), *copies.get(offset, ())])
+
+    def _function(self, name: str, attrs: dict, children: list, addresses: frozenset[int],
+                  code_at: list) -> None:
+        self.decl_tags = []
+        params = []
+        for tag, param in children:
+            if tag == c.TAG_formal_parameter:
+                param_name = param.get(c.AT_name)
+                if not param_name:
+                    return  # pahole encodes only functions with every parameter named
+                param_type = self._ref(param)
+                if param_type == _FAILED:
+                    self.skips.add("function with a parameter of a skipped type")
+                    return
+                params.append((param_name, param_type))
+                if c.ANNOTATIONS in param:
+                    self._collect_decl_tags(param[c.ANNOTATIONS], len(params) - 1)
+            elif tag == c.TAG_unspecified_parameters:
+                params.append(("", 0))
+        returns = self._ref(attrs)
+        if returns == _FAILED:
+            self.decl_tags = []
+            self.skips.add("function returning a skipped type")
+            return
+        self._collect_decl_tags(children, -1)
+        flags = FUNC_CANDIDATE
+        if any(address in addresses for address in code_at if address is not None):
+            flags |= FUNC_LINKED
+        if attrs.get(c.AT_calling_convention) == c.CC_nocall:
+            flags |= FUNC_NOCALL
+        proto = self._add((f.FUNC_PROTO, "", 0, returns, 0, tuple(params)))
+        func = self._add((f.FUNC, name, 0, proto, flags, ()))
+        symbols = self.context.symbols
+        if (symbols is not None and name in symbols.kfuncs
+                and "decl_tag_kfuncs" in self.features):
+            self.decl_tags.append((KFUNC_TAG, -1))
+        self._add_decl_tags(func)
+
+    def _variables(self) -> None:
+        symbols = self.context.symbols
+        if symbols is None:
+            return
+        every_section = "global_var" in self.features
+        for die in self.dies.values():
+            if die.tag != c.TAG_variable or die.attrs.get(c.AT_declaration):
+                continue
+            address = die.attrs.get(c.AT_location)
+            if address is None or address.__class__ is not int:
+                continue
+            attrs = self._declared(die.attrs)
+            name = attrs.get(c.AT_name)
+            if not name:
+                continue
+            place = symbols.place_variable(name, address, every_section)
+            if place is None:
+                continue
+            var_type = self._ref(attrs)
+            if var_type == _FAILED or var_type == 0:
+                self.skips.add("variable of a skipped or void type")
+                continue
+            linkage = f.LINKAGE_GLOBAL if attrs.get(c.AT_external) else f.LINKAGE_STATIC
+            var = self._add((f.VAR, name, 0, var_type, (linkage, *place), ()))
+            self.decl_tags = []
+            self._collect_decl_tags(die.children, -1)
+            self._add_decl_tags(var)
 
 
 _SUPPORTED_TAGS = frozenset({
@@ -336,6 +546,7 @@ def _signed64(value: int) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def convert_unit(unit: UnitTypes, little_endian: bool, skips: Skips) -> list[Record | None]:
+def convert_unit(unit: UnitTypes, little_endian: bool, skips: Skips,
+                 context: ConvertContext | None = None) -> list[Record | None]:
     """The unit's BTF records (index = unit-local number, [0] None for void)."""
-    return UnitConverter(unit, little_endian, skips).convert()
+    return UnitConverter(unit, little_endian, skips, context).convert()

@@ -7,6 +7,12 @@ that reads a DIE of that shape: fixed-size attributes in one `struct` call, want
 converted on the spot, everything else stepped over. DIEs that are not types (or children
 of a type) are skipped whole: by a constant when every form has a fixed size.
 
+Besides types it keeps function definitions (their parameters and annotations), the
+unit's own variables (a variable inside a function is stepped over, with no attributes
+read) and clang's DW_TAG_LLVM_annotation children, for FUNC, VAR, DECL_TAG and TYPE_TAG.
+A function declaration is skipped by its abbreviation alone (DW_AT_declaration with
+DW_FORM_flag_present), so the declarations every unit repeats cost what any skip costs.
+
 The result is the same `UnitTypes` the pyelftools reference reader (`reference.py`) makes;
 tests hold the two to agree DIE for DIE.
 """
@@ -14,6 +20,7 @@ tests hold the two to agree DIE for DIE.
 from __future__ import annotations
 
 import struct
+from functools import partial
 
 from . import constants as c
 from .sections import DwarfFile, Unit
@@ -39,6 +46,11 @@ _ULEB_FORMS = frozenset({c.FORM_udata, c.FORM_ref_udata, c.FORM_strx, c.FORM_add
 _BLOCK_FORMS = {c.FORM_block1: "B", c.FORM_block2: "H", c.FORM_block4: "I"}
 _STRX_FORMS = frozenset({c.FORM_strx, c.FORM_strx1, c.FORM_strx2, c.FORM_strx3,
                          c.FORM_strx4, c.FORM_GNU_str_index})
+STRING_FORMS = _STRX_FORMS | {c.FORM_strp, c.FORM_line_strp, c.FORM_string}
+ADDRX_FORMS = frozenset({c.FORM_addrx, c.FORM_addrx1, c.FORM_addrx2, c.FORM_addrx3,
+                         c.FORM_addrx4, c.FORM_GNU_addr_index})
+BLOCK_FORMS = frozenset({c.FORM_exprloc, c.FORM_block1, c.FORM_block, c.FORM_block2,
+                         c.FORM_block4})
 CU_REF_FORMS = frozenset({c.FORM_ref1, c.FORM_ref2, c.FORM_ref4, c.FORM_ref8,
                            c.FORM_ref_udata})
 CONST_FORMS = frozenset({c.FORM_data1, c.FORM_data2, c.FORM_data4, c.FORM_data8,
@@ -103,6 +115,45 @@ def location_value(expr: bytes) -> int | None:
         if end == len(expr):
             return value
     return None
+
+
+class AddressIndex(int):
+    """An index into the unit's .debug_addr entries, until `resolve_addresses` reads it."""
+
+    __slots__ = ()
+
+
+def address_expression(expr: bytes, address_size: int, little_endian: bool
+                       ) -> int | AddressIndex | None:
+    """The address of a location that is exactly one DW_OP_addr or DW_OP_addrx."""
+    if not expr:
+        return None
+    op = expr[0]
+    if op == c.OP_addr and len(expr) == 1 + address_size:
+        return int.from_bytes(expr[1:], "little" if little_endian else "big")
+    if op == c.OP_addrx or op == c.OP_GNU_addr_index:
+        index, end = read_uleb(expr, 1)
+        if end == len(expr):
+            return AddressIndex(index)
+    return None
+
+
+def resolve_addresses(types: dict, addr_base: int | None, debug_addr: bytes,
+                      address_size: int, little_endian: bool) -> None:
+    """Replace the AddressIndex values of functions and variables by addresses."""
+    order = "little" if little_endian else "big"
+    for die in types.values():
+        if die.tag != c.TAG_subprogram and die.tag != c.TAG_variable:
+            continue
+        for attr, value in die.attrs.items():
+            if value.__class__ is AddressIndex:
+                if addr_base is None:
+                    raise DwarfFormatError("an address index without DW_AT_addr_base")
+                pos = addr_base + value * address_size
+                if pos + address_size > len(debug_addr):
+                    raise DwarfFormatError(f"address index {int(value)} is outside "
+                                           f".debug_addr")
+                die.attrs[attr] = int.from_bytes(debug_addr[pos:pos + address_size], order)
 
 
 def parse_abbrevs(data: bytes, offset: int) -> dict[int, tuple[int, bool, tuple]]:
@@ -340,22 +391,35 @@ class DieReader:
         return plans
 
     def _compile(self, tag: int, has_children: bool, specs: tuple, unit: Unit) -> tuple:
+        """(tag, has_children, role, reader, reader of a unit-level variable)."""
         if tag in c.TYPE_TAGS:
             role = ROLE_TYPE
         elif tag in c.CHILD_TAGS:
             role = ROLE_CHILD
         elif tag in c.UNIT_TAGS:
             role = ROLE_UNIT
+        elif tag == c.TAG_subprogram and not declares(specs):
+            role = ROLE_TYPE
+        elif tag == c.TAG_variable:
+            role = ROLE_VARIABLE
         else:
             role = ROLE_SKIP
+        if role == ROLE_VARIABLE:
+            # Only the unit's own variables can be in BTF; a function's locals are
+            # stepped over as if skipped.
+            return (tag, has_children, role, self._reader(ROLE_SKIP, 0, specs, unit),
+                    self._reader(role, tag, specs, unit))
+        return (tag, has_children, role,
+                self._reader(role, tag if role != ROLE_SKIP else 0, specs, unit), None)
+
+    def _reader(self, role: int, tag: int, specs: tuple, unit: Unit):
         wanted = c.WANTED_ATTRS.get(tag, {}) if role != ROLE_SKIP else {}
-        key = (role, tag if role != ROLE_SKIP else 0, specs, unit.offset_size,
-               unit.address_size, unit.version)
+        key = (role, tag, specs, unit.offset_size, unit.address_size, unit.version)
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = self._generate(specs, wanted, unit)
             self._compiled[key] = compiled
-        return (tag, has_children, role, compiled)
+        return compiled
 
     def _generate(self, specs: tuple, wanted: dict[int, str], unit: Unit):
         """A reader for DIEs of this shape: an int (fixed size to skip) or a function
@@ -374,7 +438,7 @@ class DieReader:
                     values.append((attr, kind, form, True))
                 continue
             if kind is not None and not _readable(kind, form):
-                kind = None if kind in (c.V_CONST, c.V_LOCATION) else kind
+                kind = None
             if code is not None:
                 var = gen.add_fixed(code, kind is not None and code != 16)
                 if kind is not None:
@@ -397,7 +461,9 @@ class DieReader:
         namespace = dict(gen.constants)
         namespace.update(uleb_tail=_uleb_tail, sleb=read_sleb, location=location_value,
                          string_at=self.string_at, line_string_at=self.line_string_at,
-                         indexed=self.indexed_string)
+                         indexed=self.indexed_string, AddressIndex=AddressIndex,
+                         addr_expr=partial(address_expression, address_size=unit.address_size,
+                                           little_endian=self.dwarf.little_endian))
         exec(compile("\n".join(source), "<dwarf reader>", "exec"), namespace)  # noqa: S102
         return namespace["read"]
 
@@ -408,7 +474,7 @@ class DieReader:
             return repr(made_of)
         if made_of is None:
             return None
-        if kind == c.V_STRING:
+        if kind == c.V_STRING or kind == c.V_TEXT:
             if form in _UNREADABLE_STRING_FORMS:
                 raise DwarfFormatError(f"{_UNREADABLE_STRING_FORMS[form]} are not supported")
             if form == c.FORM_strp:
@@ -434,6 +500,10 @@ class DieReader:
             return made_of
         if kind == c.V_LOCATION and isinstance(made_of, tuple):
             return f"location({made_of[1]})"
+        if kind == c.V_ADDRESS_EXPR:
+            return f"addr_expr({made_of[1]})"
+        if kind == c.V_ADDRESS and form in ADDRX_FORMS:
+            return f"AddressIndex({made_of})"
         if isinstance(made_of, tuple):
             return None
         return made_of
@@ -458,6 +528,7 @@ class DieReader:
         end = unit.end
         cu = unit.offset
         sob = None
+        aob = None
         types: dict[int, TypeDie] = {}
         skipped = self.skipped_tags
         stack: list = []
@@ -480,8 +551,8 @@ class DieReader:
             if code >= nplans or plans[code] is None:
                 raise DwarfFormatError(f"DIE at {die_offset:#x} uses abbreviation code {code}, "
                                        f"which the unit's table does not define")
-            tag, has_children, role, reader = plans[code]
-            if role == ROLE_SKIP:
+            tag, has_children, role, reader, unit_reader = plans[code]
+            if role == ROLE_SKIP or (role == ROLE_VARIABLE and depth != 1):
                 if reader.__class__ is int:
                     pos += reader
                 else:
@@ -491,6 +562,9 @@ class DieReader:
                     parent = None
                     depth += 1
                 continue
+            if role == ROLE_VARIABLE:
+                role = ROLE_TYPE
+                reader = unit_reader
             if reader.__class__ is int:
                 attrs = {}
                 pos += reader
@@ -507,21 +581,46 @@ class DieReader:
             if role == ROLE_CHILD:
                 if parent is not None:
                     parent.children.append((tag, attrs))
-                elif tag != c.TAG_formal_parameter and tag != c.TAG_unspecified_parameters:
+                    if has_children:  # a member's or parameter's annotations
+                        stack.append(parent)
+                        parent = _Annotations(attrs)
+                        depth += 1
+                        continue
+                elif tag not in c.QUIET_CHILD_TAGS:
                     skipped[tag] = skipped.get(tag, 0) + 1
             elif role == ROLE_UNIT:
                 sob = attrs.get(c.AT_str_offsets_base)
+                aob = attrs.get(c.AT_addr_base)
             if has_children:
                 stack.append(parent)
                 parent = None
                 depth += 1
+        if aob is not None:
+            resolve_addresses(types, aob, self.dwarf.sections.get(".debug_addr", b""),
+                              unit.address_size, self.dwarf.little_endian)
         return UnitTypes(unit.offset, types)
 
 
 ROLE_SKIP = 0
-ROLE_TYPE = 1
+ROLE_TYPE = 1  # types and function definitions
 ROLE_CHILD = 2
 ROLE_UNIT = 3
+ROLE_VARIABLE = 4  # read at unit level only
+
+
+class _Annotations:
+    """Collects the children of a member or parameter into its attributes."""
+
+    __slots__ = ("children",)
+
+    def __init__(self, attrs: dict):
+        self.children = attrs.setdefault(c.ANNOTATIONS, [])
+
+
+def declares(specs: tuple) -> bool:
+    """Whether an abbreviation is a declaration by its shape (DW_FORM_flag_present)."""
+    return any(attr == c.AT_declaration and form == c.FORM_flag_present
+               for attr, form, _ in specs)
 
 
 def _fixed_size(code: str | int) -> int:
@@ -532,6 +631,12 @@ def _readable(kind: str, form: int) -> bool:
     """Whether `form` carries the kind of value wanted (a VLA bound is an expression)."""
     if kind == c.V_CONST:
         return form in CONST_FORMS
+    if kind == c.V_TEXT:
+        return form in STRING_FORMS
+    if kind == c.V_ADDRESS:
+        return form == c.FORM_addr or form in ADDRX_FORMS
+    if kind == c.V_ADDRESS_EXPR:
+        return form in BLOCK_FORMS
     if kind == c.V_LOCATION:
         return form in CONST_FORMS or form in (c.FORM_exprloc, c.FORM_block1, c.FORM_block,
                                                 c.FORM_block2, c.FORM_block4)

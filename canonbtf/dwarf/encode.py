@@ -9,12 +9,19 @@ in any order, and hands the union to `canon.canonicalize(dedup=True)`, which mer
 (declarations resolved across units) and puts it in canonical order: the bytes are
 independent of -j, of batch boundaries and of completion order.
 
+Functions and variables (docs/ENCODE.md): the parent reads the ELF symbol table before
+forking; workers make FUNC candidates and placed VARs from it, and the parent decides on
+them around the global dedup (functions.py), so no decision depends on the split either.
+With a base BTF (`--base`, a kernel module) the result is split BTF: own types only,
+references to equivalent base types by base id.
+
 `CANONBTF_SHUFFLE_SEED=S` permutes the unit order before batching, for tests that prove
 exactly that.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import random
 import sys
@@ -29,9 +36,13 @@ from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..errors import InputError
 from .constants import TAG_NAMES
-from .convert import Skips, convert_unit
+from .convert import ConvertContext, Skips, convert_unit
+from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, TypePool, remap_record
+from .functions import FunctionReport, choose_functions, place_variables
+from .keys import KeyedMerge, KeyPool
 from .sections import DwarfFile, Unit, open_dwarf
+from .symbols import read_symbols
 from .unit_types import DwarfFormatError
 
 SHUFFLE_ENV = "CANONBTF_SHUFFLE_SEED"
@@ -50,6 +61,7 @@ class EncodeStats:
     skips: dict[str, int] = field(default_factory=dict)
     seconds_workers: float = 0.0  # wall time until the last fragment arrived
     seconds_merge: float = 0.0  # parent: concatenation, global dedup, canonical order
+    functions: FunctionReport = field(default_factory=FunctionReport)
 
 
 def default_jobs() -> int:
@@ -88,8 +100,10 @@ def make_batches(units: list[Unit], count: int) -> list[list[Unit]]:
 class _Worker:
     """The per-process state: the file (inherited by fork), a DIE reader and the pool."""
 
-    def __init__(self, dwarf: DwarfFile, reader: str):
+    def __init__(self, dwarf: DwarfFile, reader: str, context: ConvertContext,
+                 keyed: bool = False):
         self.dwarf = dwarf
+        self.context = context
         if reader == "pyelftools":
             from .reference import ReferenceReader
 
@@ -98,8 +112,7 @@ class _Worker:
             from .dies import DieReader
 
             self.reader = DieReader(dwarf)
-        self.pool = TypePool()
-        self.sent = 1  # pool records [1, sent) were already sent
+        self.pool = KeyPool() if keyed else TypePool()
 
     def encode_batch(self, units: list[Unit], progress: Callable[[], None] | None = None
                      ) -> Fragment:
@@ -110,24 +123,23 @@ class _Worker:
         for unit in units:
             unit_types = reader.read_unit(unit)
             dies += len(unit_types.types)
-            self.pool.add_unit(convert_unit(unit_types, little, skips))
+            self.pool.add_unit(convert_unit(unit_types, little, skips, self.context), unit)
             if progress is not None:
                 progress()
         for tag, count in reader.skipped_tags.items():
             skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
         reader.skipped_tags.clear()
-        records = self.pool.records[self.sent:]
-        self.sent = len(self.pool.records)
-        return Fragment(records, len(units), dies, skips.counts)
+        return self.pool.fragment(len(units), dies, skips.counts)
 
 
-def _worker_main(conn, dwarf: DwarfFile, reader: str) -> None:
+def _worker_main(conn, dwarf: DwarfFile, reader: str, context: ConvertContext,
+                 keyed: bool) -> None:
     """A forked worker: encode the batches it is sent until told to stop."""
     import signal
 
     # Ctrl-C reaches the whole process group; the parent stops the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    worker = _Worker(dwarf, reader)
+    worker = _Worker(dwarf, reader, context, keyed)
     while True:
         message = conn.recv()
         if message is None:
@@ -176,22 +188,25 @@ class _Progress:
 
 
 def encode_fragments(dwarf: DwarfFile, jobs: int, seed: int | None = None,
-                     reader: str = "fast", progress: bool = False
+                     reader: str = "fast", progress: bool = False,
+                     context: ConvertContext | None = None, keyed: bool = False
                      ) -> tuple[list[list[Fragment]], EncodeStats]:
-    """Fragments of every unit, grouped by the worker that made them (in its order)."""
+    """Fragments of every unit, grouped by the worker that made them (in its order):
+    records, or with `keyed` the keys of the records (keys.py)."""
     units = list(dwarf.units)
     if seed is not None:
         random.Random(seed).shuffle(units)
     stats = EncodeStats(units=len(units))
     meter = _Progress(len(units), progress)
+    context = context or ConvertContext()
     start = time.monotonic()
     try:
         batches = make_batches(units, jobs * BATCHES_PER_JOB if jobs > 1 else 1)
         if len(batches) == 1:
-            worker = _Worker(dwarf, reader)
+            worker = _Worker(dwarf, reader, context, keyed)
             fragments = [[worker.encode_batch(units, meter.unit_done)]]
         else:
-            fragments = _run_workers(dwarf, batches, jobs, reader, meter)
+            fragments = _run_workers(dwarf, batches, jobs, reader, meter, context, keyed)
     except DwarfFormatError as e:
         raise InputError(dwarf.path, str(e)) from None
     finally:
@@ -206,7 +221,8 @@ def encode_fragments(dwarf: DwarfFile, jobs: int, seed: int | None = None,
 
 
 def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader: str,
-                 meter: _Progress) -> list[list[Fragment]]:
+                 meter: _Progress, convert_context: ConvertContext, keyed: bool
+                 ) -> list[list[Fragment]]:
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
@@ -215,7 +231,9 @@ def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader:
     try:
         for _ in range(jobs):
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker_main, args=(child_end, dwarf, reader),
+            process = context.Process(target=_worker_main,
+                                      args=(child_end, dwarf, reader, convert_context,
+                                            keyed),
                                       daemon=True)
             process.start()
             child_end.close()
@@ -295,29 +313,82 @@ def merge_fragments(groups: list[list[Fragment]]) -> Btf:
     return Btf(types, strings)
 
 
+def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
+                context: ConvertContext) -> Btf:
+    """The Btf the keyed fragments stand for: one type per safe key, plus the records of
+    the units that hold an unsafe one, encoded again (keys.py)."""
+    keyed = KeyedMerge(groups)
+    again = set(keyed.redo_units())
+    record_groups: list[list[Fragment]] = []
+    if again:
+        subset = copy.copy(dwarf)
+        subset.units = [unit for unit in dwarf.units if unit.offset in again]
+        record_groups, _ = encode_fragments(subset, jobs, None, reader, False, context)
+    return keyed.build(record_groups)
+
+
 def encode_file(path: str, jobs: int | None = None, seed: int | None = None,
-                reader: str = "fast", progress: bool = False) -> tuple[Btf, EncodeStats]:
-    """Encode the DWARF types of the ELF file `path` as canonical, deduplicated BTF."""
+                reader: str = "fast", progress: bool = False, *,
+                features: frozenset[str] = DEFAULT_FEATURES, base: Btf | None = None
+                ) -> tuple[Btf, EncodeStats]:
+    """Encode the DWARF of the ELF file `path` as canonical, deduplicated BTF: types and
+    what `features` asks for; split BTF over `base` when given."""
     dwarf = open_dwarf(path, for_reference=reader == "pyelftools")
     if not dwarf.units:
         raise InputError(path, ".debug_info has no units")
-    return encode_dwarf(dwarf, jobs, seed, reader, progress)
+    return encode_dwarf(dwarf, jobs, seed, reader, progress, features=features, base=base)
+
+
+def context_for(dwarf: DwarfFile, features: frozenset[str]) -> ConvertContext:
+    """What the workers need besides the DWARF: the features and the file's symbols."""
+    symbols = None
+    if features & {"func", "var", "global_var"}:
+        symbols = read_symbols(dwarf.path)
+    return ConvertContext(features, symbols)
 
 
 def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = None,
-                 reader: str = "fast", progress: bool = False) -> tuple[Btf, EncodeStats]:
-    """Encode the units listed in `dwarf.units` (tests pass a sample of a kernel's)."""
+                 reader: str = "fast", progress: bool = False, *,
+                 features: frozenset[str] = DEFAULT_FEATURES, base: Btf | None = None,
+                 merge: str = "keyed") -> tuple[Btf, EncodeStats]:
+    """Encode the units listed in `dwarf.units` (tests pass a sample of a kernel's).
+    `merge="records"` sends every unit's records instead of keys (the tests' reference
+    for the keyed merge; always so with a base)."""
     from ..canon import canonicalize
 
-    groups, stats = encode_fragments(dwarf, jobs or default_jobs(), seed, reader, progress)
+    context = context_for(dwarf, features)
+    jobs = jobs or default_jobs()
+    keyed = base is None and merge == "keyed"
+    groups, stats = encode_fragments(dwarf, jobs, seed, reader, progress, context, keyed)
     start = time.monotonic()
-    merged = merge_fragments(groups)
+    if keyed:
+        merged = merge_keyed(dwarf, groups, jobs, reader, context)
+    else:
+        merged = merge_fragments(groups)
     stats.merged_records = len(merged.types)
     if not merged.types:
         raise InputError(dwarf.path, "no types to encode in its DWARF")
-    btf = canonicalize(merged, dedup=True)
+    if base is not None:
+        merged = as_split(merged, base)
+    btf = canonicalize(place_variables(merged), dedup=True)
+    btf, stats.functions = choose_functions(btf, "consistent_func" in features)
+    if stats.functions.candidates or stats.functions.overlapping_variables:
+        btf = canonicalize(btf)
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
+
+
+def as_split(btf: Btf, base: Btf) -> Btf:
+    """`btf` (ids from 1) as split BTF over `base`: ids and string offsets moved past the
+    base's, so that the dedup can merge its types into equivalent base types."""
+    shift = base.last_id
+    new_id = [0] + [n + shift for n in range(1, btf.last_id + 1)]
+    names = btf.names
+    offsets = sorted({off for t in btf.types for off in t.name_offsets()})
+    strings, offset_of = StringTable.build([names(off) for off in offsets if off],
+                                           base.strings.end)
+    new_name = {off: offset_of[names(off)] for off in offsets}
+    return Btf([t.remap(new_id, new_name) for t in btf.types], strings, base, base.byteorder)
 
 
 def kind_counts(btf: Btf) -> dict[str, int]:

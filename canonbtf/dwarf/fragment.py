@@ -73,9 +73,11 @@ class TypePool:
         self._acyclic: dict[Record, int] = {}
         self._cyclic: dict[tuple, tuple[int, ...]] = {}
         self._names: dict[str, str] = {}
+        self._sent = 1  # records [1, _sent) were already taken by `fragment`
 
-    def add_unit(self, records: list[Record | None]) -> list[int]:
-        """Pool the records of one unit (index = local number); returns local -> pool id."""
+    def add_unit(self, records: list[Record | None], unit: object = None) -> list[int]:
+        """Pool the records of one unit (index = local number); returns local -> pool id.
+        (`unit` is for the keyed pool's interface; records need no unit.)"""
         count = len(records)
         refs = [()] + [tuple(r for r in record_refs(records[n]) if r) for n in range(1, count)]
         pool_id = [0] * count
@@ -86,6 +88,12 @@ class TypePool:
             else:
                 self._pool_cycle(component, records, refs, pool_id)
         return pool_id
+
+    def fragment(self, units: int, dies: int, skips: dict[str, int]) -> Fragment:
+        """The records added since the last fragment (ids continue the earlier ones)."""
+        records = self.records[self._sent:]
+        self._sent = len(self.records)
+        return Fragment(records, units, dies, skips)
 
     def _intern(self, record: Record) -> Record:
         """The record with its names shared with earlier records (smaller pickles)."""

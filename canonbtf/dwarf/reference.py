@@ -10,12 +10,11 @@ from __future__ import annotations
 from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
 
 from . import constants as c
-from .dies import CONST_FORMS, CU_REF_FORMS, location_value
+from .dies import (ADDRX_FORMS, BLOCK_FORMS, CONST_FORMS, CU_REF_FORMS, STRING_FORMS,
+                   AddressIndex, address_expression, location_value)
 from .sections import DwarfFile, Unit
 from .unit_types import DwarfFormatError, TypeDie, UnitTypes
 
-_BLOCK_FORMS = frozenset({c.FORM_exprloc, c.FORM_block, c.FORM_block1, c.FORM_block2,
-                          c.FORM_block4})
 
 
 def _number(table: dict, value) -> int:
@@ -32,18 +31,28 @@ class ReferenceReader:
     def read_unit(self, unit: Unit) -> UnitTypes:
         cu = self.dwarf.dwarfinfo.get_CU_at(unit.offset)
         types: dict[int, TypeDie] = {}
+        child_attrs: dict[int, dict] = {}  # offset -> attributes of a DIE kept as a child
         for die in cu.iter_DIEs():
             if die.is_null():
                 continue
             tag = _number(ENUM_DW_TAG, die.tag)
-            if tag in c.TYPE_TAGS:
+            parent = die.get_parent()
+            if (tag in c.TYPE_TAGS or (tag == c.TAG_subprogram and not _declares(die))
+                    or (tag == c.TAG_variable and parent is not None
+                        and _number(ENUM_DW_TAG, parent.tag) in c.UNIT_TAGS)):
                 types[die.offset] = TypeDie(tag, self._attrs(die, tag, cu))
             elif tag in c.CHILD_TAGS:
-                parent = die.get_parent()
                 owner = types.get(parent.offset) if parent is not None else None
                 if owner is not None:
-                    owner.children.append((tag, self._attrs(die, tag, cu)))
-                elif tag != c.TAG_formal_parameter and tag != c.TAG_unspecified_parameters:
+                    attrs = self._attrs(die, tag, cu)
+                    owner.children.append((tag, attrs))
+                    child_attrs[die.offset] = attrs
+                elif parent is not None and parent.offset in child_attrs:
+                    attrs = self._attrs(die, tag, cu)
+                    child_attrs[parent.offset].setdefault(c.ANNOTATIONS, []).append(
+                        (tag, attrs))
+                    child_attrs[die.offset] = attrs
+                elif tag not in c.QUIET_CHILD_TAGS:
                     self.skipped_tags[tag] = self.skipped_tags.get(tag, 0) + 1
         return UnitTypes(unit.offset, types)
 
@@ -57,12 +66,28 @@ class ReferenceReader:
                 continue
             form = _number(ENUM_DW_FORM, attr.form)
             value = _value(kind, form, attr, cu)
-            if value is not None:
+            if value.__class__ is AddressIndex:
+                value = self.dwarf.dwarfinfo.get_addr(cu, value)
+            if value is not None or (kind in _EXPRESSION_KINDS and form in BLOCK_FORMS):
+                # An expression that is not what was wanted is kept as None, as the fast
+                # reader keeps it.
                 out[at] = value
         return out
 
 
+_EXPRESSION_KINDS = frozenset({c.V_LOCATION, c.V_ADDRESS_EXPR})
+
+
+def _declares(die) -> bool:
+    attr = die.attributes.get("DW_AT_declaration")
+    return attr is not None and attr.form == "DW_FORM_flag_present"
+
+
 def _value(kind: str, form: int, attr, cu):
+    if kind == c.V_TEXT:
+        if form not in STRING_FORMS:
+            return None
+        kind = c.V_STRING
     if kind == c.V_STRING:
         value = attr.value
         return value.decode("latin-1") if isinstance(value, bytes) else value
@@ -74,8 +99,16 @@ def _value(kind: str, form: int, attr, cu):
         raise DwarfFormatError(f"reference form {attr.form} is not supported")
     if kind == c.V_FLAG:
         return bool(attr.value)
-    if kind == c.V_LOCATION and form in _BLOCK_FORMS:
+    if kind == c.V_LOCATION and form in BLOCK_FORMS:
         return location_value(bytes(attr.value))
+    if kind == c.V_ADDRESS_EXPR:
+        if form not in BLOCK_FORMS:
+            return None
+        return address_expression(bytes(attr.value), cu["address_size"],
+                                  cu.dwarfinfo.config.little_endian)
+    if kind == c.V_ADDRESS:
+        # pyelftools resolves DW_FORM_addrx* through .debug_addr itself.
+        return attr.value if form == c.FORM_addr or form in ADDRX_FORMS else None
     if kind in (c.V_CONST, c.V_LOCATION):
         return attr.value if form in CONST_FORMS else None
     return attr.value

@@ -11,6 +11,7 @@ read once per run.
 from __future__ import annotations
 
 import io
+import os
 import struct
 from dataclasses import dataclass
 
@@ -25,10 +26,10 @@ ELF_MAGIC = b"\x7fELF"
 
 # Sections the encoder reads; the first is required.
 SECTION_NAMES = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
-                 ".debug_str_offsets")
+                 ".debug_str_offsets", ".debug_addr")
 # Sections only the pyelftools reference reader needs: it resolves every attribute's
-# value, addresses and location/range list indexes included (types never use them).
-REFERENCE_SECTION_NAMES = (".debug_addr", ".debug_loclists", ".debug_rnglists")
+# value, location and range list indexes included (types never use them).
+REFERENCE_SECTION_NAMES = (".debug_loclists", ".debug_rnglists")
 
 # Unit types (DWARF 5 header field); DWARF 2-4 units are all compile units.
 DW_UT_COMPILE = 1
@@ -76,6 +77,20 @@ class DwarfFile:
         return InputError(self.path, message)
 
 
+def _check_extents(path: str, elf: ELFFile, file_size: int) -> None:
+    """Every section with contents lies inside the file: pyelftools reads (and allocates)
+    what a section header claims, and later readers of the same file (the symbol table)
+    rely on this check."""
+    for section in elf.iter_sections():
+        if section["sh_type"] == "SHT_NOBITS":
+            continue
+        offset, size = section["sh_offset"], section["sh_size"]
+        if offset + size > file_size:
+            raise InputError(path, f"ELF section {section.name or '(unnamed)'} (byte offset "
+                                   f"{offset}, size {size}) runs past the end of the file "
+                                   f"({file_size} bytes)")
+
+
 def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     """Open `path`, load its debug sections and list its units; InputError if unusable.
 
@@ -97,10 +112,14 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
         raise InputError(path, f"corrupt ELF/DWARF: {e}") from None
     except struct.error as e:
         raise InputError(path, f"truncated ELF/DWARF data: {e}") from None
+    except (ValueError, OverflowError) as e:
+        # pyelftools seeking to an offset no file has
+        raise InputError(path, f"corrupt ELF file: {e}") from None
 
 
 def _load(path: str, fh, for_reference: bool) -> DwarfFile:
     elf = ELFFile(fh)
+    _check_extents(path, elf, os.fstat(fh.fileno()).st_size)
     if elf.get_section_by_name(".debug_info") is None:
         if elf.get_section_by_name(".zdebug_info") is not None:
             raise InputError(path, "has only GNU-compressed .zdebug sections, which are not "
@@ -127,7 +146,10 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
         if handler is not None:
             # In an ET_REL object, string and cross-unit offsets are relocations.
             reloc = handler.find_relocations_for_section(section)
-            if reloc is not None:
+            fast = _relocated(elf, data, reloc) if reloc is not None else None
+            if fast is not None:
+                data = fast
+            elif reloc is not None:
                 stream = io.BytesIO(data)
                 handler.apply_section_relocations(stream, reloc)
                 data = stream.getvalue()
@@ -159,6 +181,48 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
     dwarf = DwarfFile(path, elf.little_endian, elf["e_type"], sections, dwarfinfo)
     dwarf.units = list_units(dwarf)
     return dwarf
+
+
+# Absolute relocations of debug sections, by machine: type -> (size, signed). Anything
+# else goes through pyelftools' RelocationHandler.
+_ABSOLUTE_RELOCATIONS = {
+    "EM_X86_64": {1: (8, False), 10: (4, False), 11: (4, True)},  # R_X86_64_64, _32, _32S
+    "EM_AARCH64": {257: (8, False), 258: (4, False)},  # R_AARCH64_ABS64, _ABS32
+    "EM_S390": {22: (8, False), 4: (4, False)},  # R_390_64, R_390_32
+    "EM_PPC64": {38: (8, False), 1: (4, False)},  # R_PPC64_ADDR64, R_PPC64_ADDR32
+    "EM_RISCV": {2: (8, False), 1: (4, False)},  # R_RISCV_64, R_RISCV_32
+}
+
+
+def _relocated(elf: ELFFile, data: bytes, reloc) -> bytes | None:
+    """`data` with the RELA section `reloc` applied (symbol value + addend), or None when
+    it holds a relocation this table does not know.
+
+    pyelftools applies about 13,000 relocations a second (56 s for the 729,000 of xfs.ko's
+    .debug_info, measured); unpacking them with `struct` and patching a bytearray does
+    the same in under a second.
+    """
+    known = _ABSOLUTE_RELOCATIONS.get(elf["e_machine"])
+    if known is None or reloc["sh_type"] != "SHT_RELA" or elf.elfclass != 64:
+        return None
+    symtab = elf.get_section(reloc["sh_link"])
+    order = "<" if elf.little_endian else ">"
+    values = [value for (value,) in struct.iter_unpack(
+        order + "8xQ8x", symtab.data()[:symtab.data_size // 24 * 24])]
+    patched = bytearray(data)
+    size = len(patched)
+    codes = {4: (struct.Struct(order + "I"), 0xFFFFFFFF), 8: (struct.Struct(order + "Q"),
+                                                              0xFFFFFFFFFFFFFFFF)}
+    entries = reloc.data()
+    for offset, info, addend in struct.iter_unpack(order + "QQq",
+                                                   entries[:len(entries) // 24 * 24]):
+        kind = known.get(info & 0xFFFFFFFF)
+        symbol = info >> 32
+        if kind is None or symbol >= len(values) or offset + kind[0] > size:
+            return None
+        code, mask = codes[kind[0]]
+        code.pack_into(patched, offset, (values[symbol] + addend) & mask)
+    return bytes(patched)
 
 
 def list_units(dwarf: DwarfFile) -> list[Unit]:

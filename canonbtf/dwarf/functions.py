@@ -1,0 +1,171 @@
+"""The parent's decisions on functions and variables, made on the union of every unit so
+that they cannot depend on how units were split across workers (docs/ENCODE.md).
+
+Workers send FUNC *candidates* (one per definition, flags in the linkage field, see
+convert.py) and VARs that still carry their place. Around the global dedup:
+- `place_variables` (before): one DATASEC per section, entries sorted by offset, each VAR
+  back to a plain linkage; pahole's size rule (last entry's offset + size).
+- `choose_functions` (after, when equivalent types share one id): per name, the
+  prototypes are compared by return and parameter types, parameter names ignored. With
+  `consistent_func`, a name with two different prototypes keeps no FUNC; a name marked
+  DW_CC_nocall by any definition keeps none either. Otherwise the name keeps one FUNC
+  (linkage static, as pahole emits) whose FUNC_PROTO is a linked candidate's (code at the
+  symbol's address: a __weak definition overridden elsewhere loses) if there is one,
+  else the first in canonical order. Decl tags follow the FUNC they were made for;
+  prototypes only dropped functions used go with them. In a module, a FUNC equal to one
+  of the base (same name and prototype) is the base's, as libbpf's dedup makes it.
+The result holds no two equivalent types, so putting it in canonical order needs no
+second dedup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..btf import format as f
+from ..btf.model import Btf, Type
+from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_NOCALL
+
+
+@dataclass
+class FunctionReport:
+    """What `choose_functions` decided, for the summary line and the comparison tools."""
+
+    candidates: int = 0  # distinct candidate FUNCs after the dedup
+    kept: int = 0
+    inconsistent: list[str] = field(default_factory=list)  # names dropped
+    nocall: list[str] = field(default_factory=list)  # names dropped
+    overlapping_variables: int = 0  # VARs dropped for sharing bytes with another
+
+
+def place_variables(btf: Btf) -> Btf:
+    """`btf` with its placed VARs gathered into DATASECs (no-op without VARs)."""
+    sections: dict[str, list[tuple[int, int, int]]] = {}
+    types = list(btf.types)
+    first = btf.first_id
+    for type_id, t in btf.own():
+        if t.kind == f.VAR and isinstance(t.extra, tuple):
+            linkage, section, offset, size = t.extra
+            types[type_id - first] = Type(f.VAR, t.name_off, t.kflag, t.size_or_type,
+                                          linkage, t.items)
+            sections.setdefault(section, []).append((offset, size, type_id))
+    if not sections:
+        return btf
+    strings = btf.strings
+    for section in sorted(sections):
+        entries = sorted(sections[section])
+        last_offset, last_size, _ = entries[-1]
+        items = [(type_id, offset, size) for offset, size, type_id in entries]
+        types.append(Type(f.DATASEC, strings.add(section), 0, last_offset + last_size, 0,
+                          items))
+    return Btf(types, strings, btf.base, btf.byteorder)
+
+
+def choose_functions(btf: Btf, consistent: bool = True) -> tuple[Btf, FunctionReport]:
+    """`btf` (deduplicated) with one FUNC per kept name and no candidate flags left; the
+    result is not in canonical order yet."""
+    report = FunctionReport()
+    first = btf.first_id
+    types = btf.all_types()
+    by_name: dict[str, list[int]] = {}
+    for type_id, t in btf.own():
+        if t.kind == f.FUNC and t.extra & FUNC_CANDIDATE:
+            by_name.setdefault(btf.name(t.name_off), []).append(type_id)
+    report.candidates = sum(map(len, by_name.values()))
+    redirect: dict[int, int] = {}  # candidate -> the FUNC it becomes, 0 when dropped
+    kept: dict[int, Type] = {}
+    base_funcs = _base_functions(btf)
+    for name in sorted(by_name):
+        group = by_name[name]
+        if any(types[c].extra & FUNC_NOCALL for c in group):
+            report.nocall.append(name)
+            redirect.update(dict.fromkeys(group, 0))
+            continue
+        by_signature: dict[tuple, list[int]] = {}
+        for candidate in group:
+            by_signature.setdefault(_signature(types[types[candidate].size_or_type]),
+                                    []).append(candidate)
+        if consistent and len(by_signature) > 1:
+            report.inconsistent.append(name)
+            redirect.update(dict.fromkeys(group, 0))
+            continue
+        for same in by_signature.values():
+            chosen = min(same, key=lambda c: (not types[c].extra & FUNC_LINKED, c))
+            t = types[chosen]
+            in_base = base_funcs.get((name, t.size_or_type))
+            if in_base is not None:
+                redirect.update(dict.fromkeys(same, in_base))
+                continue
+            kept[chosen] = Type(f.FUNC, t.name_off, 0, t.size_or_type, f.LINKAGE_STATIC)
+            redirect.update(dict.fromkeys(same, chosen))
+    report.kept = len(kept)
+    dropped = {c for c, into in redirect.items() if into != c}
+    orphaned = _overlapping_variables(btf, types)
+    report.overlapping_variables = len(orphaned)
+    dropped |= orphaned
+    seen_tags = set()
+    for type_id, t in btf.own():
+        if t.kind != f.DECL_TAG:
+            continue
+        target = t.size_or_type
+        target = redirect.get(target, target)
+        key = (btf.name(t.name_off), target, t.extra)
+        if target == 0 or target in orphaned or key in seen_tags:
+            dropped.add(type_id)  # on a dropped FUNC or VAR, or the same as another
+        seen_tags.add(key)
+    # Prototypes nothing else uses go with their dropped functions.
+    maybe_unused = {types[c].size_or_type for c in dropped if types[c].kind == f.FUNC}
+    used = {r for type_id, t in btf.own() if type_id not in dropped for r in t.refs()}
+    dropped |= {p for p in maybe_unused if p >= first and p not in used}
+    return _rebuild(btf, kept, redirect, dropped, orphaned), report
+
+
+def _base_functions(btf: Btf) -> dict[tuple[str, int], int]:
+    """(name, FUNC_PROTO id) -> id of the base's static FUNC (empty without a base)."""
+    if btf.base is None:
+        return {}
+    return {(btf.name(t.name_off), t.size_or_type): type_id
+            for type_id, t in btf.base.own()
+            if t.kind == f.FUNC and t.extra == f.LINKAGE_STATIC}
+
+
+def _signature(proto: Type) -> tuple:
+    """A function's prototype without its parameter names."""
+    return (proto.size_or_type, tuple(t for _, t in proto.items))
+
+
+def _overlapping_variables(btf: Btf, types: list) -> set[int]:
+    """VARs whose bytes an earlier entry of their DATASEC already covers (the same variable
+    described by two units, or a symbol table at odds with the DWARF): the first in
+    (offset, canonical id) order stays."""
+    out = set()
+    for _, t in btf.own():
+        if t.kind != f.DATASEC:
+            continue
+        end = -1
+        for var, offset, size in sorted(t.items, key=lambda item: (item[1], item[0])):
+            if offset < end:
+                out.add(var)
+            else:
+                end = offset + size
+    return out
+
+
+def _rebuild(btf: Btf, kept: dict[int, Type], redirect: dict[int, int], dropped: set[int],
+             orphaned: set[int]) -> Btf:
+    first = btf.first_id
+    order = [n for n in range(first, btf.last_id + 1) if n not in dropped]
+    new_id = list(range(btf.last_id + 1))
+    for position, node in enumerate(order, first):
+        new_id[node] = position
+    for candidate, into in redirect.items():
+        if into:
+            new_id[candidate] = new_id[into]  # a base id stays itself
+    types = []
+    for node in order:
+        t = kept.get(node) or btf.types[node - first]
+        if t.kind == f.DATASEC and orphaned:
+            t = Type(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra,
+                     [item for item in t.items if item[0] not in orphaned])
+        types.append(t.remap(new_id))
+    return Btf(types, btf.strings, btf.base, btf.byteorder)

@@ -1,0 +1,331 @@
+"""Keyed merge: the parent merges a kernel's units from their abstract keys, not records.
+
+The global dedup (canon/dedup.py) starts from *abstract keys*: a type's label and
+edges, where an edge to a named struct, union or enum (a *token*) is that name and any
+other edge is the target's key. On the 6.1 kernel the 3.3 M records its units make have
+34,164 distinct keys and dedup ends with 33,690 types: the keys are almost the answer,
+and unlike the answer they are local (a unit's records give their keys). So workers
+send keys instead of records: each worker interns the keys of its units' records (an
+*entry*: the record with every reference replaced by the key or token it stands for)
+and sends each distinct entry once, plus, per unit, the set of keys its records have.
+
+The parent unifies the workers' entries and marks a key *unsafe* when some of its types
+might not be equivalent: it reaches, through its entries, a token whose definitions
+have two keys (a name two units define differently), a declaration-only token with two
+declaration keys, or a cycle through anonymous types (`-1`, not valid C). Every other
+(*safe*) key is one class of the dedup's equivalence, whatever the types behind it:
+    Q = (dedup's equivalence) + (equal safe keys) is stable under the dedup's rule:
+    types of one safe key have equal labels and, edge by edge, targets of one safe key,
+    or declarations/definitions of one safe token, which all stand for the single
+    definition key of that token (or its single declaration key); so Q is contained in
+    the dedup's equivalence, which is the coarsest stable partition under the keys.
+The units holding an unsafe key are encoded again with records (`TypePool`); the Btf
+handed to the dedup has one type per safe key (references to a safe token go to its
+definition) plus those records, and dedups to exactly what the records of every unit
+would. With a base BTF (modules) the base's definitions would take part in the
+ambiguity: that path sends records for every unit.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from ..btf import format as f
+from ..btf.model import Btf, Type
+from ..btf.strings import StringTable
+from .fragment import Fragment, record_refs, remap_record
+
+Record = tuple
+CYCLE = -1  # the part of an edge that closes a cycle through anonymous types
+
+
+def record_token(record: Record) -> tuple | None:
+    """The name a reference to this record is abstracted to (as canon.dedup's tokens)."""
+    name = record[1]
+    if not name:
+        return None
+    kind = record[0]
+    if kind == f.STRUCT or kind == f.UNION:
+        return ("aggregate", name, kind == f.UNION)
+    if kind == f.FWD:
+        return ("aggregate", name, bool(record[2]))
+    if kind == f.ENUM or kind == f.ENUM64:
+        return ("enum", name)
+    return None
+
+
+def is_declaration(record: Record) -> bool:
+    kind = record[0]
+    return kind == f.FWD or ((kind == f.ENUM or kind == f.ENUM64) and not record[5])
+
+
+class KeyFragment:
+    """What a worker in keyed mode sends: new entries (key id = index + first) and, per
+    unit, (unit offset, array of the key ids of its records)."""
+
+    __slots__ = ("entries", "unit_keys", "units", "dies", "skips")
+
+    def __init__(self, entries: list[Record], unit_keys: list[tuple[int, array]], units: int,
+                 dies: int, skips: dict[str, int]):
+        self.entries = entries
+        self.unit_keys = unit_keys
+        self.units = units
+        self.dies = dies
+        self.skips = skips
+
+
+class KeyPool:
+    """A worker's interned keys; add units, take fragments of what is new."""
+
+    def __init__(self):
+        self.entries: list[Record | None] = [None]
+        self._ids: dict[Record, int] = {}
+        self._tokens: dict[tuple, tuple] = {}
+        self._unit_keys: list[tuple[int, array]] = []
+        self._sent = 1
+
+    def add_unit(self, records: list[Record | None], unit=None) -> list[int]:
+        """Key ids of a unit's records (index = local number; [0] is 0 for void)."""
+        count = len(records)
+        refs: list = [()] * count
+        token: list = [None] * count
+        part: list = [CYCLE] * count  # what an edge to the node becomes in an entry
+        tokens = self._tokens
+        for n in range(1, count):
+            record = records[n]
+            refs[n] = record_refs(record)
+            t = record_token(record)
+            if t is not None:
+                t = tokens.setdefault(t, t)
+                token[n] = t
+                part[n] = t
+        key = [0] * count
+        on_path = [False] * count
+        ids = self._ids
+        entries = self.entries
+        for root in range(1, count):
+            if key[root]:
+                continue
+            stack = [root]
+            while stack:
+                node = stack[-1]
+                if key[node]:
+                    stack.pop()
+                    continue
+                pending = [s for s in refs[node]
+                           if s and token[s] is None and not key[s] and not on_path[s]]
+                if pending and not on_path[node]:
+                    on_path[node] = True
+                    stack.extend(pending)
+                    continue
+                entry = remap_record(records[node], part)
+                found = ids.get(entry)
+                if found is None:
+                    found = len(entries)
+                    entries.append(entry)
+                    ids[entry] = found
+                key[node] = found
+                if token[node] is None:
+                    part[node] = found
+                on_path[node] = False
+                stack.pop()
+        offset = getattr(unit, "offset", -1)
+        self._unit_keys.append((offset, array("I", set(key[1:]))))
+        return key
+
+    def fragment(self, units: int, dies: int, skips: dict[str, int]) -> KeyFragment:
+        """The entries and unit key sets added since the last fragment."""
+        entries = self.entries[self._sent:]
+        self._sent = len(self.entries)
+        unit_keys, self._unit_keys = self._unit_keys, []
+        return KeyFragment(entries, unit_keys, units, dies, skips)
+
+
+class _Parts:
+    """Maps the parts of a worker's entry to the parent's: key ids through `ids`."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: list[int]):
+        self.ids = ids
+
+    def __getitem__(self, part):
+        if part.__class__ is int and part > 0:
+            return self.ids[part]
+        return part
+
+
+class KeyedMerge:
+    """The parent's side: every worker's entries unified, safe keys found."""
+
+    def __init__(self, groups: list[list[KeyFragment]]):
+        self.entries: list[Record | None] = [None]
+        self.ids: dict[Record, int] = {}
+        self.unit_keys: list[tuple[int, array]] = []
+        self.unit_key_maps: list[list[int]] = []  # per unit key set: worker id -> parent id
+        self.received = 0
+        for group in groups:
+            parent_id = [0]
+            parts = _Parts(parent_id)
+            for fragment in group:
+                self.received += len(fragment.entries)
+                for entry in fragment.entries:
+                    entry = remap_record(entry, parts)
+                    found = self.ids.get(entry)
+                    if found is None:
+                        found = len(self.entries)
+                        self.entries.append(entry)
+                        self.ids[entry] = found
+                    parent_id.append(found)
+                for unit_keys in fragment.unit_keys:
+                    self.unit_keys.append(unit_keys)
+                    self.unit_key_maps.append(parent_id)
+        self._find_unsafe()
+
+    def _find_unsafe(self) -> None:
+        entries = self.entries
+        count = len(entries)
+        definitions: dict[tuple, set[int]] = {}
+        declarations: dict[tuple, set[int]] = {}
+        key_readers: dict = {}  # key id or token -> the keys whose entries have it as a part
+        unsafe = [False] * count
+        seeds: list = []
+        for k in range(1, count):
+            entry = entries[k]
+            t = record_token(entry)
+            if t is not None:
+                group = declarations if is_declaration(entry) else definitions
+                group.setdefault(t, set()).add(k)
+            for p in record_refs(entry):
+                if p == CYCLE:
+                    seeds.append(k)
+                elif p:
+                    key_readers.setdefault(p, []).append(k)
+        target: dict[tuple, int] = {}  # safe token -> the key its references become
+        for t in set(definitions) | set(declarations):
+            keys = definitions.get(t) or declarations[t]
+            if len(keys) > 1:
+                seeds.append(t)
+            else:
+                target[t] = next(iter(keys))
+        # Least fixpoint: a key is unsafe when a part is; a token when it is ambiguous or
+        # its key is unsafe.
+        unsafe_tokens: set[tuple] = set()
+        work = seeds
+        while work:
+            item = work.pop()
+            if item.__class__ is int:
+                if unsafe[item]:
+                    continue
+                unsafe[item] = True
+                t = record_token(entries[item])
+                if t is not None and target.get(t) == item:
+                    work.append(t)
+            else:
+                if item in unsafe_tokens:
+                    continue
+                unsafe_tokens.add(item)
+                target.pop(item, None)
+            work.extend(key_readers.get(item, ()))
+        self.unsafe = unsafe
+        self.target = target
+
+    def redo_units(self) -> list[int]:
+        """Offsets of the units with a record of an unsafe key (they are sent again as
+        records)."""
+        unsafe = self.unsafe
+        out = []
+        cache: dict[int, set[int]] = {}
+        for (offset, keys), parent_id in zip(self.unit_keys, self.unit_key_maps):
+            bad = cache.get(id(parent_id))
+            if bad is None:
+                bad = {w for w in range(1, len(parent_id)) if unsafe[parent_id[w]]}
+                cache[id(parent_id)] = bad
+            if bad and not bad.isdisjoint(keys):
+                out.append(offset)
+        return out
+
+    def build(self, record_groups: list[list[Fragment]]) -> Btf:
+        """One type per safe key, plus the records of the units sent again."""
+        entries = self.entries
+        unsafe = self.unsafe
+        target = self.target
+        type_of = [0] * len(entries)
+        emitted: list[int] = []
+        for k in range(1, len(entries)):
+            if unsafe[k]:
+                continue
+            entry = entries[k]
+            t = record_token(entry)
+            if t is not None and is_declaration(entry) and t in target and target[t] != k:
+                continue  # a declaration of a name with a definition: references go there
+            emitted.append(k)
+            type_of[k] = len(emitted)
+        for k in range(1, len(entries)):
+            if not unsafe[k] and not type_of[k]:
+                type_of[k] = type_of[target[record_token(entries[k])]]
+        parts = _SafeParts(type_of, target)
+        records: list[Record] = [remap_record(entries[k], parts) for k in emitted]
+        for group in record_groups:
+            self._add_records(group, records, type_of)
+        return _as_btf(records)
+
+    def _add_records(self, group: list[Fragment], records: list[Record],
+                     type_of: list[int]) -> None:
+        """A records-mode worker's records: one of a safe key becomes that key's type, the
+        others are appended (their references mapped the same way)."""
+        pool: list[Record | None] = [None]
+        for fragment in group:
+            pool.extend(fragment.records)
+        local = KeyPool()
+        local_key = local.add_unit(pool)
+        to_parent = [0]
+        parts = _Parts(to_parent)
+        for entry in local.entries[1:]:
+            to_parent.append(self.ids.get(remap_record(entry, parts), _UNKNOWN))
+        unsafe = self.unsafe
+        new_id = [0] * len(pool)
+        kept = []
+        for n in range(1, len(pool)):
+            key = to_parent[local_key[n]]
+            if key != _UNKNOWN and not unsafe[key]:
+                new_id[n] = type_of[key]
+            else:
+                kept.append(n)
+                new_id[n] = len(records) + len(kept)
+        for n in kept:
+            records.append(remap_record(pool[n], new_id))
+
+
+_UNKNOWN = -2  # a records-mode key the workers never sent (only after a CYCLE part)
+
+
+class _SafeParts:
+    """Parts of a safe entry -> type ids: keys through `type_of`, tokens to their key."""
+
+    __slots__ = ("type_of", "target")
+
+    def __init__(self, type_of: list[int], target: dict):
+        self.type_of = type_of
+        self.target = target
+
+    def __getitem__(self, part):
+        if part.__class__ is int:
+            return self.type_of[part]
+        return self.type_of[self.target[part]]
+
+
+def _as_btf(records: list[Record]) -> Btf:
+    names: set[str] = set()
+    for record in records:
+        names.add(record[1])
+        if record[5] and record[0] != f.DATASEC:
+            names.update(item[0] for item in record[5])
+    names.discard("")
+    strings, offset_of = StringTable.build(sorted(names))
+    types = []
+    for kind, name, kflag, sot, extra, items in records:
+        if items and kind != f.DATASEC:
+            items = [(offset_of[i[0]], *i[1:]) for i in items]
+        types.append(Type(kind, offset_of[name], kflag, sot, extra, list(items)))
+    return Btf(types, strings)
