@@ -2,14 +2,19 @@
 """Compare `canonbtf encode` of a kernel's DWARF with the BTF its build made with pahole.
 
     python tools/compare_pahole.py [--elf VMLINUX] [--btf VMLINUX.btf] [-j N] [--ours OURS]
+    python tools/compare_pahole.py --module virtio_net|bridge|nf_tables|xfs [-j N]
+    python tools/compare_pahole.py --elf MOD.ko --btf MOD.btf --base VMLINUX.btf
 
 Defaults: the 6.1 cloud kernel fetched by ../shared/tools/fetch-kernel-dbg and its .BTF
-from ../shared/corpus. Prints the type counts by kind side by side, then every named
-STRUCT, UNION, ENUM, ENUM64 and TYPEDEF whose layout differs (members, bit offsets,
-bitfield sizes, sizes, member types written out as C-like type expressions, enum values)
-or that only one side has, then whether the two are byte-identical once pahole's
-functions and variables (not encoded yet) are left out and both are in canonical order.
-Exit status 0 when no named type differs, 1 otherwise, 2 on bad input.
+from ../shared/corpus; `--module` takes a corpus module (split BTF over that kernel's).
+Prints the type counts by kind side by side, then every named STRUCT, UNION, ENUM,
+ENUM64 and TYPEDEF whose layout differs (members, bit offsets, bitfield sizes, sizes,
+member types written out as C-like type expressions, enum values) or that only one side
+has, whether the types are byte-identical once both are in canonical order, then the
+functions (names on each side, every name one side lacks with its cause, prototypes whose
+types differ) and the variables (VAR names, DATASEC placement).
+Exit status 0 when no named type differs and every function and variable difference has
+a known cause, 1 otherwise, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -27,12 +32,18 @@ from canonbtf.btf import reader, writer  # noqa: E402
 from canonbtf.btf.model import Btf  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 
-KERNEL = ("/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug/"
-          "boot/vmlinux-6.1.0-56-cloud-amd64")
-CORPUS_BTF = (Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-              / "vmlinux-6.1.0-56-cloud-amd64.btf")
+DEBUG = "/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug/"
+KERNEL = DEBUG + "boot/vmlinux-6.1.0-56-cloud-amd64"
+MODULES = {
+    "virtio_net": "drivers/net/virtio_net.ko",
+    "bridge": "net/bridge/bridge.ko",
+    "nf_tables": "net/netfilter/nf_tables.ko",
+    "xfs": "fs/xfs/xfs.ko",
+}
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+CORPUS_BTF = CORPUS / "vmlinux-6.1.0-56-cloud-amd64.btf"
 NAMED_KINDS = (f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.TYPEDEF)
-NOT_ENCODED_YET = (f.FUNC, f.VAR, f.DATASEC)
+FUNCTIONS_AND_VARIABLES = (f.FUNC, f.VAR, f.DATASEC)
 
 
 class Describer:
@@ -111,17 +122,123 @@ def named_layouts(btf: Btf) -> dict[tuple[str, str], Counter]:
 
 
 def without_functions(btf: Btf) -> Btf:
-    """`btf` minus FUNC, VAR, DATASEC and the FUNC_PROTOs only FUNCs use."""
+    """`btf` minus FUNC, VAR, DATASEC, the decl tags on them and the FUNC_PROTOs only FUNCs
+    use: its types."""
     all_types = btf.all_types()
-    dropped = {i for i, t in btf.own() if t.kind in NOT_ENCODED_YET}
+    dropped = {i for i, t in btf.own() if t.kind in FUNCTIONS_AND_VARIABLES}
+    dropped |= {i for i, t in btf.own() if t.kind == f.DECL_TAG and t.size_or_type in dropped}
     used = {r for i, t in btf.own() if i not in dropped for r in t.refs()}
     dropped |= {t.size_or_type for i, t in btf.own()
                 if t.kind == f.FUNC and t.size_or_type not in used}
     kept = [i for i, _ in btf.own() if i not in dropped]
-    new_id = [0] * len(all_types)
-    for position, i in enumerate(kept, 1):
+    new_id = list(range(len(all_types)))
+    for position, i in enumerate(kept, btf.first_id):
         new_id[i] = position
-    return Btf([all_types[i].remap(new_id) for i in kept], btf.strings)
+    return Btf([all_types[i].remap(new_id) for i in kept], btf.strings, btf.base)
+
+
+def prototypes(btf: Btf) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """FUNC name -> [(prototype with types only, parameter names)], one per FUNC."""
+    describer = Describer(btf)
+    out: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for _, t in btf.own():
+        if t.kind == f.FUNC:
+            proto = btf.type_by_id(t.size_or_type)
+            names = tuple(btf.name(n) for n, _ in proto.items)
+            out.setdefault(btf.name(t.name_off), []).append(
+                (describer.ref(t.size_or_type), names))
+    return out
+
+
+def placed_variables(btf: Btf) -> dict[str, tuple[str, int, int, int]]:
+    """VAR name -> (DATASEC, offset, size, linkage)."""
+    out = {}
+    for _, t in btf.own():
+        if t.kind == f.DATASEC:
+            for var, offset, size in t.items:
+                v = btf.type_by_id(var)
+                out[btf.name(v.name_off)] = (btf.name(t.name_off), offset, size, v.extra)
+    return out
+
+
+def compare_functions(ours: Btf, theirs: Btf, stats) -> int:
+    """Print the function comparison; returns how many differences have no known cause."""
+    mine, their = prototypes(ours), prototypes(theirs)
+    common = set(mine) & set(their)
+    share = len(common) / len(their) if their else 1.0
+    print(f"\nfunctions: {len(their)} names in pahole's ({sum(map(len, their.values()))} "
+          f"FUNCs), {len(mine)} in ours; {len(common)} common = {share:.2%} of pahole's")
+    inconsistent = set(stats.functions.inconsistent) if stats else None
+    nocall = set(stats.functions.nocall) if stats else set()
+    unexplained = 0
+    causes: dict[str, list[str]] = {}
+    for name in sorted(set(their) - set(mine)):
+        kinds = {types for types, _ in their[name]}
+        if name in nocall:
+            cause = "marked DW_CC_nocall (ABI changed): dropped by ours"
+        elif inconsistent is not None and name in inconsistent:
+            cause = ("prototypes differ between units: dropped by ours (consistent_func); "
+                     "pahole 1.24 keeps the first it meets in each thread, here "
+                     + ("several" if len(their[name]) > 1 else "one"))
+        elif inconsistent is None and len(kinds) > 1:
+            cause = "pahole has several prototypes for it (consistent_func drops such names)"
+        else:
+            cause = "UNEXPLAINED"
+            unexplained += 1
+        causes.setdefault(cause, []).append(name)
+    for name in sorted(set(mine) - set(their)):
+        causes.setdefault("UNEXPLAINED (only in ours)", []).append(name)
+        unexplained += 1
+    for cause, names in sorted(causes.items()):
+        print(f"  {len(names)} names, {cause}:")
+        for chunk in range(0, len(names), 6):
+            print("    " + ", ".join(names[chunk:chunk + 6]))
+    several = sorted(n for n in common if len(their[n]) > 1)
+    print(f"  {len(several)} common names have several FUNCs in pahole's (one in ours): "
+          f"prototypes that differ only in parameter names or const (a __weak definition "
+          f"and its override, syscall stubs); ours takes the definition at the symbol's "
+          f"address")
+    changed = sorted(n for n in common
+                     if not {p for p, _ in mine[n]} <= {p for p, _ in their[n]})
+    const_only = [n for n in changed
+                  if {_unconst(p) for p, _ in mine[n]} <= {_unconst(p) for p, _ in their[n]}]
+    type_changes = [n for n in changed if n not in const_only]
+    names_only = sorted(n for n in common if n not in changed
+                        and {a for _, a in mine[n]} - {a for _, a in their[n]})
+    print(f"  {len(names_only)} common names with other parameter names than pahole's only "
+          f"FUNC (ours prefers the linked definition, pahole the first it meets)")
+    print(f"  {len(const_only)} common names whose prototypes differ only in const (pahole "
+          f"met a const-qualified definition first, e.g. a fortify inline wrapper; ours "
+          f"takes the one at the symbol's address): {', '.join(const_only)}")
+    print(f"  {len(type_changes)} common names whose prototype types differ otherwise:")
+    for name in type_changes:
+        print(f"    {name}: pahole {sorted(p for p, _ in their[name])} / ours "
+              f"{sorted(p for p, _ in mine[name])}")
+    return unexplained + len(type_changes)
+
+
+def _unconst(spelled: str) -> str:
+    return spelled.replace("const ", "")
+
+
+def compare_variables(ours: Btf, theirs: Btf) -> int:
+    mine, their = placed_variables(ours), placed_variables(theirs)
+    print(f"\nvariables: {len(their)} VARs in pahole's, {len(mine)} in ours")
+    unexplained = 0
+    for name in sorted(set(mine) ^ set(their)):
+        side = "ours" if name in mine else "pahole's"
+        place = (mine if name in mine else their)[name]
+        if name in mine and place[1] == 0:
+            cause = ("at offset 0, named only through DW_AT_specification: pahole 1.24 "
+                     "compares the defining DIE's own (absent) name there and skips it")
+        else:
+            cause = "UNEXPLAINED"
+            unexplained += 1
+        print(f"  only in {side}: {name} {place}: {cause}")
+    moved = sorted(n for n in set(mine) & set(their) if mine[n] != their[n])
+    for name in moved:
+        print(f"  placed differently: {name}: pahole {their[name]} / ours {mine[name]}")
+    return unexplained + len(moved)
 
 
 def kind_counts(btf: Btf) -> Counter:
@@ -132,21 +249,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--elf", default=KERNEL, help="ELF with DWARF to encode")
     parser.add_argument("--btf", default=str(CORPUS_BTF), help="pahole's BTF for it")
+    parser.add_argument("--base", help="base BTF when --btf is a module's split BTF")
+    parser.add_argument("--module", choices=sorted(MODULES),
+                        help="a corpus module: sets --elf, --btf and --base")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="encode with N workers")
     parser.add_argument("--ours", help="an already encoded BTF instead of encoding --elf")
     args = parser.parse_args()
+    if args.module:
+        args.elf = f"{DEBUG}lib/modules/6.1.0-56-cloud-amd64/kernel/{MODULES[args.module]}"
+        args.btf = str(CORPUS / f"mod-6.1.0-56-cloud-{args.module}.btf")
+        args.base = str(CORPUS_BTF)
     from canonbtf.canon import canonicalize
 
+    stats = None
     try:
-        theirs = reader.load(args.btf)
+        base = reader.load(args.base) if args.base else None
+        theirs = reader.load(args.btf, base)
         if args.ours:
-            ours = reader.load(args.ours)
+            ours = reader.load(args.ours, base)
             print(f"ours: {args.ours}")
         else:
             from canonbtf.dwarf.encode import encode_file
 
             start = time.monotonic()
-            ours, stats = encode_file(args.elf, args.jobs)
+            ours, stats = encode_file(args.elf, args.jobs, base=base)
             print(f"ours: canonbtf encode -j{args.jobs or 'auto'} {args.elf}: "
                   f"{time.monotonic() - start:.1f}s, {stats.units} units, "
                   f"{stats.merged_records} records merged in the parent")
@@ -155,23 +281,30 @@ def main() -> int:
         return 2
     print(f"theirs: {args.btf}")
 
-    stripped = without_functions(theirs)
-    ours_counts, theirs_counts, stripped_counts = (kind_counts(b) for b in
-                                                   (ours, theirs, stripped))
-    print(f"\n{'kind':<12}{'ours':>10}{'pahole':>10}{'pahole w/o funcs/vars':>24}")
+    ours_counts, theirs_counts = kind_counts(ours), kind_counts(theirs)
+    print(f"\n{'kind':<12}{'ours':>10}{'pahole':>10}")
     for kind in f.KIND_NAMES[1:]:
-        row = (ours_counts[kind], theirs_counts[kind], stripped_counts[kind])
+        row = (ours_counts[kind], theirs_counts[kind])
         if any(row):
-            print(f"{kind:<12}{row[0]:>10}{row[1]:>10}{row[2]:>24}")
-    print(f"{'total':<12}{len(ours):>10}{len(theirs):>10}{len(stripped):>24}")
+            print(f"{kind:<12}{row[0]:>10}{row[1]:>10}")
+    print(f"{'total':<12}{len(ours):>10}{len(theirs):>10}")
 
     mine, their = named_layouts(ours), named_layouts(theirs)
     missing = sorted(set(their) - set(mine))
+    # In split BTF, a copy of a base type that libbpf's dedup left in pahole's module is
+    # the base type itself in ours.
+    in_base = named_layouts(base) if base is not None else {}
+    repeated = [k for k in missing if k in in_base and set(their[k]) <= set(in_base[k])]
+    missing = [k for k in missing if k not in repeated]
     extra = sorted(set(mine) - set(their))
     different = sorted(k for k in set(mine) & set(their) if mine[k] != their[k])
     print(f"\nnamed STRUCT/UNION/ENUM/ENUM64/TYPEDEF: {len(their)} names in pahole's, "
-          f"{len(mine)} in ours; {len(missing)} missing, {len(extra)} extra, "
+          f"{len(mine)} in ours; {len(missing) + len(repeated)} missing "
+          f"({len(repeated)} of them base types), {len(extra)} extra, "
           f"{len(different)} with a different layout")
+    for kind, name in repeated:
+        print(f"  only in pahole's, a copy of the base's (ours refers to the base's): "
+              f"{kind} {name}")
     for kind, name in missing:
         print(f"  missing: {kind} {name}")
     for kind, name in extra:
@@ -181,10 +314,12 @@ def main() -> int:
         for layout in sorted(set(their[key]) | set(mine[key])):
             print(f"    pahole x{their[key][layout]} / ours x{mine[key][layout]}: {layout}")
 
-    same = writer.write(canonicalize(stripped, dedup=True)) == writer.write(ours)
-    print(f"\nbyte-identical to pahole's BTF without functions and variables, both in "
-          f"canonical order: {'yes' if same else 'no'}")
-    return 0 if not (missing or extra or different) else 1
+    same = (writer.write(canonicalize(without_functions(theirs), dedup=True))
+            == writer.write(canonicalize(without_functions(ours), dedup=True)))
+    print(f"\ntypes (functions and variables left out) byte-identical, both in canonical "
+          f"order: {'yes' if same else 'no'}")
+    unexplained = compare_functions(ours, theirs, stats) + compare_variables(ours, theirs)
+    return 0 if not (missing or extra or different or unexplained) else 1
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Works on the btf/ model only; knows nothing of DWARF or of output formats.
 from __future__ import annotations
 
 from ..btf.model import Btf
+from ..gcpause import paused_gc
 from .labels import ORDERS
 from .order import canonical_order
 from .renumber import renumber
@@ -17,8 +18,11 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind") -> Btf:
     """A new Btf with `btf`'s own types in canonical order (merged first when `dedup`)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
-    if dedup:
-        from .dedup import deduplicate
+    # Hundreds of thousands of acyclic tuples and lists: the collector's rescans were
+    # 19 % of the instructions of `sort --dedup` on the 6.1 vmlinux (valgrind).
+    with paused_gc():
+        if dedup:
+            from .dedup import deduplicate
 
-        btf = deduplicate(btf)
-    return renumber(btf, canonical_order(btf, order))
+            btf = deduplicate(btf)
+        return renumber(btf, canonical_order(btf, order))

@@ -67,6 +67,12 @@ _SIZED_TAGS = frozenset({c.TAG_base_type, c.TAG_structure_type, c.TAG_union_type
 _SEE_THROUGH_TAGS = frozenset({c.TAG_typedef, c.TAG_const_type, c.TAG_volatile_type,
                                c.TAG_restrict_type, c.TAG_atomic_type})
 _FAILED = -1  # a DIE that maps to nothing BTF can hold
+# Read in the member loop, where a module attribute lookup per use shows.
+_TAG_member = c.TAG_member
+_AT_name, _AT_type, _AT_bit_size = c.AT_name, c.AT_type, c.AT_bit_size
+_AT_external, _AT_declaration = c.AT_external, c.AT_declaration
+_AT_data_bit_offset, _AT_data_member_location = c.AT_data_bit_offset, c.AT_data_member_location
+_ANNOTATIONS = c.ANNOTATIONS
 _PROGRAM_TAGS = frozenset({c.TAG_subprogram, c.TAG_variable})
 DECL_TAG_NAME = "btf_decl_tag"
 TYPE_TAG_NAME = "btf_type_tag"
@@ -297,26 +303,42 @@ class UnitConverter:
             return (f.FWD, name, int(union), 0, 0, ())
         members = []
         bitfields = False
+        # Members are a third of a kernel's DIEs: this loop inlines `_ref` and the plain
+        # (not bitfield) case of `_member_bit_offset`, and reads constants from locals;
+        # measured 1,308 M -> 1,137 M instructions (valgrind) converting 1/80 of the
+        # 6.1 kernel's units.
+        local = self.local
         for tag, member in die.children:
-            if tag == c.TAG_LLVM_annotation:
-                self._collect_decl_tags(((tag, member),), -1)
+            if tag != _TAG_member:
+                if tag == c.TAG_LLVM_annotation:
+                    self._collect_decl_tags(((tag, member),), -1)
+                else:
+                    self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a struct or "
+                                   f"union")
                 continue
-            if tag != c.TAG_member:
-                self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a struct or union")
-                continue
-            if member.get(c.AT_external) or member.get(c.AT_declaration):
+            if member.get(_AT_external) or member.get(_AT_declaration):
                 continue  # a static member: not part of the layout
-            type_number = self._ref(member)
-            if type_number == _FAILED:
-                self.skips.add("member of a skipped type left out")
-                continue
-            bit_size = member.get(c.AT_bit_size)
-            bit_offset = self._member_bit_offset(member, bit_size)
+            target = member.get(_AT_type)
+            if target is None:
+                type_number = 0
+            else:
+                type_number = local.get(target)
+                if type_number is None:
+                    type_number = self._number(target)
+                if type_number == _FAILED:
+                    self.skips.add("member of a skipped type left out")
+                    continue
+            bit_size = member.get(_AT_bit_size)
             if bit_size:
                 bitfields = True
-            if c.ANNOTATIONS in member:
-                self._collect_decl_tags(member[c.ANNOTATIONS], len(members))
-            members.append((member.get(c.AT_name, ""), type_number, bit_offset, bit_size or 0))
+                bit_offset = self._member_bit_offset(member, bit_size)
+            else:
+                bit_offset = member.get(_AT_data_bit_offset)
+                if bit_offset is None:
+                    bit_offset = (member.get(_AT_data_member_location) or 0) * 8
+            if _ANNOTATIONS in member:
+                self._collect_decl_tags(member[_ANNOTATIONS], len(members))
+            members.append((member.get(_AT_name, ""), type_number, bit_offset, bit_size or 0))
         if bitfields:
             items = tuple((n, t, (size << 24) | off) for n, t, off, size in members)
         else:

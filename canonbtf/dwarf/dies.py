@@ -324,14 +324,36 @@ class _Codegen:
         return ("block", name)
 
 
+class _StringCache(dict):
+    """Names by section offset, decoded on first use.
+
+    A dict subclass so that generated readers look a name up with one subscript, the
+    miss going to `__missing__`: a method call per name instead cost 6 % of reading.
+    """
+
+    def __init__(self, data: bytes, section: str):
+        super().__init__()
+        self.data = data
+        self.section = section
+
+    def __missing__(self, offset: int) -> str:
+        data = self.data
+        end = data.find(b"\0", offset)
+        if end < 0 or offset >= len(data):
+            raise DwarfFormatError(f"string offset {offset:#x} is outside {self.section}")
+        name = data[offset:end].decode("latin-1")
+        self[offset] = name
+        return name
+
+
 class DieReader:
     """Reads the type DIEs of units of one `DwarfFile`; one per process."""
 
     def __init__(self, dwarf: DwarfFile):
         self.dwarf = dwarf
         self.byteorder = "<" if dwarf.little_endian else ">"
-        self._strings: dict[int, str] = {}
-        self._line_strings: dict[int, str] = {}
+        self._strings = _StringCache(dwarf.str, ".debug_str")
+        self._line_strings = _StringCache(dwarf.line_str, ".debug_line_str")
         # Compiled readers by (tag-kind, attribute specs, offset size, address size,
         # version, wanted): abbreviations repeat across the units of one compiler.
         self._compiled: dict[tuple, tuple] = {}
@@ -339,29 +361,6 @@ class DieReader:
         self.skipped_tags: dict[int, int] = {}
 
     # -- strings ---------------------------------------------------------------------
-
-    def string_at(self, offset: int) -> str:
-        name = self._strings.get(offset)
-        if name is None:
-            data = self.dwarf.str
-            end = data.find(b"\0", offset)
-            if end < 0 or offset >= len(data):
-                raise DwarfFormatError(f"string offset {offset:#x} is outside .debug_str")
-            name = data[offset:end].decode("latin-1")
-            self._strings[offset] = name
-        return name
-
-    def line_string_at(self, offset: int) -> str:
-        name = self._line_strings.get(offset)
-        if name is None:
-            data = self.dwarf.line_str
-            end = data.find(b"\0", offset)
-            if end < 0 or offset >= len(data):
-                raise DwarfFormatError(f"string offset {offset:#x} is outside "
-                                       f".debug_line_str")
-            name = data[offset:end].decode("latin-1")
-            self._line_strings[offset] = name
-        return name
 
     def indexed_string(self, base: int | None, index: int, offset_size: int) -> str:
         if base is None:
@@ -371,18 +370,20 @@ class DieReader:
         if pos + offset_size > len(data):
             raise DwarfFormatError(f"string index {index} is outside .debug_str_offsets")
         code = self.byteorder + ("I" if offset_size == 4 else "Q")
-        return self.string_at(struct.unpack_from(code, data, pos)[0])
+        return self._strings[struct.unpack_from(code, data, pos)[0]]
 
     # -- compiling abbreviations ------------------------------------------------------
 
     def _plans(self, unit: Unit) -> list:
-        """Per abbreviation code: (tag, has_children, role, reader) for this unit."""
+        """Per abbreviation code: (action, tag, has_children, role, reader, reader of a
+        unit-level variable) for this unit; codes the table does not define get
+        `_UNDEFINED`."""
         key = (unit.abbrev_offset, unit.offset_size, unit.address_size, unit.version)
         plans = self._abbrevs.get(key)
         if plans is None:
             table = parse_abbrevs(self.dwarf.abbrev, unit.abbrev_offset)
             size = max(table, default=0) + 1
-            plans = [None] * size
+            plans = [_UNDEFINED] * size
             for code, (tag, has_children, specs) in table.items():
                 plans[code] = self._compile(tag, has_children, specs, unit)
             if len(self._abbrevs) > 64:
@@ -391,7 +392,7 @@ class DieReader:
         return plans
 
     def _compile(self, tag: int, has_children: bool, specs: tuple, unit: Unit) -> tuple:
-        """(tag, has_children, role, reader, reader of a unit-level variable)."""
+        """(action, tag, has_children, role, reader, reader of a unit-level variable)."""
         if tag in c.TYPE_TAGS:
             role = ROLE_TYPE
         elif tag in c.CHILD_TAGS:
@@ -407,10 +408,17 @@ class DieReader:
         if role == ROLE_VARIABLE:
             # Only the unit's own variables can be in BTF; a function's locals are
             # stepped over as if skipped.
-            return (tag, has_children, role, self._reader(ROLE_SKIP, 0, specs, unit),
-                    self._reader(role, tag, specs, unit))
-        return (tag, has_children, role,
-                self._reader(role, tag if role != ROLE_SKIP else 0, specs, unit), None)
+            return (ACT_GENERAL, tag, has_children, role,
+                    self._reader(ROLE_SKIP, 0, specs, unit), self._reader(role, tag, specs, unit))
+        reader = self._reader(role, tag if role != ROLE_SKIP else 0, specs, unit)
+        action = ACT_GENERAL
+        if not has_children:
+            fixed = reader.__class__ is int
+            if role == ROLE_CHILD and not fixed:
+                action = ACT_CHILD
+            elif role == ROLE_SKIP:
+                action = ACT_SKIP_FIXED if fixed else ACT_SKIP
+        return (action, tag, has_children, role, reader, None)
 
     def _reader(self, role: int, tag: int, specs: tuple, unit: Unit):
         wanted = c.WANTED_ATTRS.get(tag, {}) if role != ROLE_SKIP else {}
@@ -460,7 +468,7 @@ class DieReader:
         source = ["def read(buf, pos, cu, sob):", *body, f"    return {result}, pos"]
         namespace = dict(gen.constants)
         namespace.update(uleb_tail=_uleb_tail, sleb=read_sleb, location=location_value,
-                         string_at=self.string_at, line_string_at=self.line_string_at,
+                         strings=self._strings, line_strings=self._line_strings,
                          indexed=self.indexed_string, AddressIndex=AddressIndex,
                          addr_expr=partial(address_expression, address_size=unit.address_size,
                                            little_endian=self.dwarf.little_endian))
@@ -478,9 +486,9 @@ class DieReader:
             if form in _UNREADABLE_STRING_FORMS:
                 raise DwarfFormatError(f"{_UNREADABLE_STRING_FORMS[form]} are not supported")
             if form == c.FORM_strp:
-                return f"string_at({made_of})"
+                return f"strings[{made_of}]"
             if form == c.FORM_line_strp:
-                return f"line_string_at({made_of})"
+                return f"line_strings[{made_of}]"
             if form in _STRX_FORMS:
                 return f"indexed(sob, {made_of}, {unit.offset_size})"
             if form == c.FORM_string:
@@ -521,8 +529,10 @@ class DieReader:
                                    f"or corrupt DIE data ({e})") from None
 
     def _walk(self, unit: Unit) -> UnitTypes:
+        # Leaf DIEs (members, enumerators, parameters; skipped leaves) take the first
+        # branches with one action test: this loop reads 1/20 of the 6.1 kernel's units
+        # in 0.95 s where testing role, children and reader kind on every DIE took 1.2 s.
         plans = self._plans(unit)
-        nplans = len(plans)
         buf = self.dwarf.info
         pos = unit.die_offset
         end = unit.end
@@ -531,8 +541,10 @@ class DieReader:
         aob = None
         types: dict[int, TypeDie] = {}
         skipped = self.skipped_tags
+        quiet = c.QUIET_CHILD_TAGS
         stack: list = []
         parent = None  # the TypeDie whose children are being read, if any
+        append = None  # parent.children.append
         depth = 0
         while pos < end:
             die_offset = pos
@@ -546,12 +558,29 @@ class DieReader:
                 if depth == 0:
                     continue  # padding after the unit DIE's children
                 parent = stack.pop()
+                append = None if parent is None else parent.children.append
                 depth -= 1
                 continue
-            if code >= nplans or plans[code] is None:
+            try:
+                action, tag, has_children, role, reader, unit_reader = plans[code]
+            except IndexError:
+                action = ACT_UNDEFINED
+            if action == ACT_CHILD:
+                attrs, pos = reader(buf, pos, cu, sob)
+                if append is not None:
+                    append((tag, attrs))
+                elif tag not in quiet:
+                    skipped[tag] = skipped.get(tag, 0) + 1
+                continue
+            if action == ACT_SKIP_FIXED:
+                pos += reader
+                continue
+            if action == ACT_SKIP:
+                pos = reader(buf, pos, cu, sob)[1]
+                continue
+            if action == ACT_UNDEFINED:
                 raise DwarfFormatError(f"DIE at {die_offset:#x} uses abbreviation code {code}, "
                                        f"which the unit's table does not define")
-            tag, has_children, role, reader, unit_reader = plans[code]
             if role == ROLE_SKIP or (role == ROLE_VARIABLE and depth != 1):
                 if reader.__class__ is int:
                     pos += reader
@@ -559,7 +588,7 @@ class DieReader:
                     pos = reader(buf, pos, cu, sob)[1]
                 if has_children:
                     stack.append(parent)
-                    parent = None
+                    parent = append = None
                     depth += 1
                 continue
             if role == ROLE_VARIABLE:
@@ -576,24 +605,26 @@ class DieReader:
                 if has_children:
                     stack.append(parent)
                     parent = die
+                    append = die.children.append
                     depth += 1
                 continue
             if role == ROLE_CHILD:
                 if parent is not None:
-                    parent.children.append((tag, attrs))
+                    append((tag, attrs))
                     if has_children:  # a member's or parameter's annotations
                         stack.append(parent)
                         parent = _Annotations(attrs)
+                        append = parent.children.append
                         depth += 1
                         continue
-                elif tag not in c.QUIET_CHILD_TAGS:
+                elif tag not in quiet:
                     skipped[tag] = skipped.get(tag, 0) + 1
             elif role == ROLE_UNIT:
                 sob = attrs.get(c.AT_str_offsets_base)
                 aob = attrs.get(c.AT_addr_base)
             if has_children:
                 stack.append(parent)
-                parent = None
+                parent = append = None
                 depth += 1
         if aob is not None:
             resolve_addresses(types, aob, self.dwarf.sections.get(".debug_addr", b""),
@@ -606,6 +637,14 @@ ROLE_TYPE = 1  # types and function definitions
 ROLE_CHILD = 2
 ROLE_UNIT = 3
 ROLE_VARIABLE = 4  # read at unit level only
+
+# What the walk does with a DIE, decided once per abbreviation: the leaf cases first.
+ACT_CHILD = 0  # a member-like leaf with attributes to read
+ACT_SKIP_FIXED = 1  # a leaf to step over by a constant
+ACT_SKIP = 2  # a leaf to step over by reading its variable-size forms
+ACT_GENERAL = 3  # anything else: see the roles
+ACT_UNDEFINED = 4
+_UNDEFINED = (ACT_UNDEFINED, 0, False, ROLE_SKIP, 0, None)
 
 
 class _Annotations:

@@ -35,6 +35,7 @@ from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..errors import InputError
+from ..gcpause import paused_gc
 from .constants import TAG_NAMES
 from .convert import ConvertContext, Skips, convert_unit
 from .features import DEFAULT as DEFAULT_FEATURES
@@ -120,12 +121,16 @@ class _Worker:
         dies = 0
         reader = self.reader
         little = self.dwarf.little_endian
-        for unit in units:
-            unit_types = reader.read_unit(unit)
-            dies += len(unit_types.types)
-            self.pool.add_unit(convert_unit(unit_types, little, skips, self.context), unit)
-            if progress is not None:
-                progress()
+        # A unit's DIEs and records are acyclic garbage: without the collector's rescans
+        # a keyed worker runs 9 % fewer instructions (valgrind, 1/40 of the 6.1 kernel).
+        with paused_gc():
+            for unit in units:
+                unit_types = reader.read_unit(unit)
+                dies += len(unit_types.types)
+                self.pool.add_unit(convert_unit(unit_types, little, skips, self.context),
+                                   unit)
+                if progress is not None:
+                    progress()
         for tag, count in reader.skipped_tags.items():
             skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
         reader.skipped_tags.clear()

@@ -5,15 +5,18 @@ Workers send FUNC *candidates* (one per definition, flags in the linkage field, 
 convert.py) and VARs that still carry their place. Around the global dedup:
 - `place_variables` (before): one DATASEC per section, entries sorted by offset, each VAR
   back to a plain linkage; pahole's size rule (last entry's offset + size).
-- `choose_functions` (after, when equivalent types share one id): per name, the
-  prototypes are compared by return and parameter types, parameter names ignored. With
-  `consistent_func`, a name with two different prototypes keeps no FUNC; a name marked
-  DW_CC_nocall by any definition keeps none either. Otherwise the name keeps one FUNC
-  (linkage static, as pahole emits) whose FUNC_PROTO is a linked candidate's (code at the
-  symbol's address: a __weak definition overridden elsewhere loses) if there is one,
-  else the first in canonical order. Decl tags follow the FUNC they were made for;
-  prototypes only dropped functions used go with them. In a module, a FUNC equal to one
-  of the base (same name and prototype) is the base's, as libbpf's dedup makes it.
+- `choose_functions` (after, when equivalent types share one id): a name marked
+  DW_CC_nocall by any definition keeps no FUNC. With `consistent_func`, neither does a
+  name whose prototypes are not equivalent the way pahole's consistent_func compares
+  them: the same number of parameters, return and parameter types equal after dropping
+  `const`, named types (typedef, struct, union, enum) compared by name; parameter names
+  do not count. Otherwise the name keeps one FUNC (linkage static, as pahole emits)
+  whose FUNC_PROTO is a linked candidate's (code at the symbol's address: a __weak
+  definition overridden elsewhere loses) if there is one, else the first in canonical
+  order. Without `consistent_func` every prototype that differs in its types keeps one.
+  Decl tags follow the FUNC they were made for; prototypes only dropped functions used go
+  with them. In a module, a FUNC equal to one of the base (same name and prototype) is
+  the base's, as libbpf's dedup makes it.
 The result holds no two equivalent types, so putting it in canonical order needs no
 second dedup.
 """
@@ -75,21 +78,26 @@ def choose_functions(btf: Btf, consistent: bool = True) -> tuple[Btf, FunctionRe
     redirect: dict[int, int] = {}  # candidate -> the FUNC it becomes, 0 when dropped
     kept: dict[int, Type] = {}
     base_funcs = _base_functions(btf)
+    loose = _LooseTypes(btf)
     for name in sorted(by_name):
         group = by_name[name]
         if any(types[c].extra & FUNC_NOCALL for c in group):
             report.nocall.append(name)
             redirect.update(dict.fromkeys(group, 0))
             continue
-        by_signature: dict[tuple, list[int]] = {}
-        for candidate in group:
-            by_signature.setdefault(_signature(types[types[candidate].size_or_type]),
-                                    []).append(candidate)
-        if consistent and len(by_signature) > 1:
-            report.inconsistent.append(name)
-            redirect.update(dict.fromkeys(group, 0))
-            continue
-        for same in by_signature.values():
+        if consistent:
+            if len({loose.signature(types[c].size_or_type) for c in group}) > 1:
+                report.inconsistent.append(name)
+                redirect.update(dict.fromkeys(group, 0))
+                continue
+            groups = [group]
+        else:
+            by_signature: dict[tuple, list[int]] = {}
+            for candidate in group:
+                by_signature.setdefault(_signature(types[types[candidate].size_or_type]),
+                                        []).append(candidate)
+            groups = list(by_signature.values())
+        for same in groups:
             chosen = min(same, key=lambda c: (not types[c].extra & FUNC_LINKED, c))
             t = types[chosen]
             in_base = base_funcs.get((name, t.size_or_type))
@@ -132,6 +140,53 @@ def _base_functions(btf: Btf) -> dict[tuple[str, int], int]:
 def _signature(proto: Type) -> tuple:
     """A function's prototype without its parameter names."""
     return (proto.size_or_type, tuple(t for _, t in proto.items))
+
+
+class _LooseTypes:
+    """Types as pahole's consistent_func compares them (btf_encoder.c, types__match): const
+    dropped, pointers and other modifiers followed, named types by kind and name (a FWD as
+    the struct or union it declares), ints by name, size and encoding, arrays by length
+    and element, function prototypes by parameter count and return type."""
+
+    _FOLLOWED = frozenset({f.PTR, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
+    _BY_NAME = frozenset({f.TYPEDEF, f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
+
+    def __init__(self, btf: Btf):
+        self.btf = btf
+        self.memo: dict[int, tuple] = {}
+
+    def signature(self, proto_id: int) -> tuple:
+        proto = self.btf.type_by_id(proto_id)
+        return (self.key(proto.size_or_type), *(self.key(t) for _, t in proto.items))
+
+    def key(self, type_id: int, depth: int = 0) -> tuple:
+        found = self.memo.get(type_id)
+        if found is not None:
+            return found
+        t = self.btf.type_by_id(type_id)
+        if t is None:
+            out: tuple = ("void",)
+        elif depth > 64:
+            out = ("id", type_id)
+        elif t.kind == f.CONST:
+            out = self.key(t.size_or_type, depth + 1)
+        elif t.kind in self._FOLLOWED:
+            out = (t.kind, self.key(t.size_or_type, depth + 1))
+        elif t.kind in self._BY_NAME or t.kind == f.FWD:
+            kind = (f.UNION if t.kflag else f.STRUCT) if t.kind == f.FWD else t.kind
+            out = (kind, self.btf.name(t.name_off))
+        elif t.kind == f.INT:
+            out = (f.INT, self.btf.name(t.name_off), t.size_or_type, t.extra)
+        elif t.kind == f.FLOAT:
+            out = (f.FLOAT, self.btf.name(t.name_off), t.size_or_type)
+        elif t.kind == f.ARRAY:
+            out = (f.ARRAY, t.extra[2], self.key(t.extra[0], depth + 1))
+        elif t.kind == f.FUNC_PROTO:
+            out = (f.FUNC_PROTO, len(t.items), self.key(t.size_or_type, depth + 1))
+        else:
+            out = ("id", type_id)
+        self.memo[type_id] = out
+        return out
 
 
 def _overlapping_variables(btf: Btf, types: list) -> set[int]:

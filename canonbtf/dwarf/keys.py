@@ -59,6 +59,31 @@ def is_declaration(record: Record) -> bool:
     return kind == f.FWD or ((kind == f.ENUM or kind == f.ENUM64) and not record[5])
 
 
+_TOKEN_KINDS = frozenset({f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64})
+_LEAF_KINDS = frozenset({f.INT, f.FWD, f.ENUM, f.ENUM64, f.FLOAT})  # records without edges
+_SINGLE_REF_KINDS = f.TYPED_KINDS - {f.FUNC_PROTO}
+
+
+def _entry(record: Record, part: list) -> Record:
+    """`record` with every edge r replaced by part[r] (part[0] is 0: void stays void).
+    `remap_record` with the void test and the kind dispatch trimmed: this is the
+    per-record cost of a worker's keys."""
+    kind = record[0]
+    if kind in _SINGLE_REF_KINDS:
+        return (kind, record[1], record[2], part[record[3]], record[4], record[5])
+    if kind == f.STRUCT or kind == f.UNION:
+        return (kind, record[1], record[2], record[3], record[4],
+                tuple([(n, part[t], o) for n, t, o in record[5]]))
+    if kind == f.FUNC_PROTO:
+        return (kind, record[1], record[2], part[record[3]], record[4],
+                tuple([(n, part[t]) for n, t in record[5]]))
+    if kind == f.ARRAY:
+        elem, index, nelems = record[4]
+        return (kind, record[1], record[2], record[3], (part[elem], part[index], nelems),
+                record[5])
+    return record
+
+
 class KeyFragment:
     """What a worker in keyed mode sends: new entries (key id = index + first) and, per
     unit, (unit offset, array of the key ids of its records)."""
@@ -88,17 +113,22 @@ class KeyPool:
         """Key ids of a unit's records (index = local number; [0] is 0 for void)."""
         count = len(records)
         refs: list = [()] * count
-        token: list = [None] * count
         part: list = [CYCLE] * count  # what an edge to the node becomes in an entry
+        part[0] = 0
+        # waiting[n]: n is neither void nor a token, has no key yet and is not being
+        # expanded (on the DFS path), so an entry with an edge to n must wait for it.
+        waiting = [True] * count
+        waiting[0] = False
         tokens = self._tokens
         for n in range(1, count):
             record = records[n]
-            refs[n] = record_refs(record)
-            t = record_token(record)
-            if t is not None:
-                t = tokens.setdefault(t, t)
-                token[n] = t
-                part[n] = t
+            kind = record[0]
+            if kind in _TOKEN_KINDS and record[1]:
+                t = record_token(record)
+                part[n] = tokens.setdefault(t, t)
+                waiting[n] = False
+            if kind not in _LEAF_KINDS:
+                refs[n] = record_refs(record)
         key = [0] * count
         on_path = [False] * count
         ids = self._ids
@@ -112,22 +142,22 @@ class KeyPool:
                 if key[node]:
                     stack.pop()
                     continue
-                pending = [s for s in refs[node]
-                           if s and token[s] is None and not key[s] and not on_path[s]]
+                pending = [s for s in refs[node] if waiting[s]]
                 if pending and not on_path[node]:
                     on_path[node] = True
+                    waiting[node] = False
                     stack.extend(pending)
                     continue
-                entry = remap_record(records[node], part)
+                entry = _entry(records[node], part)
                 found = ids.get(entry)
                 if found is None:
                     found = len(entries)
                     entries.append(entry)
                     ids[entry] = found
                 key[node] = found
-                if token[node] is None:
+                if part[node] == CYCLE:
                     part[node] = found
-                on_path[node] = False
+                waiting[node] = on_path[node] = False
                 stack.pop()
         offset = getattr(unit, "offset", -1)
         self._unit_keys.append((offset, array("I", set(key[1:]))))

@@ -10,11 +10,18 @@ from __future__ import annotations
 from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
 
 from . import constants as c
-from .dies import (ADDRX_FORMS, BLOCK_FORMS, CONST_FORMS, CU_REF_FORMS, STRING_FORMS,
-                   AddressIndex, address_expression, location_value)
+from .dies import (
+    ADDRX_FORMS,
+    BLOCK_FORMS,
+    CONST_FORMS,
+    CU_REF_FORMS,
+    STRING_FORMS,
+    AddressIndex,
+    address_expression,
+    location_value,
+)
 from .sections import DwarfFile, Unit
 from .unit_types import DwarfFormatError, TypeDie, UnitTypes
-
 
 
 def _number(table: dict, value) -> int:
