@@ -138,11 +138,12 @@ def cmd_encode(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise InputError(None, f"-j must be at least 1, not {args.jobs}")
     features = parse_features(args.features)
-    raw_out = args.output if args.output is not None or args.elf_out is None else None
-    if raw_out is not None and raw_out != "-":
-        refuse_overwriting_input(raw_out, [args.input, args.base])
-    elif args.elf_out is None and sys.stdout.isatty():
+    # Raw BTF goes to -o, or to stdout when neither -o nor --elf-out says where to go.
+    to_stdout = args.output == "-" or (args.output is None and args.elf_out is None)
+    if to_stdout and sys.stdout.isatty():
         raise InputError(None, "refusing to write binary BTF to a terminal; give -o OUT")
+    if args.output not in (None, "-"):
+        refuse_overwriting_input(args.output, [args.input, args.base])
     objcopy = None
     if args.elf_out is not None:
         from .elfout import find_objcopy
@@ -155,8 +156,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
                              args.dwarf_reader, progress=sys.stderr.isatty(),
                              features=features, base=base)
     data = writer.write(btf)
-    if raw_out is not None or args.elf_out is None:
-        write_atomically(raw_out, data)
+    if to_stdout or args.output is not None:
+        write_atomically(None if to_stdout else args.output, data)
     if args.elf_out is not None:
         from .elfout import write_elf_with_btf
 

@@ -150,6 +150,14 @@ def test_same_functions_variables_and_tags_as_pahole(path, tmp_path):
             == writer.write(without_functions_named(theirs, set(expected))))
 
 
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in sorted(GOLDEN.glob("*.o"))])
+def test_no_equivalent_types_left(path):
+    """Choosing functions leaves no two equivalent types (encode relies on it to put the
+    result in canonical order without a second dedup), with every feature on."""
+    btf, _ = encode(path, "all")
+    assert writer.write(canonicalize(btf, dedup=True)) == writer.write(btf)
+
+
 # -- function rules ----------------------------------------------------------------------
 
 
@@ -191,6 +199,22 @@ def test_kfunc_decl_tags(path):
     kernel_accepts(btf)
     for off in ("-decl_tag_kfuncs", "-decl_tag"):
         assert not named(encode(path, off)[0], f.DECL_TAG)
+
+
+def test_split_btf_over_a_golden_base():
+    """funcs_b.o over the BTF of funcs.o (both units): what the base has is referenced by
+    base id, FUNCs of the same name and prototype included; fn_twin, dropped from the
+    base as inconsistent, is consistent within funcs_b.o alone; fn_renamed differs from
+    the base's in its parameter name."""
+    base, _ = encode(FUNCS)
+    split, _ = encode(GOLDEN / "funcs_b.gcc-dwarf5.o", base=base)
+    assert split.first_id == base.last_id + 1
+    assert [(f.kind_name(t.kind), split.name(t.name_off)) for t in split.types] == [
+        ("FUNC", "fn_renamed"), ("FUNC", "fn_twin"), ("FUNC_PROTO", ""),
+        ("VAR", "pcpu_total"), ("DATASEC", ".data..percpu")]
+    assert functions(split) == {"fn_renamed": ["long int(long int second)"],
+                                "fn_twin": ["int(char const * s)"]}
+    assert writer.write(canonicalize(split, dedup=True)) == writer.write(split)
 
 
 # -- variables ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def forward_partition(
     partition = Partition(nodes, heads, rank, offset)
     # The label's scalars only matter between types whose heads are equal.
     partition.refine(lambda node: scalars(all_types[node], name), {})
-    edges = {n: edges_of(n) for start in partition.block_end for n in partition.members(start)}
+    edges = {n: edges_of(n) for value in partition.blocks for n in partition.members(value)}
     rank_of = rank.__getitem__
 
     def forward(node: int) -> tuple:
@@ -76,26 +76,25 @@ def break_ties(partition: Partition, nodes: Sequence[int], edges_of: EdgesOf) ->
         return tuple(map(rank_of, edges[node])), tuple(referrers)
 
     partition.refine(both, neighbours)
-    block_end = partition.block_end
-    start = partition.offset
+    blocks = partition.blocks
+    position = partition.offset
     while not partition.is_discrete():
         # The first tied block: splitting never makes a block before the first one.
-        while start not in block_end:
-            start += 1
-        members = partition.members(start)
-        if all(rank[o] not in block_end for m in members for o in neighbours.get(m, ())):
+        value = partition.value_at(position)
+        while value not in blocks:
+            position += 1
+            value = partition.value_at(position)
+        members = partition.members(value)
+        if all(rank[o] not in blocks for m in members for o in neighbours.get(m, ())):
             # Only singletons read these types' ranks (duplicates nothing else tells
             # apart): individualizing them one by one, lowest id first, would change
             # nothing else, so do it at once.
-            partition.discretize(start)
+            partition.discretize(value)
             continue
         chosen = min(members)
-        changed = partition.individualize(start, chosen)
-        dirty = {rank[o] for n in [chosen, *changed] for o in neighbours.get(n, ())}
-        dirty = {s for s in dirty if s in partition.block_end}
-        if start + 1 in partition.block_end:
-            dirty.add(start + 1)
-        partition.refine(both, neighbours, dirty)
+        changed = partition.individualize(value, chosen)
+        partition.refine(both, neighbours, dirty=(),
+                         touched=[o for n in changed for o in neighbours.get(n, ())])
 
 
 def canonical_order(btf: Btf, order: str = "kind") -> list[int]:

@@ -19,7 +19,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
+
+from ..errors import InputError
 
 STT_OBJECT = 1
 STT_FUNC = 2
@@ -68,7 +71,17 @@ class ElfSymbols:
 
 
 def read_symbols(path: str) -> ElfSymbols | None:
-    """The symbols of the ELF file `path`, or None when it has no symbol table."""
+    """The symbols of the ELF file `path`, or None when it has no symbol table;
+    InputError when the table cannot be read."""
+    try:
+        return _read_symbols(path)
+    except OSError as e:
+        raise InputError(path, f"cannot read the symbol table: {e.strerror or e}") from None
+    except (ELFError, ELFParseError, struct.error, ValueError, IndexError) as e:
+        raise InputError(path, f"corrupt symbol table: {e}") from None
+
+
+def _read_symbols(path: str) -> ElfSymbols | None:
     with open(path, "rb") as fh:
         elf = ELFFile(fh)
         symtab = elf.get_section_by_name(".symtab")
