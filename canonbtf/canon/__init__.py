@@ -22,7 +22,21 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind") -> Btf:
     # 19 % of the instructions of `sort --dedup` on the 6.1 vmlinux (valgrind).
     with paused_gc():
         if dedup:
-            from .dedup import deduplicate
+            from .dedup import all_labels, merge_map
 
-            btf = deduplicate(btf)
+            labels = all_labels(btf)
+            into = merge_map(btf, labels)
+            if into:
+                # Ordered and renumbered with references redirected on the fly, rather
+                # than through an intermediate Btf of the merged types.
+                kept = [n for n in range(btf.first_id, btf.last_id + 1) if n not in into]
+                types = btf.all_types()
+                target = into.get
+
+                def edges_of(node: int) -> tuple:
+                    return tuple([target(r, r) for r in types[node].refs()])
+
+                return renumber(btf, canonical_order(btf, order, kept, edges_of, labels),
+                                into)
+            return renumber(btf, canonical_order(btf, order, labels=labels))
         return renumber(btf, canonical_order(btf, order))

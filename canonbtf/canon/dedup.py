@@ -48,10 +48,10 @@ def _is_declaration(t: Type) -> bool:
     return t.kind == f.FWD or ((t.kind == f.ENUM or t.kind == f.ENUM64) and not t.items)
 
 
-def _abstract_keys(types: list, edges: list, tokens: list, names) -> list[int]:
+def _abstract_keys(labels: list, edges: list, tokens: list) -> list[int]:
     """Key of every type: its label and its edges, where an edge to a named aggregate or
     enum is that name and any other edge is the target's key (interned to ints)."""
-    count = len(types)
+    count = len(labels)
     intern: dict = {}
     key = [0] * count
     token_key = [0] * count
@@ -86,14 +86,21 @@ def _abstract_keys(types: list, edges: list, tokens: list, names) -> list[int]:
                     # A cycle through anonymous types only (not valid C): refinement will
                     # sort it out, starting from its members' labels.
                     parts.append(-1)
-            key[node] = intern.setdefault((label(types[node], names), tuple(parts)),
+            key[node] = intern.setdefault((labels[node], tuple(parts)),
                                           len(intern) + 1)
             on_path[node] = False
             stack.pop()
     return key
 
 
-def equivalence_classes(btf: Btf) -> tuple[list[int], list[int]]:
+def all_labels(btf: Btf) -> list:
+    """The label of every type id, base included ([0] is None), as dedup reads them."""
+    names = btf.names
+    return [None] + [label(t, names) for t in btf.all_types()[1:]]
+
+
+def equivalence_classes(btf: Btf, labels: list | None = None
+                        ) -> tuple[list[int], list[int]]:
     """(class of every type id, declaration -> the definition it stands for or 0), for
     every type including the base's; equal classes mean equivalent types."""
     last = btf.last_id
@@ -102,7 +109,7 @@ def equivalence_classes(btf: Btf) -> tuple[list[int], list[int]]:
     edges: list[tuple[int, ...]] = [()] + [tuple(types[n].refs()) for n in range(1, last + 1)]
     tokens: list[tuple | None] = [None] + [_token(types[n], names(types[n].name_off))
                                           for n in range(1, last + 1)]
-    keys = _abstract_keys(types, edges, tokens, names)
+    keys = _abstract_keys(all_labels(btf) if labels is None else labels, edges, tokens)
     rank = list(range(last + 1))
     nodes = list(range(1, last + 1))
     partition = Partition(nodes, keys[1:], rank, 1)
@@ -153,9 +160,10 @@ def equivalence_classes(btf: Btf) -> tuple[list[int], list[int]]:
     return classes, stands_for
 
 
-def deduplicate(btf: Btf) -> Btf:
-    """`btf` with equivalent own types merged; ids are not yet canonical."""
-    classes, _ = equivalence_classes(btf)
+def merge_map(btf: Btf, labels: list | None = None) -> dict[int, int]:
+    """Every type id (own or base) that merges into another -> the id it merges into,
+    which itself merges into nothing."""
+    classes, _ = equivalence_classes(btf, labels)
     types = btf.all_types()
     first = btf.first_id
     members: dict[int, list[int]] = {}
@@ -176,22 +184,24 @@ def deduplicate(btf: Btf) -> Btf:
                                                             types[rep].items):
                         if var != rep_var and var >= first:
                             into[var] = rep_var
-    return _quotient(btf, into)
+    for node, target in into.items():
+        seen = 0
+        while target in into and seen <= len(into):
+            target = into[target]
+            seen += 1
+        into[node] = target
+    return into
 
 
-def _quotient(btf: Btf, into: dict[int, int]) -> Btf:
-    """Own types not merged into another, with every reference to a merged type (own or
-    base) redirected to what it merged into."""
+def deduplicate(btf: Btf) -> Btf:
+    """`btf` with equivalent own types merged; ids are not yet canonical."""
+    into = merge_map(btf)
     first = btf.first_id
     kept = [n for n in range(first, btf.last_id + 1) if n not in into]
     new_id = list(range(btf.last_id + 1))
     for position, node in enumerate(kept, first):
         new_id[node] = position
     for node, target in into.items():
-        seen = 0
-        while target in into and seen <= len(into):
-            target = into[target]
-            seen += 1
         new_id[node] = new_id[target]
     types = [btf.types[node - first].remap(new_id) for node in kept]
     return Btf(types, btf.strings, btf.base, btf.byteorder, btf.header_tail, btf.layout)

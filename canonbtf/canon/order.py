@@ -32,16 +32,28 @@ def _referrers(edges: dict[int, tuple[int, ...]]) -> dict[int, list[int]]:
 
 
 def forward_partition(
-    btf: Btf, nodes: Sequence[int], edges_of: EdgesOf, order: str, offset: int
+    btf: Btf, nodes: Sequence[int], edges_of: EdgesOf, order: str, offset: int,
+    labels: list | None = None,
 ) -> Partition:
-    """Nodes ordered by label, then by the ranks of the types they reference (bisimulation)."""
+    """Nodes ordered by label, then by the ranks of the types they reference (bisimulation).
+
+    `labels` (by type id, "kind" order, as `labels.label` makes them) saves computing
+    them again when the dedup already did."""
     all_types = btf.all_types()
     name = btf.names
     rank = list(range(btf.last_id + 1))
-    heads = [label_head(all_types[n], name, order) for n in nodes]
-    partition = Partition(nodes, heads, rank, offset)
-    # The label's scalars only matter between types whose heads are equal.
-    partition.refine(lambda node: scalars(all_types[node], name), {})
+    if labels is None:
+        heads = [label_head(all_types[n], name, order) for n in nodes]
+        partition = Partition(nodes, heads, rank, offset)
+        # The label's scalars only matter between types whose heads are equal.
+        partition.refine(lambda node: scalars(all_types[node], name), {})
+    else:
+        if order == "name":
+            heads = [(x[2], x[0], x[1], x[3], x[4]) for x in map(labels.__getitem__, nodes)]
+        else:
+            heads = [x[:5] for x in map(labels.__getitem__, nodes)]
+        partition = Partition(nodes, heads, rank, offset)
+        partition.refine(lambda node: labels[node][5], {})
     edges = {n: edges_of(n) for value in partition.blocks for n in partition.members(value)}
     rank_of = rank.__getitem__
 
@@ -97,11 +109,17 @@ def break_ties(partition: Partition, nodes: Sequence[int], edges_of: EdgesOf) ->
                          touched=[o for n in changed for o in neighbours.get(n, ())])
 
 
-def canonical_order(btf: Btf, order: str = "kind") -> list[int]:
-    """`btf`'s own type ids in canonical order (a permutation: nothing merged)."""
-    nodes = list(range(btf.first_id, btf.last_id + 1))
-    edges_of = plain_edges(btf)
-    partition = forward_partition(btf, nodes, edges_of, order, btf.first_id)
+def canonical_order(btf: Btf, order: str = "kind", nodes: Sequence[int] | None = None,
+                    edges_of: EdgesOf | None = None, labels: list | None = None
+                    ) -> list[int]:
+    """`btf`'s own type ids in canonical order (a permutation: nothing merged), or the
+    order of `nodes` (own ids) whose edges are `edges_of` (which must stay among them,
+    base types and void), the others being left out as merged."""
+    if nodes is None:
+        nodes = list(range(btf.first_id, btf.last_id + 1))
+    if edges_of is None:
+        edges_of = plain_edges(btf)
+    partition = forward_partition(btf, nodes, edges_of, order, btf.first_id, labels)
     if not partition.is_discrete():
         break_ties(partition, nodes, edges_of)
     return partition.order

@@ -24,7 +24,8 @@ blocks it touches:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import groupby
+from itertools import count, groupby
+from operator import itemgetter
 
 
 def _value(start: int, end: int) -> int:
@@ -48,18 +49,22 @@ class Partition:
         self.order: list[int] = [node for _, node in decorated]
         self.where = [0] * len(rank)  # node -> its position
         self.blocks: dict[int, tuple[int, int]] = {}  # rank value -> (start, end), 2+ nodes
-        where = self.where
+        # Run lengths of equal keys in C (groupby on the keys alone), then one pass that
+        # writes each node's rank and position.
+        values: list[int] = []
         pos = offset
-        for _, group in groupby(decorated, key=lambda kn: kn[0]):
-            members = [node for _, node in group]
-            end = pos + len(members)
+        for _, run in groupby(map(itemgetter(0), decorated)):
+            size = len(list(run))
+            end = pos + size
             value = _value(pos, end)
-            for i, node in enumerate(members, pos):
-                rank[node] = value
-                where[node] = i
-            if len(members) > 1:
+            values += [value] * size
+            if size > 1:
                 self.blocks[value] = (pos, end)
             pos = end
+        where = self.where
+        for position, node, value in zip(count(offset), self.order, values):
+            rank[node] = value
+            where[node] = position
 
     def members(self, value: int) -> list[int]:
         """The nodes of the block whose rank is `value`."""
