@@ -5,16 +5,22 @@
 
 Runs `canonbtf encode -jN` and `pahole -jN --btf_encode_detached` for each N, one after
 the other, and prints wall time, the peak RSS of the largest process and of all the
-run's processes together (sampled from /proc every 50 ms), our time split into the
-per-unit work and the parent's merge, and the ratios to pahole at the same -j.
+run's processes together (sampled from /proc every 50 ms), the CPU time of the command
+and its workers (a fairer comparison when other jobs share the cores), our time split
+into phases (units: the parallel per-unit work until the last worker answered; merge:
+the parent's merge, global dedup and canonical order; rest: start-up, reading the ELF
+and symbols, writing the output), the sequential share (everything but the units
+phase) and the ratios to pahole at the same -j, then how the issue's targets stand.
 Default input: the 6.1 cloud kernel from ../shared/tools/fetch-kernel-dbg.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -24,6 +30,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# The targets of the speed issue: ratio to pahole at -j1 and -j2, peak RSS (MB) of the
+# largest process and of all together, and the sequential share of the -j2 wall time.
+TARGET_RATIO = {1: 4.0, 2: 3.0}
+TARGET_LARGEST_MB = 1024
+TARGET_ALL_MB = 2048
+TARGET_SEQUENTIAL = 0.20
 KERNEL = ("/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug/"
           "boot/vmlinux-6.1.0-56-cloud-amd64")
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -71,7 +83,13 @@ class TreeSampler(threading.Thread):
             self.stop.wait(0.05)
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure(command: list[str]) -> dict:
+    cpu = _children_cpu()
     start = time.monotonic()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True, cwd=REPO)
@@ -79,12 +97,13 @@ def measure(command: list[str]) -> dict:
     sampler.start()
     _, stderr = process.communicate()
     wall = time.monotonic() - start
+    cpu = _children_cpu() - cpu  # the command and its workers, once all are reaped
     sampler.stop.set()
     sampler.join()
     if process.returncode != 0:
         raise SystemExit(f"bench_encode: {' '.join(command)} failed:\n{stderr}")
-    return {"wall": wall, "one": sampler.peak_one / 1024, "all": sampler.peak_all / 1024,
-            "stderr": stderr}
+    return {"wall": wall, "cpu": cpu, "one": sampler.peak_one / 1024,
+            "all": sampler.peak_all / 1024, "stderr": stderr}
 
 
 def main() -> int:
@@ -111,23 +130,51 @@ def main() -> int:
             out = os.path.join(tmp, f"ours-j{jobs}.btf")
             ours = measure([sys.executable, "-m", "canonbtf", "encode", f"-j{jobs}", "-o", out,
                             args.elf])
+            with open(out, "rb") as fh:
+                ours["md5"] = hashlib.md5(fh.read()).hexdigest()
             split = re.search(r"units ([\d.]+)s, merge ([\d.]+)s", ours["stderr"])
             rows.append((f"canonbtf encode -j{jobs}", jobs, ours, split))
     print(f"input: {args.elf}")
-    print(f"{'command':<24}{'wall s':>9}{'largest MB':>12}{'all MB':>9}{'vs pahole':>11}"
-          f"   split")
+    print(f"{'command':<24}{'wall s':>8}{'cpu s':>8}{'largest MB':>12}{'all MB':>8}"
+          f"{'vs pahole':>11}{'cpu vs':>8}   phases")
     pahole_wall = {jobs: m["wall"] for name, jobs, m, _ in rows if name.startswith("pahole")}
+    pahole_cpu = {jobs: m["cpu"] for name, jobs, m, _ in rows if name.startswith("pahole")}
+    verdicts = []
     for name, jobs, m, split in rows:
-        ratio = ""
+        ratio = cpu_ratio = ""
+        if not name.startswith("pahole") and jobs in pahole_cpu and pahole_cpu[jobs]:
+            cpu_ratio = f"{m['cpu'] / pahole_cpu[jobs]:.1f}x"
         if not name.startswith("pahole") and jobs in pahole_wall:
-            ratio = f"{m['wall'] / pahole_wall[jobs]:.1f}x"
+            value = m["wall"] / pahole_wall[jobs]
+            ratio = f"{value:.1f}x"
+            if jobs in TARGET_RATIO:
+                verdicts.append((f"-j{jobs} <= {TARGET_RATIO[jobs]:.0f}x pahole -j{jobs}",
+                                 ratio, value <= TARGET_RATIO[jobs]))
         phases = ""
         if split:
             units, merge = float(split.group(1)), float(split.group(2))
-            phases = f"units {units:.1f}s, parent merge {merge:.1f}s " \
-                     f"({100 * merge / m['wall']:.0f}% of wall)"
-        print(f"{name:<24}{m['wall']:>9.1f}{m['one']:>12.0f}{m['all']:>9.0f}{ratio:>11}"
-              f"   {phases}")
+            rest = max(m["wall"] - units - merge, 0.0)
+            sequential = (m["wall"] - units) / m["wall"]
+            phases = (f"units {units:.1f}s, merge {merge:.1f}s, rest {rest:.1f}s; "
+                      f"sequential {100 * sequential:.0f}%")
+            if jobs == 2:
+                verdicts.append((f"-j2 sequential share <= {100 * TARGET_SEQUENTIAL:.0f}%",
+                                 f"{100 * sequential:.0f}%", sequential <= TARGET_SEQUENTIAL))
+        if not name.startswith("pahole"):
+            verdicts.append((f"{name}: largest process <= {TARGET_LARGEST_MB} MB",
+                             f"{m['one']:.0f} MB", m["one"] <= TARGET_LARGEST_MB))
+            verdicts.append((f"{name}: all processes <= {TARGET_ALL_MB} MB",
+                             f"{m['all']:.0f} MB", m["all"] <= TARGET_ALL_MB))
+        print(f"{name:<24}{m['wall']:>8.1f}{m['cpu']:>8.1f}{m['one']:>12.0f}{m['all']:>8.0f}"
+              f"{ratio:>11}{cpu_ratio:>8}   {phases}")
+    digests = {m["md5"] for _, _, m, _ in rows if "md5" in m}
+    if digests:
+        print(f"output md5: {', '.join(sorted(digests))}"
+              f"{'' if len(digests) == 1 else ' (DIFFERENT for different -j!)'}")
+    if verdicts:
+        print("targets:")
+        for what, value, met in verdicts:
+            print(f"  {'met ' if met else 'MISS'}  {what}: {value}")
     return 0
 
 

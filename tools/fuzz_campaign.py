@@ -128,6 +128,11 @@ def _run_chunk(indices: list[int], seed_names: list[str], encode: bool) -> Chunk
     return result
 
 
+def _sampled(index: int, every: int, seeds: int) -> bool:
+    """Every `every`-th round of the seeds: each seed gets its share of the samples."""
+    return bool(every) and (index // seeds) % every == 0
+
+
 def _run_input(index: int, seed_names: list[str], directory: Path,
                options: argparse.Namespace, result: ChunkResult) -> None:
     seed = _seeds[seed_names[index % len(seed_names)]]
@@ -136,10 +141,10 @@ def _run_input(index: int, seed_names: list[str], directory: Path,
     case = fuzzing.Case(seed, blob, directory, mutations)
     case.write()
     modes = ["in-process"]
-    if options.subprocess_every and index % options.subprocess_every == 0:
+    if _sampled(index, options.subprocess_every, len(seed_names)):
         modes.append("subprocess")
-    ask_kernel = options.kernel_every and index % options.kernel_every == 0
-    compile_c = options.compile_every and index % options.compile_every == 0
+    ask_kernel = _sampled(index, options.kernel_every, len(seed_names))
+    compile_c = _sampled(index, options.compile_every, len(seed_names))
     sorted_outputs: dict[str, bytes] = {}
     for command in options.commands:
         if command == "encode":
@@ -177,7 +182,7 @@ def _run_encode(index: int, directory: Path, options: argparse.Namespace,
     path = directory / "input.o"
     out = directory / "out.btf"
     modes = ["in-process"]
-    if options.subprocess_every and index % options.subprocess_every == 0:
+    if _sampled(index, options.subprocess_every, len(_objects)):
         modes.append("subprocess")
     for mode in modes:
         for old in directory.iterdir():
@@ -330,12 +335,14 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=10.0, help="seconds per run (default 10)")
     ap.add_argument("--memory-mb", type=int, default=4096, help="address space per worker")
     ap.add_argument("--subprocess-every", type=int, default=100,
-                    help="also run every K-th input as subprocesses (0: never)")
+                    help="also run the inputs of every K-th round of the seeds as "
+                         "subprocesses (0: never)")
     ap.add_argument("--kernel-every", type=int, default=5,
-                    help="ask the kernel about every K-th input and its sorted outputs")
+                    help="ask the kernel about the inputs of every K-th round of the seeds "
+                         "and their sorted outputs")
     ap.add_argument("--compile-every", type=int, default=0,
-                    help="compile the C header of every K-th input that passes check, "
-                         "with clang -target bpf and gcc (0: never)")
+                    help="compile the C headers of the inputs of every K-th round of the "
+                         "seeds that pass check, with clang -target bpf and gcc (0: never)")
     ap.add_argument("--rng-seed", default="0")
     ap.add_argument("--save-dir", help="where to keep inputs that broke the rules")
     ap.add_argument("--start", type=int, default=0, help="first input index")

@@ -366,19 +366,22 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
     keyed = base is None and merge == "keyed"
     groups, stats = encode_fragments(dwarf, jobs, seed, reader, progress, context, keyed)
     start = time.monotonic()
-    if keyed:
-        merged = merge_keyed(dwarf, groups, jobs, reader, context)
-    else:
-        merged = merge_fragments(groups)
-    stats.merged_records = len(merged.types)
-    if not merged.types:
-        raise InputError(dwarf.path, "no types to encode in its DWARF")
-    if base is not None:
-        merged = as_split(merged, base)
-    btf = canonicalize(place_variables(merged), dedup=True)
-    btf, stats.functions = choose_functions(btf, "consistent_func" in features)
-    if stats.functions.candidates or stats.functions.overlapping_variables:
-        btf = canonicalize(btf)
+    # The merge makes about 100 k records and types and keeps them: the collector's
+    # rescans were 1.3 of 4.3 s of the parent's CPU time on 1/4 of the 6.1 kernel's units.
+    with paused_gc():
+        if keyed:
+            merged = merge_keyed(dwarf, groups, jobs, reader, context)
+        else:
+            merged = merge_fragments(groups)
+        stats.merged_records = len(merged.types)
+        if not merged.types:
+            raise InputError(dwarf.path, "no types to encode in its DWARF")
+        if base is not None:
+            merged = as_split(merged, base)
+        btf = canonicalize(place_variables(merged), dedup=True)
+        btf, stats.functions = choose_functions(btf, "consistent_func" in features)
+        if stats.functions.candidates or stats.functions.overlapping_variables:
+            btf = canonicalize(btf)
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
 

@@ -2,8 +2,8 @@
 
 The global dedup (canon/dedup.py) starts from *abstract keys*: a type's label and
 edges, where an edge to a named struct, union or enum (a *token*) is that name and any
-other edge is the target's key. On the 6.1 kernel the 3.3 M records its units make have
-34,164 distinct keys and dedup ends with 33,690 types: the keys are almost the answer,
+other edge is the target's key. The 6.1 kernel's units make about 3.4 M records with
+96,162 distinct keys, and dedup ends with 94,652 types: the keys are almost the answer,
 and unlike the answer they are local (a unit's records give their keys). So workers
 send keys instead of records: each worker interns the keys of its units' records (an
 *entry*: the record with every reference replaced by the key or token it stands for)
@@ -24,6 +24,10 @@ handed to the dedup has one type per safe key (references to a safe token go to 
 definition) plus those records, and dedups to exactly what the records of every unit
 would. With a base BTF (modules) the base's definitions would take part in the
 ambiguity: that path sends records for every unit.
+
+Measured on the 6.1 kernel (-j2): 47 unsafe keys, 17 of 2,172 units sent again; the
+parent holds 96 k entries instead of 890 k records (peak 0.44 GB instead of 1.6 GB) and
+its merge takes 5 s instead of 31 s; the output bytes are the same.
 """
 
 from __future__ import annotations
@@ -171,17 +175,11 @@ class KeyPool:
         return KeyFragment(entries, unit_keys, units, dies, skips)
 
 
-class _Parts:
-    """Maps the parts of a worker's entry to the parent's: key ids through `ids`."""
+class _Parts(dict):
+    """Maps the parts of a worker's entry to the parent's: key ids as stored, tokens and
+    CYCLE to themselves (a dict, so that `remap_record` looks key ids up in C)."""
 
-    __slots__ = ("ids",)
-
-    def __init__(self, ids: list[int]):
-        self.ids = ids
-
-    def __getitem__(self, part):
-        if part.__class__ is int and part > 0:
-            return self.ids[part]
+    def __missing__(self, part):
         return part
 
 
@@ -194,18 +192,21 @@ class KeyedMerge:
         self.unit_keys: list[tuple[int, array]] = []
         self.unit_key_maps: list[list[int]] = []  # per unit key set: worker id -> parent id
         self.received = 0
+        ids = self.ids
+        entries = self.entries
         for group in groups:
             parent_id = [0]
-            parts = _Parts(parent_id)
+            parts = _Parts()
             for fragment in group:
                 self.received += len(fragment.entries)
                 for entry in fragment.entries:
                     entry = remap_record(entry, parts)
-                    found = self.ids.get(entry)
+                    found = ids.get(entry)
                     if found is None:
-                        found = len(self.entries)
-                        self.entries.append(entry)
-                        self.ids[entry] = found
+                        found = len(entries)
+                        entries.append(entry)
+                        ids[entry] = found
+                    parts[len(parent_id)] = found
                     parent_id.append(found)
                 for unit_keys in fragment.unit_keys:
                     self.unit_keys.append(unit_keys)
@@ -294,8 +295,11 @@ class KeyedMerge:
         for k in range(1, len(entries)):
             if not unsafe[k] and not type_of[k]:
                 type_of[k] = type_of[target[record_token(entries[k])]]
-        parts = _SafeParts(type_of, target)
-        records: list[Record] = [remap_record(entries[k], parts) for k in emitted]
+        # Parts of safe entries -> type ids: key ids by `type_of`, tokens by their key.
+        parts = dict(enumerate(type_of))
+        for t, k in target.items():
+            parts[t] = type_of[k]
+        records: list[tuple[Record, dict | list]] = [(entries[k], parts) for k in emitted]
         for group in record_groups:
             self._add_records(group, records, type_of)
         return _as_btf(records)
@@ -310,9 +314,10 @@ class KeyedMerge:
         local = KeyPool()
         local_key = local.add_unit(pool)
         to_parent = [0]
-        parts = _Parts(to_parent)
+        parts = _Parts()
         for entry in local.entries[1:]:
-            to_parent.append(self.ids.get(remap_record(entry, parts), _UNKNOWN))
+            parts[len(to_parent)] = found = self.ids.get(remap_record(entry, parts), _UNKNOWN)
+            to_parent.append(found)
         unsafe = self.unsafe
         new_id = [0] * len(pool)
         kept = []
@@ -324,38 +329,35 @@ class KeyedMerge:
                 kept.append(n)
                 new_id[n] = len(records) + len(kept)
         for n in kept:
-            records.append(remap_record(pool[n], new_id))
+            records.append((pool[n], new_id))
 
 
 _UNKNOWN = -2  # a records-mode key the workers never sent (only after a CYCLE part)
 
 
-class _SafeParts:
-    """Parts of a safe entry -> type ids: keys through `type_of`, tokens to their key."""
-
-    __slots__ = ("type_of", "target")
-
-    def __init__(self, type_of: list[int], target: dict):
-        self.type_of = type_of
-        self.target = target
-
-    def __getitem__(self, part):
-        if part.__class__ is int:
-            return self.type_of[part]
-        return self.type_of[self.target[part]]
-
-
-def _as_btf(records: list[Record]) -> Btf:
-    names: set[str] = set()
-    for record in records:
-        names.add(record[1])
+def _as_btf(records: list[tuple[Record, dict | list]]) -> Btf:
+    """A Btf of `records`, each with the map its references go through (0 maps to 0)."""
+    names = {record[1] for record, _ in records}
+    for record, _ in records:
         if record[5] and record[0] != f.DATASEC:
-            names.update(item[0] for item in record[5])
+            names.update([item[0] for item in record[5]])
     names.discard("")
     strings, offset_of = StringTable.build(sorted(names))
     types = []
-    for kind, name, kflag, sot, extra, items in records:
-        if items and kind != f.DATASEC:
-            items = [(offset_of[i[0]], *i[1:]) for i in items]
-        types.append(Type(kind, offset_of[name], kflag, sot, extra, list(items)))
+    append = types.append
+    typed = f.TYPED_KINDS
+    for (kind, name, kflag, sot, extra, items), ids in records:
+        if kind in typed:
+            sot = ids[sot]
+            if kind == f.FUNC_PROTO:
+                items = [(offset_of[n], ids[t]) for n, t in items]
+        elif kind == f.STRUCT or kind == f.UNION:
+            items = [(offset_of[n], ids[t], o) for n, t, o in items]
+        elif kind == f.ARRAY:
+            extra = (ids[extra[0]], ids[extra[1]], extra[2])
+        elif kind == f.ENUM or kind == f.ENUM64:
+            items = [(offset_of[n], v) for n, v in items]
+        elif kind == f.DATASEC:
+            items = [(ids[t], o, size) for t, o, size in items]
+        append(Type(kind, offset_of[name], kflag, sot, extra, list(items)))
     return Btf(types, strings)
