@@ -339,7 +339,8 @@ class _StringCache(dict):
     """Names by section offset, decoded on first use.
 
     A dict subclass so that generated readers look a name up with one subscript, the
-    miss going to `__missing__`: a method call per name instead cost 6 % of reading.
+    miss going to `__missing__`: a method call per name instead cost 2.6 % more
+    instructions reading 1/80 of the 6.1 kernel's units (valgrind, 1,351 M -> 1,316 M).
     """
 
     def __init__(self, data: bytes, section: str):
@@ -553,8 +554,9 @@ class DieReader:
 
     def _walk(self, unit: Unit) -> UnitTypes:
         # Leaf DIEs (members, enumerators, parameters; skipped leaves) take the first
-        # branches with one action test: this loop reads 1/20 of the 6.1 kernel's units
-        # in 0.95 s where testing role, children and reader kind on every DIE took 1.2 s.
+        # branches with one action test instead of testing role, children and reader
+        # kind: 3.3 % fewer instructions reading 1/80 of the 6.1 kernel's units
+        # (valgrind, 1,397 M -> 1,351 M; the readers themselves are the rest).
         plans = self._plans(unit)
         buf = self.dwarf.info
         pos = unit.die_offset

@@ -70,8 +70,9 @@ _SINGLE_REF_KINDS = f.TYPED_KINDS - {f.FUNC_PROTO}
 
 def _entry(record: Record, part: list) -> Record:
     """`record` with every edge r replaced by part[r] (part[0] is 0: void stays void).
-    `remap_record` with the void test and the kind dispatch trimmed: this is the
-    per-record cost of a worker's keys."""
+    `remap_record` with the void test and the kind dispatch trimmed: with the DFS
+    bookkeeping in lists, the keys of 1/80 of the 6.1 kernel's units took 722 M
+    instructions instead of 810 M (valgrind)."""
     kind = record[0]
     if kind in _SINGLE_REF_KINDS:
         return (kind, record[1], record[2], part[record[3]], record[4], record[5])
