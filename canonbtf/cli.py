@@ -155,7 +155,10 @@ def cmd_encode(args: argparse.Namespace) -> int:
     btf, stats = encode_file(args.input, args.jobs, shuffle_seed_from_env(),
                              args.dwarf_reader, progress=sys.stderr.isatty(),
                              features=features, base=base)
-    data = writer.write(btf)
+    try:
+        data = writer.write(btf)
+    except ValueError as e:
+        raise InputError(args.input, f"its DWARF gives BTF it cannot hold: {e}") from None
     if to_stdout or args.output is not None:
         write_atomically(None if to_stdout else args.output, data)
     if args.elf_out is not None:

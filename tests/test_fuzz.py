@@ -284,3 +284,26 @@ def test_kernel_accepts_sorted_fuzzed_module_when_it_accepts_the_input(module_se
 
 def test_kernel_accepts_the_seed():
     assert assert_kernel_keeps_accepting(reader.parse(STANDALONE["handmade"].blob))
+
+
+def test_a_name_read_through_the_middle_of_a_base_string_sorts_like_the_whole_name():
+    """Found by the campaign: a module name pointing at the tail of a base string ("bar"
+    inside "foo_bar") made sort's string offsets depend on which offsets had been read
+    before, so the same types gave different bytes."""
+    from canonbtf.btf.model import Type
+    from canonbtf.btf.strings import StringTable
+
+    b = BtfBuilder()
+    int_ = b.int("int", 4, f.INT_SIGNED)
+    b.typedef("foo_bar", int_)
+    b.typedef("bar", int_)
+    base_blob = writer.write(b.build())
+    outputs = set()
+    for name_off in (13, 9):  # "bar" as a whole string, and inside "foo_bar"
+        base = reader.parse(base_blob)
+        assert base.name(name_off) == "bar"
+        module = Btf([Type(f.STRUCT, name_off, 0, 4, 0, [(0, int_, 0)])],
+                     StringTable(b"", base.strings.end), base)
+        blob = writer.write(module)
+        outputs.add(writer.write(canonicalize(reader.parse(blob, "module", base))))
+    assert len(outputs) == 1

@@ -208,12 +208,25 @@ def _run_encode(index: int, directory: Path, options: argparse.Namespace,
 COMPILERS = {"clang -target bpf": ["clang", "-target", "bpf"], "gcc": ["gcc"]}
 
 
+_base_headers: dict[str, str] = {}
+
+
 def _compile(index: int, seed: fuzzing.Seed, header: str, options: argparse.Namespace
              ) -> list[CompileCheck]:
-    """The header of a kernel-valid input must compile (DESIGN: with clang and gcc)."""
+    """The header of a kernel-valid input must compile (DESIGN: with clang and gcc); a
+    module's header follows its base's, as it is meant to be included."""
+    import io
     import shutil
     import subprocess
 
+    if seed.base is not None:
+        if seed.base_path not in _base_headers:
+            from canonbtf.emit.c import dump_c
+
+            text = io.StringIO()
+            dump_c(seed.base, text)
+            _base_headers[seed.base_path] = text.getvalue()
+        header = _base_headers[seed.base_path] + header
     checks = []
     for label, argv in COMPILERS.items():
         if shutil.which(argv[0]) is None:
@@ -404,10 +417,12 @@ def main() -> int:
                       end="\n" if not sys.stderr.isatty() else "", file=sys.stderr)
     print(file=sys.stderr)
     elapsed = time.perf_counter() - started
-    seeds_used = collections.Counter(seed_names[i % len(seed_names)] for i in indices)
-    print(f"fuzz campaign: {len(indices)} inputs (seeds: "
-          + ", ".join(f"{name} {n}" for name, n in seeds_used.items())
-          + f"), rng seed {options.rng_seed!r}, {options.workers} workers, {elapsed:.0f}s")
+    used = list(seed_names) if set(options.commands) - {"encode"} else []
+    if "encode" in options.commands:
+        used += [name for name in fuzzing.GOLDEN_OBJECTS if (GOLDEN / name).exists()]
+    print(f"fuzz campaign: {len(indices)} inputs per command (seeds, used in turn: "
+          f"{', '.join(used)}), rng seed {options.rng_seed!r}, {options.workers} workers, "
+          f"{elapsed:.0f}s")
     print(_table(runs, options.limit))
     print(_kernel_table(kernel_checks))
     print(_compile_table(compiles))

@@ -72,11 +72,19 @@ class StringTable:
         return self.start <= offset < self.end
 
     def offset_of(self, name: str) -> int | None:
-        """The lowest offset at which `name` starts as a whole string, or None."""
+        """The lowest offset at which `name` starts as a whole string, or None.
+
+        Built from the section itself, not from the offsets looked up so far: those may
+        point into the middle of a string, and a suffix found that way must not decide
+        where a name goes (the canonical bytes would depend on what was read before)."""
         if self._offset_of is None:
-            self._offset_of = {}
-            for off, s in sorted(self._by_offset.items(), reverse=True):
-                self._offset_of[s] = off
+            offset_of: dict[str, int] = {}
+            text = self._data.decode("latin-1")
+            pos = self.start
+            for piece in text.split("\0")[:-1] if text.endswith("\0") else text.split("\0"):
+                offset_of.setdefault(piece, pos)
+                pos += len(piece) + 1
+            self._offset_of = offset_of
         return self._offset_of.get(name)
 
     def add(self, name: str) -> int:

@@ -6,16 +6,35 @@ import sys
 from array import array
 
 from . import format as f
-from .model import Btf
+from .model import Btf, Type
 
 
 def type_words(btf: Btf) -> array:
-    """The type section of `btf` as 32-bit words in host order."""
+    """The type section of `btf` as 32-bit words in host order.
+
+    A record holding a value no 32-bit word can (an encoder given corrupt input) is a
+    ValueError naming the type."""
+    try:
+        return array("I", _words(btf.types))
+    except OverflowError:
+        raise ValueError(_out_of_range(btf)) from None
+
+
+def _out_of_range(btf: Btf) -> str:
+    for type_id, t in btf.own():
+        bad = [w for w in _words([t]) if not 0 <= w <= 0xFFFFFFFF]
+        if bad:
+            return (f"type {type_id} ({f.kind_name(t.kind)} {btf.name(t.name_off)!r}) holds "
+                    f"{bad[0]}, which does not fit a 32-bit word")
+    return "a value does not fit a 32-bit word"
+
+
+def _words(types: list[Type]) -> list[int]:
     words: list[int] = []
     append = words.append
     extend = words.extend
     fixed = f.FIXED_WORDS
-    for t in btf.types:
+    for t in types:
         kind = t.kind
         items = t.items
         vlen = t.extra if kind == f.FUNC else len(items)
@@ -35,7 +54,7 @@ def type_words(btf: Btf) -> array:
             else:
                 for item in items:
                     extend(item)
-    return array("I", words)
+    return words
 
 
 def write(btf: Btf, byteorder: str | None = None) -> bytes:
