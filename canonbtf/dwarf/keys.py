@@ -117,7 +117,6 @@ class KeyPool:
     def add_unit(self, records: list[Record | None], unit=None) -> list[int]:
         """Key ids of a unit's records (index = local number; [0] is 0 for void)."""
         count = len(records)
-        refs: list = [()] * count
         part: list = [CYCLE] * count  # what an edge to the node becomes in an entry
         part[0] = 0
         # waiting[n]: n is neither void nor a token, has no key yet and is not being
@@ -127,46 +126,94 @@ class KeyPool:
         tokens = self._tokens
         for n in range(1, count):
             record = records[n]
-            kind = record[0]
-            if kind in _TOKEN_KINDS and record[1]:
+            if record[0] in _TOKEN_KINDS and record[1]:
                 t = record_token(record)
                 part[n] = tokens.setdefault(t, t)
                 waiting[n] = False
-            if kind not in _LEAF_KINDS:
-                refs[n] = record_refs(record)
         key = [0] * count
-        on_path = [False] * count
         ids = self._ids
         entries = self.entries
         for root in range(1, count):
             if key[root]:
                 continue
-            stack = [root]
-            while stack:
-                node = stack[-1]
-                if key[node]:
-                    stack.pop()
+            # A record whose edges all have their parts already (most: records come
+            # about in dependency order) takes its entry here, without the DFS's stack
+            # and edge lists: keys of 1/8 of the 6.1 kernel's units 1.09 -> 0.86 s.
+            record = records[root]
+            kind = record[0]
+            if kind in _SINGLE_REF_KINDS:
+                target = record[3]
+                if waiting[target]:
+                    self._keys_from(root, records, part, waiting, key)
                     continue
-                pending = [s for s in refs[node] if waiting[s]]
-                if pending and not on_path[node]:
-                    on_path[node] = True
-                    waiting[node] = False
-                    stack.extend(pending)
+                entry = (kind, record[1], record[2], part[target], record[4], record[5])
+            elif kind == f.STRUCT or kind == f.UNION:
+                items = record[5]
+                if True in [waiting[t] for _, t, _ in items]:
+                    self._keys_from(root, records, part, waiting, key)
                     continue
-                entry = _entry(records[node], part)
-                found = ids.get(entry)
-                if found is None:
-                    found = len(entries)
-                    entries.append(entry)
-                    ids[entry] = found
-                key[node] = found
-                if part[node] == CYCLE:
-                    part[node] = found
-                waiting[node] = on_path[node] = False
-                stack.pop()
+                entry = (kind, record[1], record[2], record[3], record[4],
+                         tuple([(n, part[t], o) for n, t, o in items]))
+            elif kind in _LEAF_KINDS:
+                entry = record
+            else:
+                self._keys_from(root, records, part, waiting, key)
+                continue
+            found = ids.get(entry)
+            if found is None:
+                found = len(entries)
+                entries.append(entry)
+                ids[entry] = found
+            key[root] = found
+            if part[root] == CYCLE:
+                part[root] = found
+            waiting[root] = False
         offset = getattr(unit, "offset", -1)
         self._unit_keys.append((offset, array("I", set(key[1:]))))
         return key
+
+    def _keys_from(self, root: int, records: list, part: list, waiting: list,
+                   key: list) -> None:
+        """Keys of `root` and of the records it waits for, depth first."""
+        ids = self._ids
+        entries = self.entries
+        on_path = set()
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if key[node]:
+                stack.pop()
+                continue
+            record = records[node]
+            kind = record[0]
+            if kind in _SINGLE_REF_KINDS:
+                target = record[3]
+                if waiting[target] and node not in on_path:
+                    on_path.add(node)
+                    waiting[node] = False
+                    stack.append(target)
+                    continue
+                entry = (kind, record[1], record[2], part[target], record[4], record[5])
+            else:
+                if kind not in _LEAF_KINDS and node not in on_path:
+                    pending = [s for s in record_refs(record) if waiting[s]]
+                    if pending:
+                        on_path.add(node)
+                        waiting[node] = False
+                        stack.extend(pending)
+                        continue
+                entry = _entry(record, part)
+            found = ids.get(entry)
+            if found is None:
+                found = len(entries)
+                entries.append(entry)
+                ids[entry] = found
+            key[node] = found
+            if part[node] == CYCLE:
+                part[node] = found
+            waiting[node] = False
+            on_path.discard(node)
+            stack.pop()
 
     def fragment(self, units: int, dies: int, skips: dict[str, int]) -> KeyFragment:
         """The entries and unit key sets added since the last fragment."""
