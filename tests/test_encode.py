@@ -329,6 +329,59 @@ def test_worker_that_dies_stops_the_run_without_orphans(monkeypatch):
     assert multiprocessing.active_children() == []
 
 
+# Runs the CLI with every worker stuck in its first batch, so that Ctrl-C lands while
+# workers are certainly alive (the fork start method gives them the patched method).
+_STUCK_WORKERS = """
+import sys, time
+from canonbtf.dwarf import encode
+encode._Worker.encode_batch = lambda *args: time.sleep(600)
+from canonbtf.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as fh:
+        return [int(child) for child in fh.read().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_stops_every_worker_and_leaves_no_output(tmp_path):
+    """Ctrl-C at a terminal signals the whole foreground process group: the workers
+    ignore it, the parent stops them, prints one line, exits 130 and writes nothing."""
+    import signal
+    import time
+
+    if not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists():
+        pytest.skip("/proc does not list child processes here")
+    out = tmp_path / "out.btf"
+    proc = subprocess.Popen([sys.executable, "-c", _STUCK_WORKERS, "encode", "-j2",
+                             str(MULTI_UNIT), "-o", str(out)], cwd=REPO,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    workers: list[int] = []
+    deadline = time.monotonic() + 120
+    while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        workers = _children(proc.pid)
+    assert len(workers) == 2, "the workers did not start"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr == "canonbtf: interrupted\n"
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    deadline = time.monotonic() + 10
+    while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
+
+
 def test_stdout_output_and_shuffle_variable(tmp_path):
     result = subprocess.run([sys.executable, "-m", "canonbtf", "encode", "-j2",
                              str(MULTI_UNIT)], capture_output=True, cwd=REPO, timeout=300,
