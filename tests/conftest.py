@@ -15,6 +15,10 @@ CORPUS = Path(os.environ.get("CANONBTF_SHARED", REPO.parent / "shared")) / "corp
 SYSFS_VMLINUX = Path("/sys/kernel/btf/vmlinux")
 BASE_61 = CORPUS / "vmlinux-6.1.0-56-cloud-amd64.btf"
 VMLINUX_BLOBS = ["vmlinux-6.1.0-56-cloud-amd64.btf", "vmlinux-6.12.113-cloud-amd64.btf"]
+# The 6.1 kernel with DWARF that ../shared/tools/fetch-kernel-dbg downloads.
+FETCHED_DEBUG = Path("/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/"
+                     "debug")
+FETCHED_KERNEL = FETCHED_DEBUG / "boot" / "vmlinux-6.1.0-56-cloud-amd64"
 MODULE_BLOBS = [
     "mod-6.1.0-56-cloud-virtio_net.btf",
     "mod-6.1.0-56-cloud-bridge.btf",
@@ -36,6 +40,21 @@ def sysfs_vmlinux() -> Path:
     if not SYSFS_VMLINUX.exists():
         pytest.skip("/sys/kernel/btf/vmlinux not present on this machine")
     return SYSFS_VMLINUX
+
+
+def fetched_kernel() -> Path:
+    if not FETCHED_KERNEL.exists():
+        pytest.skip(f"{FETCHED_KERNEL} not fetched (../shared/tools/fetch-kernel-dbg)")
+    return FETCHED_KERNEL
+
+
+def fetched_kernel_sample(step: int):
+    """The fetched kernel's DWARF with every `step`-th compile unit only."""
+    from canonbtf.dwarf.sections import open_dwarf
+
+    dwarf = open_dwarf(str(fetched_kernel()))
+    dwarf.units = dwarf.units[::step]
+    return dwarf
 
 
 def need_tool(name: str) -> str:

@@ -31,7 +31,7 @@ from canonbtf.dwarf.reference import ReferenceReader
 from canonbtf.dwarf.sections import open_dwarf
 from canonbtf.emit.raw import dump_raw
 
-from .conftest import REPO, corpus_path, need_tool
+from .conftest import REPO, corpus_path, fetched_kernel, fetched_kernel_sample, need_tool
 
 GOLDEN = REPO / "golden"
 OBJECTS = sorted((GOLDEN / "obj").glob("*.o"))
@@ -39,8 +39,6 @@ EXPECTED = GOLDEN / "expected"
 MULTI_UNIT = GOLDEN / "obj" / "all.gcc-dwarf5.o"
 # pahole 1.24 refuses these (_Atomic, complex floats); they test skipping instead.
 PAHOLE_REFUSES = ("unsupported.",)
-KERNEL = Path("/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/"
-              "debug/boot/vmlinux-6.1.0-56-cloud-amd64")
 KERNEL_BTF = "vmlinux-6.1.0-56-cloud-amd64.btf"
 # Types only: functions and variables are compared with pahole in test_encode_funcs.py.
 TYPES_ONLY = parse_features("-func,-var,-decl_tag_kfuncs")
@@ -411,25 +409,17 @@ def test_output_is_valid_and_the_kernel_accepts_it(path):
 # -- the real kernel, sampled ---------------------------------------------------------
 
 
-def kernel_sample(step: int):
-    if not KERNEL.exists():
-        pytest.skip(f"{KERNEL} not fetched (../shared/tools/fetch-kernel-dbg)")
-    dwarf = open_dwarf(str(KERNEL))
-    dwarf.units = dwarf.units[::step]
-    return dwarf
-
-
 def test_kernel_sample_same_bytes_for_jobs_and_order():
     """Every 40th unit of the 6.1 kernel (55 units, 15 s): -j1 == -j2 == shuffled -j2."""
-    dwarf = kernel_sample(40)
+    dwarf = fetched_kernel_sample(40)
     one, _ = encode_dwarf(dwarf, 1)
     two, _ = encode_dwarf(dwarf, 2, seed=11)
     assert writer.write(one) == writer.write(two)
 
 
 def test_kernel_sample_fast_reader_agrees_with_pyelftools():
-    dwarf = kernel_sample(400)
-    reference_dwarf = open_dwarf(str(KERNEL), for_reference=True)
+    dwarf = fetched_kernel_sample(400)
+    reference_dwarf = open_dwarf(str(fetched_kernel()), for_reference=True)
     fast, reference = DieReader(dwarf), ReferenceReader(reference_dwarf)
     for unit in dwarf.units:
         assert fast.read_unit(unit).types == reference.read_unit(unit).types
@@ -438,9 +428,7 @@ def test_kernel_sample_fast_reader_agrees_with_pyelftools():
 @pytest.mark.skipif(os.environ.get("CANONBTF_FULL_KERNEL") != "1",
                     reason="full 6.1 kernel encode takes minutes; set CANONBTF_FULL_KERNEL=1")
 def test_full_kernel_matches_its_pahole_btf():
-    if not KERNEL.exists():
-        pytest.skip(f"{KERNEL} not fetched")
-    ours, _ = encode_file(str(KERNEL), 2, features=TYPES_ONLY)
+    ours, _ = encode_file(str(fetched_kernel()), 2, features=TYPES_ONLY)
     theirs = canonicalize(without_functions(reader.load(str(corpus_path(KERNEL_BTF)))),
                           dedup=True)
     assert writer.write(ours) == writer.write(theirs)

@@ -33,16 +33,23 @@ from canonbtf.dwarf.features import DEFAULT, FEATURES, parse_features
 from canonbtf.dwarf.sections import open_dwarf
 from canonbtf.errors import InputError
 
-from .conftest import BASE_61, REPO, corpus_path, load_cached, need_tool
+from .conftest import (
+    BASE_61,
+    FETCHED_DEBUG,
+    REPO,
+    corpus_path,
+    fetched_kernel,
+    fetched_kernel_sample,
+    load_cached,
+    need_tool,
+)
 
 GOLDEN = REPO / "golden" / "obj"
 FUNCS = GOLDEN / "funcs.gcc-dwarf5.o"
 ALL = GOLDEN / "all.gcc-dwarf5.o"
 TAGS = [GOLDEN / "tags.clang-dwarf5.o", GOLDEN / "tags.clang-dwarf4.o"]
 KFUNCS = sorted(GOLDEN.glob("kfuncs.*.o"))
-DEBUG = Path("/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug")
-KERNEL = DEBUG / "boot" / "vmlinux-6.1.0-56-cloud-amd64"
-MODULES = DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel"
+MODULES = FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel"
 MODULE_FILES = {
     "virtio_net": "drivers/net/virtio_net.ko",
     "bridge": "net/bridge/bridge.ko",
@@ -388,18 +395,10 @@ def test_elf_out_without_a_working_objcopy(tmp_path, env, message):
 # -- the 6.1 kernel and its modules ----------------------------------------------------------
 
 
-def kernel_sample(step: int):
-    if not KERNEL.exists():
-        pytest.skip(f"{KERNEL} not fetched (../shared/tools/fetch-kernel-dbg)")
-    dwarf = open_dwarf(str(KERNEL))
-    dwarf.units = dwarf.units[::step]
-    return dwarf
-
-
 def test_kernel_sample_functions_and_variables_as_in_its_btf():
     """Every 60th unit of the 6.1 kernel: each FUNC and VAR we make is in the BTF its build
     made, with a prototype of the same types; the blob loads; -j2 shuffled is the same."""
-    dwarf = kernel_sample(60)
+    dwarf = fetched_kernel_sample(60)
     ours, stats = encode_dwarf(dwarf, 1)
     theirs = load_cached(corpus_path(BASE_61.name))
     their_funcs = {name: {re.sub(r" \w+(?=[,)])", "", p) for p in protos}
@@ -418,9 +417,7 @@ def test_kernel_sample_functions_and_variables_as_in_its_btf():
 @pytest.mark.skipif(os.environ.get("CANONBTF_FULL_KERNEL") != "1",
                     reason="full 6.1 kernel encode takes minutes; set CANONBTF_FULL_KERNEL=1")
 def test_full_kernel_functions_and_variables():
-    if not KERNEL.exists():
-        pytest.skip(f"{KERNEL} not fetched")
-    ours, stats = encode_file(str(KERNEL), 2)
+    ours, stats = encode_file(str(fetched_kernel()), 2)
     theirs = load_cached(corpus_path(BASE_61.name))
     mine, their = set(functions(ours)), set(functions(theirs))
     assert mine <= their and len(mine) >= 0.99 * len(their)
@@ -464,10 +461,8 @@ def test_module_split_btf_as_in_its_build(name, tmp_path):
 
 def test_module_from_the_command_line_with_the_kernel_elf_as_base(tmp_path):
     path = module("virtio_net")
-    if not KERNEL.exists():
-        pytest.skip(f"{KERNEL} not fetched")
     out = tmp_path / "virtio_net.btf"
-    result = run_cli("encode", "-j2", "--base", str(KERNEL), "-o", str(out), str(path))
+    result = run_cli("encode", "-j2", "--base", str(fetched_kernel()), "-o", str(out), str(path))
     assert result.returncode == 0, result.stderr
     theirs = load_cached(corpus_path("mod-6.1.0-56-cloud-virtio_net.btf"), BASE_61)
     base = load_cached(corpus_path(BASE_61.name))

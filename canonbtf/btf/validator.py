@@ -669,16 +669,23 @@ class _Checker:
 
     def resolve_ptr(self, entry: list[int]) -> None:
         type_id = entry[0]
+        target = self.settled_target(type_id)
+        if target is not None:
+            self.finish_reference(type_id, target, self.kind(target))
+
+    def settled_target(self, type_id: int) -> int | None:
+        """The type a PTR or VAR refers to once the walk has settled it, or None when the
+        walk goes on there first."""
         target = self.types[type_id].size_or_type
         kind = self.kind(target)
         if kind == NULL or _SOURCE_ONLY[kind]:
             raise _Reject(type_id, "type-id", self.bad_target(type_id, target))
         if self.walks_on(target):
             self.push(target)
-            return
+            return None
         if _MODIFIER[kind] and self.follow_pointer(target):
-            return
-        self.finish_reference(type_id, target, kind)
+            return None
+        return target
 
     def follow_pointer(self, modifier: int) -> bool:
         """Past a resolved modifier that ends in a PTR, walk that PTR too (pointer loops)."""
@@ -703,14 +710,8 @@ class _Checker:
 
     def resolve_var(self, entry: list[int]) -> None:
         type_id = entry[0]
-        target = self.types[type_id].size_or_type
-        kind = self.kind(target)
-        if kind == NULL or _SOURCE_ONLY[kind]:
-            raise _Reject(type_id, "type-id", self.bad_target(type_id, target))
-        if self.walks_on(target):
-            self.push(target)
-            return
-        if _MODIFIER[kind] and self.follow_pointer(target):
+        target = self.settled_target(type_id)
+        if target is None:
             return
         sized = self.id_size(target)
         if sized is None:
