@@ -66,32 +66,35 @@ _SAME_LINE = {
 }
 
 
+def _param(p: dict) -> str:
+    return f"{p['name'] or '(unnamed)'}: {p['type']}"
+
+
+def _variable(v: dict) -> str:
+    return f"size {v['size']} at {v['offset']}"
+
+
+_DETAIL_LINE = {
+    "member_added": lambda d: f"+ member {d.path}: {_member(d.new)}",
+    "member_removed": lambda d: f"- member {d.path}: {_member(d.old)}",
+    "value_added": lambda d: f"+ {d.path} = {d.new}",
+    "value_removed": lambda d: f"- {d.path} = {d.old}",
+    "value_changed": lambda d: f"~ {d.path}: {d.old} -> {d.new}",
+    "param_added": lambda d: f"+ param {d.path} {_param(d.new)}",
+    "param_removed": lambda d: f"- param {d.path} {_param(d.old)}",
+    "return_changed": lambda d: f"~ return type: {d.old} -> {d.new}",
+    "var_added": lambda d: f"+ variable {d.path}: {_variable(d.new)}",
+    "var_removed": lambda d: f"- variable {d.path}: {_variable(d.old)}",
+    "var_resized": lambda d: (f"~ variable {d.path}: size {d.old['size']} -> {d.new['size']} "
+                              f"(at {d.old['offset']} -> {d.new['offset']})"),
+}
+
+
 def _detail_line(d: Detail) -> str:
-    change = d.change
-    if change == "member_added":
-        return f"+ member {d.path}: {_member(d.new)}"
-    if change == "member_removed":
-        return f"- member {d.path}: {_member(d.old)}"
-    if change == "value_added":
-        return f"+ {d.path} = {d.new}"
-    if change == "value_removed":
-        return f"- {d.path} = {d.old}"
-    if change == "value_changed":
-        return f"~ {d.path}: {d.old} -> {d.new}"
-    if change == "param_added":
-        return f"+ param {d.path} {d.new['name'] or '(unnamed)'}: {d.new['type']}"
-    if change == "param_removed":
-        return f"- param {d.path} {d.old['name'] or '(unnamed)'}: {d.old['type']}"
-    if change == "return_changed":
-        return f"~ return type: {d.old} -> {d.new}"
-    if change == "var_added":
-        return f"+ variable {d.path}: size {d.new['size']} at {d.new['offset']}"
-    if change == "var_removed":
-        return f"- variable {d.path}: size {d.old['size']} at {d.old['offset']}"
-    if change == "var_resized":
-        return (f"~ variable {d.path}: size {d.old['size']} -> {d.new['size']} "
-                f"(at {d.old['offset']} -> {d.new['offset']})")
-    what = change.removesuffix("_changed").replace("_", " ")
+    render = _DETAIL_LINE.get(d.change)
+    if render is not None:
+        return render(d)
+    what = d.change.removesuffix("_changed").replace("_", " ")
     return f"~ {what}: {_plain(d.old)} -> {_plain(d.new)}"
 
 
