@@ -11,8 +11,8 @@ The bound is not reachable: a member that moves inside a struct, or lines that g
 removed type to an added one, are unchanged to `sort` but not to `diff`. So each row also
 gives "best": the changed lines when the new header keeps every definition the old one
 has in the old one's order (new definitions after the one they follow in the new header).
-No order of the definitions, valid C or not, does much better; a placement rule is as
-good as its distance from that figure.
+No name-keyed order of the definitions, valid C or not, does better; a placement rule is
+as good as its distance from that figure.
 
 Goal (issue 6): ours <= 1.1 x the bound.
 Usage: tools/header_stability.py [--pair OLD.btf NEW.btf]...
