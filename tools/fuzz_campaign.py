@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import importlib
 import multiprocessing
 import os
+import pkgutil
 import random
 import resource
 import sys
@@ -30,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+import canonbtf  # noqa: E402
 from canonbtf.btf import reader  # noqa: E402
 from tests import fuzzing  # noqa: E402
 
@@ -369,19 +372,11 @@ def main() -> int:
     if any(name in MODULES for name in seed_names) and not BASE_61.exists():
         ap.error(f"{BASE_61} not found (needed by the module seeds)")
 
-    # Every layer is imported before the workers fork, so the whole campaign runs one
+    # Every module is imported before the workers fork, so the whole campaign runs one
     # version of the code even if the files change meanwhile.
-    import canonbtf.btf.kernel  # noqa: F401
-    import canonbtf.btf.validator  # noqa: F401
-    import canonbtf.canon.dedup  # noqa: F401
-    import canonbtf.cli  # noqa: F401
-    import canonbtf.diff  # noqa: F401
-    import canonbtf.dwarf.encode  # noqa: F401
-    import canonbtf.emit.c  # noqa: F401
-    import canonbtf.emit.c_shape  # noqa: F401
-    import canonbtf.emit.diff_text  # noqa: F401
-    import canonbtf.emit.json  # noqa: F401
-    import canonbtf.emit.raw  # noqa: F401
+    for module in pkgutil.walk_packages(canonbtf.__path__, "canonbtf."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
 
     indices = list(range(options.start, options.start + options.inputs))
     chunks = [(indices[i : i + CHUNK], False) for i in range(0, len(indices), CHUNK)
