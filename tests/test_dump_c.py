@@ -15,7 +15,8 @@ import pytest
 
 from canonbtf.btf import format as f
 from canonbtf.btf.builder import BtfBuilder
-from canonbtf.btf.model import Btf
+from canonbtf.btf.model import Btf, Type
+from canonbtf.btf.strings import StringTable
 from canonbtf.cli import main
 from canonbtf.emit.c import dump_c, header_names
 
@@ -653,6 +654,28 @@ def test_module_header_is_shuffle_proof():
     path, base = corpus_path(XFS), corpus_path(BASE_61.name)
     btf = load_cached(path, base)
     assert header(shuffle(btf, 3)) == real_header(path, base)
+
+
+def test_dumped_modules_are_not_kept_alive():
+    """The analysis of a base is reused for its modules, but a dumped module itself must
+    be freed (a long-running caller dumping many modules otherwise grows without end:
+    the fuzz campaign's worker reached 2.2 GB)."""
+    import gc
+    import weakref
+
+    base = BtfBuilder()
+    int_ = base.int("int", 4, f.INT_SIGNED)
+    base_btf = base.build()
+    dumped = []
+    for n in range(3):
+        strings = StringTable(b"", base_btf.strings.end)
+        typedef = Type(f.TYPEDEF, strings.add(f"count{n}_t"), 0, int_, 0, ())
+        module = Btf([typedef], strings, base_btf)
+        assert f"typedef int count{n}_t;" in header(module)
+        dumped.append(weakref.ref(module))
+        del module
+    gc.collect()
+    assert [ref() for ref in dumped] == [None, None, None]
 
 
 def definition_counts(text: str) -> Counter:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import weakref
+from collections.abc import Callable
 from typing import TextIO
 
 from ..btf import format as f
@@ -139,17 +140,28 @@ def _header_for(btf: Btf) -> _Header:
     return header
 
 
+def _split_lookup(base: _Header, btf: Btf) -> Callable[[int], str]:
+    """Offset -> name for split BTF: below its own strings, the base's."""
+    base_string = base._string
+    own_string = btf.strings.get
+    start = btf.strings.start
+
+    def lookup(offset: int) -> str:
+        return base_string(offset) if offset < start else own_string(offset)
+
+    return lookup
+
+
 class _Header:
     """The definitions of one BTF's own types: their text, names, dependencies and order."""
 
     def __init__(self, btf: Btf, base: _Header | None):
-        self.btf = btf
         self.base = base
         types = btf.all_types()
         self.types = types
         self.first_id = btf.first_id
-        # A C-level lookup where every offset is this BTF's own.
-        self._string = btf.strings.lookup if base is None else btf.name
+        # Nothing here refers to `btf` itself: the cache of headers is keyed by it weakly.
+        self._string = btf.strings.lookup if base is None else _split_lookup(base, btf)
         own_names = [self._string(t.name_off) for t in btf.types]
         self.names = (base.names if base is not None else [""]) + own_names
         self.ptr_size = base.ptr_size if base is not None else self._pointer_size()
