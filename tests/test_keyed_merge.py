@@ -22,8 +22,7 @@ from canonbtf.dwarf.fragment import Fragment, TypePool, record_refs
 from canonbtf.dwarf.keys import CYCLE, KeyedMerge, KeyPool
 from canonbtf.dwarf.sections import open_dwarf
 
-from .conftest import REPO, need_tool
-from .test_encode import KERNEL
+from .conftest import REPO, fetched_kernel, need_tool
 
 OBJECTS = sorted((REPO / "golden" / "obj").glob("*.o"))
 
@@ -131,8 +130,6 @@ def test_cycle_through_anonymous_types_is_unsafe():
 
 def test_kernel_sample_same_bytes():
     """Every 60th unit of the 6.1 kernel: records merge == keyed -j1 == keyed -j2."""
-    if not KERNEL.exists():
-        pytest.skip(f"{KERNEL} not fetched (../shared/tools/fetch-kernel-dbg)")
-    records, keyed, keyed_two = both_ways(KERNEL, 60)
+    records, keyed, keyed_two = both_ways(fetched_kernel(), 60)
     assert keyed == records
     assert keyed_two == records

@@ -114,6 +114,19 @@ AT_addr_base = 0x73
 # Not a DWARF attribute: where the readers put a member's or parameter's annotation DIEs
 # (tag, attributes), which are its children rather than the type DIE's.
 ANNOTATIONS = -1
+# Not DWARF tags: a leaf member, parameter or enumerator whose only attributes BTF reads
+# are among the few of PLAIN_CHILDREN (most are) is given by the readers as the child
+# (plain tag, tuple of those attributes' values, None for what it lacks), not with a dict.
+PLAIN_MEMBER = -TAG_member  # (name, type, byte offset)
+PLAIN_PARAMETER = -TAG_formal_parameter  # (name, type)
+PLAIN_ENUMERATOR = -TAG_enumerator  # (name, value)
+PLAIN_CHILDREN = {
+    TAG_member: (PLAIN_MEMBER, (AT_name, AT_type, AT_data_member_location)),
+    TAG_formal_parameter: (PLAIN_PARAMETER, (AT_name, AT_type)),
+    TAG_enumerator: (PLAIN_ENUMERATOR, (AT_name, AT_const_value)),
+}
+for _tag, (_plain, _) in PLAIN_CHILDREN.items():
+    TAG_NAMES[_plain] = TAG_NAMES[_tag]
 
 # DW_AT_calling_convention: the function cannot be called with the normal ABI (clang
 # marks functions whose signature an optimization changed).

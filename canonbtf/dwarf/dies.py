@@ -19,6 +19,7 @@ tests hold the two to agree DIE for DIE.
 
 from __future__ import annotations
 
+import functools
 import struct
 from functools import partial
 
@@ -156,47 +157,38 @@ def resolve_addresses(types: dict, addr_base: int | None, debug_addr: bytes,
                 die.attrs[attr] = int.from_bytes(debug_addr[pos:pos + address_size], order)
 
 
-def parse_abbrevs(data: bytes, offset: int) -> dict[int, tuple[int, bool, tuple]]:
-    """One abbreviation table: code -> (tag, has_children, ((attr, form, implicit), ...)).
+def parse_abbrev(data: bytes, pos: int) -> tuple[int, bool, tuple, int]:
+    """The abbreviation after its code at pos: (tag, has_children, specs, position after
+    its terminating (0, 0)); specs are ((attr, form, implicit const), ...).
 
     Hand-written because pyelftools' AbbrevTable costs 5.5 ms per kernel unit (1.1 s for
     200 of the 6.1 kernel's 2,172 tables, measured), 12 s of a full encode; this loop
     reads the same table in well under a millisecond.
     """
-    table = {}
-    pos = offset
-    size = len(data)
     implicit_const = c.FORM_implicit_const
-    while pos < size:
-        code, pos = read_uleb(data, pos)
-        if code == 0:
-            return table
-        tag, pos = read_uleb(data, pos)
-        has_children = data[pos] != 0
-        pos += 1
-        specs = []
-        while True:
-            # Attribute and form numbers below 128 are one byte: read in line, which
-            # took a kernel unit's table from 0.55 to 0.33 ms (543 of the 6.1 kernel's).
-            attr = data[pos]
-            if attr < 0x80:
-                pos += 1
-            else:
-                attr, pos = read_uleb(data, pos)
-            form = data[pos]
-            if form < 0x80:
-                pos += 1
-            else:
-                form, pos = read_uleb(data, pos)
-            if attr == 0 and form == 0:
-                break
-            implicit = None
-            if form == implicit_const:
-                implicit, pos = read_sleb(data, pos)
-            specs.append((attr, form, implicit))
-        table[code] = (tag, has_children, tuple(specs))
-    raise DwarfFormatError(f"abbreviation table at {offset:#x} runs past the end of "
-                           f".debug_abbrev")
+    tag, pos = read_uleb(data, pos)
+    has_children = data[pos] != 0
+    pos += 1
+    specs = []
+    while True:
+        # Attribute and form numbers below 128 are one byte: read in line, which
+        # took a kernel unit's table from 0.55 to 0.33 ms (543 of the 6.1 kernel's).
+        attr = data[pos]
+        if attr < 0x80:
+            pos += 1
+        else:
+            attr, pos = read_uleb(data, pos)
+        form = data[pos]
+        if form < 0x80:
+            pos += 1
+        else:
+            form, pos = read_uleb(data, pos)
+        if attr == 0 and form == 0:
+            return tag, has_children, tuple(specs), pos
+        implicit = None
+        if form == implicit_const:
+            implicit, pos = read_sleb(data, pos)
+        specs.append((attr, form, implicit))
 
 
 class _Codegen:
@@ -266,7 +258,7 @@ class _Codegen:
         if names:
             fmt = self.byteorder + "".join(code for code, _ in self.run)
             key = f"S{len(self.constants)}"
-            self.constants[key] = struct.Struct(fmt).unpack_from
+            self.constants[key] = _unpacker(fmt)
             if len(names) == 1:
                 self.emit(f"{names[0]}, = {key}(buf, pos)")
             else:
@@ -319,7 +311,7 @@ class _Codegen:
                 self.emit(f"{length} = buf[pos]")
             else:
                 key = f"S{len(self.constants)}"
-                self.constants[key] = struct.Struct(self.byteorder + code).unpack_from
+                self.constants[key] = _unpacker(self.byteorder + code)
                 self.emit(f"{length}, = {key}(buf, pos)")
             self.emit(f"pos += {size}")
         elif form == c.FORM_indirect:
@@ -333,6 +325,11 @@ class _Codegen:
         self.emit(f"{name} = buf[pos:pos + {length}]")
         self.emit(f"pos += {length}")
         return ("block", name)
+
+
+@functools.cache
+def _unpacker(fmt: str):
+    return struct.Struct(fmt).unpack_from
 
 
 class _StringCache(dict):
@@ -371,6 +368,8 @@ class DieReader:
         self._compiled: dict[tuple, tuple] = {}
         self._abbrevs: dict[int, list] = {}
         self._plan_cache: dict[tuple, tuple] = {}
+        self._plan_by_bytes: dict[tuple, dict[bytes, tuple]] = {}
+        self._code: dict[str, object] = {}  # compiled reader source by its text
         self.skipped_tags: dict[int, int] = {}
 
     # -- strings ---------------------------------------------------------------------
@@ -387,34 +386,70 @@ class DieReader:
 
     # -- compiling abbreviations ------------------------------------------------------
 
-    def _plans(self, unit: Unit) -> list:
-        """Per abbreviation code: (action, tag, has_children, role, reader, reader of a
-        unit-level variable) for this unit; codes the table does not define get
-        `_UNDEFINED`."""
+    def _plans(self, unit: Unit) -> tuple[list, list]:
+        """Per abbreviation code: (action, tag, has_children, role, reader, other reader)
+        for this unit, codes the table does not define get `_UNDEFINED`; and per byte, the
+        appending reader of a leaf child whose code is that one byte, else None."""
         key = (unit.abbrev_offset, unit.offset_size, unit.address_size, unit.version)
         plans = self._abbrevs.get(key)
         if plans is None:
-            table = parse_abbrevs(self.dwarf.abbrev, unit.abbrev_offset)
-            size = max(table, default=0) + 1
-            plans = [_UNDEFINED] * size
+            by_code = {}
             cache = self._plan_cache
             sizes = (unit.offset_size, unit.address_size, unit.version)
-            for code, shape in table.items():
-                # Units of one compiler repeat abbreviations under other codes: one
-                # lookup instead of deciding the role and reader each time took a
-                # kernel unit's plans from 0.75 to 0.55 ms (543 of the 6.1 kernel's).
-                plan = cache.get((shape, sizes))
-                if plan is None:
-                    plan = self._compile(*shape, unit)
-                    cache[(shape, sizes)] = plan
+            by_bytes = self._plan_by_bytes.setdefault(sizes, {})
+            data = self.dwarf.abbrev
+            pos = unit.abbrev_offset
+            size = len(data)
+            while True:
+                if pos >= size:
+                    raise DwarfFormatError(f"abbreviation table at {unit.abbrev_offset:#x} "
+                                           f"runs past the end of .debug_abbrev")
+                code = data[pos]
+                if code < 0x80:
+                    pos += 1
+                else:
+                    code, pos = read_uleb(data, pos)
+                if code == 0:
+                    break
+                # Units of one compiler repeat abbreviations under other codes: the plan
+                # is looked up by the abbreviation's bytes up to the first (0, 0), which
+                # end it unless an implicit constant holds zeros (then it is parsed each
+                # time). Instead of parsing each one and looking it up by its parsed
+                # shape, this took the plans of all the 6.1 kernel's units from 0.90 to
+                # 0.35 s (from 1.45 to 0.63 s when the readers are made too).
+                end = data.find(b"\0\0", pos)
+                if end < 0:
+                    raise DwarfFormatError(f"abbreviation table at {unit.abbrev_offset:#x} "
+                                           f"runs past the end of .debug_abbrev")
+                raw = data[pos:end]
+                plan = by_bytes.get(raw)
+                if plan is not None:
+                    pos = end + 2
+                else:
+                    tag, has_children, specs, pos = parse_abbrev(data, pos)
+                    shape = (tag, has_children, specs)
+                    plan = cache.get((shape, sizes))
+                    if plan is None:
+                        plan = self._compile(*shape, unit)
+                        cache[(shape, sizes)] = plan
+                    if pos == end + 2:
+                        by_bytes[raw] = plan
+                by_code[code] = plan
+            plans = [_UNDEFINED] * (max(by_code, default=0) + 1)
+            for code, plan in by_code.items():
                 plans[code] = plan
+            leaves = [None] * 256
+            for code, plan in enumerate(plans[:0x80]):
+                if plan[0] == ACT_CHILD:
+                    leaves[code] = plan[4]
             if len(self._abbrevs) > 64:
                 self._abbrevs.clear()
-            self._abbrevs[key] = plans
+            plans = self._abbrevs[key] = (plans, leaves)
         return plans
 
     def _compile(self, tag: int, has_children: bool, specs: tuple, unit: Unit) -> tuple:
-        """(action, tag, has_children, role, reader, reader of a unit-level variable)."""
+        """(action, tag, has_children, role, reader, other reader): the other reader
+        reads a unit-level variable, or steps over a leaf child that has no parent."""
         if tag in c.TYPE_TAGS:
             role = ROLE_TYPE
         elif tag in c.CHILD_TAGS:
@@ -432,30 +467,39 @@ class DieReader:
             # stepped over as if skipped.
             return (ACT_GENERAL, tag, has_children, role,
                     self._reader(ROLE_SKIP, 0, specs, unit), self._reader(role, tag, specs, unit))
+        if role == ROLE_CHILD and not has_children:
+            # A member-like leaf: a reader that appends (tag, attributes) to the parent's
+            # children itself, and one that steps over it where it has no parent.
+            return (ACT_CHILD, tag, has_children, role,
+                    self._reader(role, tag, specs, unit, append_tag=tag),
+                    self._reader(ROLE_SKIP, 0, specs, unit))
         reader = self._reader(role, tag if role != ROLE_SKIP else 0, specs, unit)
         action = ACT_GENERAL
-        if not has_children:
-            fixed = reader.__class__ is int
-            if role == ROLE_CHILD and not fixed:
-                action = ACT_CHILD
-            elif role == ROLE_SKIP:
-                action = ACT_SKIP_FIXED if fixed else ACT_SKIP
+        fixed = reader.__class__ is int
+        if role == ROLE_TYPE and not fixed:
+            action = ACT_TYPE
+        elif role == ROLE_SKIP and not has_children:
+            action = ACT_SKIP_FIXED if fixed else ACT_SKIP
         return (action, tag, has_children, role, reader, None)
 
-    def _reader(self, role: int, tag: int, specs: tuple, unit: Unit):
+    def _reader(self, role: int, tag: int, specs: tuple, unit: Unit,
+                append_tag: int | None = None):
         wanted = c.WANTED_ATTRS.get(tag, {}) if role != ROLE_SKIP else {}
         # By what is wanted rather than by tag: every type tag shares one reader per shape.
         key = (role, tuple(wanted.items()), specs, unit.offset_size, unit.address_size,
-               unit.version)
+               unit.version, append_tag)
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self._generate(specs, wanted, unit)
+            compiled = self._generate(specs, wanted, unit, append_tag)
             self._compiled[key] = compiled
         return compiled
 
-    def _generate(self, specs: tuple, wanted: dict[int, str], unit: Unit):
+    def _generate(self, specs: tuple, wanted: dict[int, str], unit: Unit,
+                  append_tag: int | None = None):
         """A reader for DIEs of this shape: an int (fixed size to skip) or a function
-        (buf, pos, unit offset, str_offsets base) -> (attributes or None, new pos)."""
+        (buf, pos, unit offset, str_offsets base) -> (attributes or None, new pos).
+        With `append_tag`: (buf, pos, unit offset, str_offsets base, append) -> new pos,
+        having called append((append_tag, attributes))."""
         gen = _Codegen(self.byteorder, unit.offset_size, unit.address_size, unit.version)
         values: list[tuple[int, str, int, object]] = []  # (attr, kind, form, made of)
         for attr, form, implicit in specs:
@@ -480,23 +524,48 @@ class DieReader:
                 if kind is not None:
                     values.append((attr, kind, form, made_of))
         gen.flush()
-        if not values and all(gen.fixed_code(f) is not None for _, f, _ in specs):
+        if (append_tag is None and not values
+                and all(gen.fixed_code(f) is not None for _, f, _ in specs)):
             return sum(_fixed_size(gen.fixed_code(f)) for _, f, _ in specs)
         body = list(gen.lines)
         entries = []
+        entries_values = []
         for attr, kind, form, made_of in values:
             expr = self._value_expr(kind, form, made_of, gen, unit)
+            entries_values.append(expr)
             if expr is not None:
                 entries.append(f"{attr}: {expr}")
-        result = "{" + ", ".join(entries) + "}" if wanted else "None"
-        source = ["def read(buf, pos, cu, sob):", *body, f"    return {result}, pos"]
+        result = "{" + ", ".join(entries) + "}" if wanted or append_tag is not None else "None"
+        plain = c.PLAIN_CHILDREN.get(append_tag)
+        if plain is not None and {v[0] for v in values} <= set(plain[1]):
+            # A tuple instead of a dict, built and freed for most of a kernel's children:
+            # reading and converting 1/40 of the 6.1 kernel's units took 6,139 M ->
+            # 5,740 M instructions (valgrind) for members alone.
+            exprs = dict(zip([v[0] for v in values], entries_values))
+            append_tag = plain[0]
+            result = "(" + ", ".join(exprs.get(attr) or "None" for attr in plain[1]) + ",)"
+        if append_tag is None:
+            source = ["def read(buf, pos, cu, sob):", *body, f"    return {result}, pos"]
+        else:
+            # Appending in the reader instead of returning a pair to the walk (with the
+            # walk's loop over leaf children and ACT_TYPE): reading 1/40 of the 6.1
+            # kernel's units took 3,100 M -> 2,888 M instructions (valgrind).
+            source = ["def read(buf, pos, cu, sob, append):", *body,
+                      f"    append(({append_tag}, {result}))", "    return pos"]
         namespace = dict(gen.constants)
+        text = "\n".join(source)
+        # The 6.1 kernel's units need 7,466 readers but only 469 distinct texts (the
+        # struct formats are constants): compiling each text once took making the
+        # plans of all its units (once per worker) from 2.6 to 1.45 s.
+        code = self._code.get(text)
+        if code is None:
+            code = self._code[text] = compile(text, "<dwarf reader>", "exec")
         namespace.update(uleb_tail=_uleb_tail, sleb=read_sleb, location=location_value,
                          strings=self._strings, line_strings=self._line_strings,
                          indexed=self.indexed_string, AddressIndex=AddressIndex,
                          addr_expr=partial(address_expression, address_size=unit.address_size,
                                            little_endian=self.dwarf.little_endian))
-        exec(compile("\n".join(source), "<dwarf reader>", "exec"), namespace)  # noqa: S102
+        exec(code, namespace)  # noqa: S102
         return namespace["read"]
 
     def _value_expr(self, kind: str, form: int, made_of, gen: _Codegen,
@@ -557,7 +626,7 @@ class DieReader:
         # branches with one action test instead of testing role, children and reader
         # kind: 3.3 % fewer instructions reading 1/80 of the 6.1 kernel's units
         # (valgrind, 1,397 M -> 1,351 M; the readers themselves are the rest).
-        plans = self._plans(unit)
+        plans, leaves = self._plans(unit)
         buf = self.dwarf.info
         pos = unit.die_offset
         end = unit.end
@@ -587,18 +656,39 @@ class DieReader:
                 depth -= 1
                 continue
             try:
-                action, tag, has_children, role, reader, unit_reader = plans[code]
+                action, tag, has_children, role, reader, other_reader = plans[code]
             except IndexError:
                 action = ACT_UNDEFINED
             if action == ACT_CHILD:
-                attrs, pos = reader(buf, pos, cu, sob)
                 if append is not None:
-                    append((tag, attrs))
-                elif tag not in quiet:
-                    skipped[tag] = skipped.get(tag, 0) + 1
+                    pos = reader(buf, pos, cu, sob, append)
+                else:
+                    if other_reader.__class__ is int:
+                        pos += other_reader
+                    else:
+                        pos = other_reader(buf, pos, cu, sob)[1]
+                    if tag not in quiet:
+                        skipped[tag] = skipped.get(tag, 0) + 1
                 continue
             if action == ACT_SKIP_FIXED:
                 pos += reader
+                continue
+            if action == ACT_TYPE:
+                attrs, pos = reader(buf, pos, cu, sob)
+                die = TypeDie(tag, attrs)
+                types[die_offset] = die
+                if has_children:
+                    stack.append(parent)
+                    parent = die
+                    append = die.children.append
+                    depth += 1
+                    # Its members, enumerators or parameters in a loop of their own, by
+                    # a table of one-byte abbreviation codes (measured with the
+                    # appending readers, see `_generate`).
+                    leaf = leaves[buf[pos]] if pos < end else None
+                    while leaf is not None:
+                        pos = leaf(buf, pos + 1, cu, sob, append)
+                        leaf = leaves[buf[pos]] if pos < end else None
                 continue
             if action == ACT_SKIP:
                 pos = reader(buf, pos, cu, sob)[1]
@@ -618,7 +708,7 @@ class DieReader:
                 continue
             if role == ROLE_VARIABLE:
                 role = ROLE_TYPE
-                reader = unit_reader
+                reader = other_reader
             if reader.__class__ is int:
                 attrs = {}
                 pos += reader
@@ -669,6 +759,7 @@ ACT_SKIP_FIXED = 1  # a leaf to step over by a constant
 ACT_SKIP = 2  # a leaf to step over by reading its variable-size forms
 ACT_GENERAL = 3  # anything else: see the roles
 ACT_UNDEFINED = 4
+ACT_TYPE = 5  # a type or function definition with attributes to read
 _UNDEFINED = (ACT_UNDEFINED, 0, False, ROLE_SKIP, 0, None)
 
 

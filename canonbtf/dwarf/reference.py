@@ -52,12 +52,12 @@ class ReferenceReader:
                 owner = types.get(parent.offset) if parent is not None else None
                 if owner is not None:
                     attrs = self._attrs(die, tag, cu)
-                    owner.children.append((tag, attrs))
+                    owner.children.append(_child(tag, attrs, die.has_children))
                     child_attrs[die.offset] = attrs
                 elif parent is not None and parent.offset in child_attrs:
                     attrs = self._attrs(die, tag, cu)
                     child_attrs[parent.offset].setdefault(c.ANNOTATIONS, []).append(
-                        (tag, attrs))
+                        _child(tag, attrs, die.has_children))
                     child_attrs[die.offset] = attrs
                 elif tag not in c.QUIET_CHILD_TAGS:
                     self.skipped_tags[tag] = self.skipped_tags.get(tag, 0) + 1
@@ -83,6 +83,14 @@ class ReferenceReader:
 
 
 _EXPRESSION_KINDS = frozenset({c.V_LOCATION, c.V_ADDRESS_EXPR})
+
+
+def _child(tag: int, attrs: dict, has_children: bool) -> tuple:
+    """A child as the fast reader gives it: plain (constants.PLAIN_CHILDREN) when it can."""
+    plain = c.PLAIN_CHILDREN.get(tag)
+    if plain is not None and not has_children and attrs.keys() <= set(plain[1]):
+        return (plain[0], tuple(attrs.get(a) for a in plain[1]))
+    return (tag, attrs)
 
 
 def _declares(die) -> bool:

@@ -15,7 +15,9 @@ class TypeDie:
     """A type DIE: its tag, wanted attributes (DW_AT number -> value) and children.
 
     Values: names are str, references absolute .debug_info offsets, constants int, flags
-    bool. Children are (tag, attributes) for members, enumerators, subranges, parameters.
+    bool. Children are (tag, attributes) for members, enumerators, subranges, parameters;
+    a leaf member, parameter or enumerator with no other attribute BTF reads is
+    (plain tag, tuple of values) instead (constants.PLAIN_CHILDREN).
     """
 
     __slots__ = ("tag", "attrs", "children")
