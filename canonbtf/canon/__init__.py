@@ -14,8 +14,10 @@ from .renumber import renumber
 __all__ = ["ORDERS", "canonicalize", "canonical_order"]
 
 
-def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind") -> Btf:
-    """A new Btf with `btf`'s own types in canonical order (merged first when `dedup`)."""
+def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
+                 strings: bool = True) -> Btf:
+    """A new Btf with `btf`'s own types in canonical order (merged first when `dedup`);
+    with `strings` false its string section is `btf`'s, not yet the canonical one."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     # Hundreds of thousands of acyclic tuples and lists: the collector's rescans were
@@ -37,6 +39,6 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind") -> Btf:
                     return tuple([target(r, r) for r in types[node].refs()])
 
                 return renumber(btf, canonical_order(btf, order, kept, edges_of, labels),
-                                into)
-            return renumber(btf, canonical_order(btf, order, labels=labels))
-        return renumber(btf, canonical_order(btf, order))
+                                into, strings)
+            return renumber(btf, canonical_order(btf, order, labels=labels), strings=strings)
+        return renumber(btf, canonical_order(btf, order), strings=strings)

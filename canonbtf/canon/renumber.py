@@ -16,9 +16,12 @@ from ..btf.strings import StringTable
 NAMED_ITEMS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.FUNC_PROTO})
 
 
-def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = None) -> Btf:
+def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = None,
+             strings: bool = True) -> Btf:
     """`btf`'s own types `order` (old ids), in that order; other own ids must be in `merged`
-    (old id -> the old id of the type they merge into, which may be a base id)."""
+    (old id -> the old id of the type they merge into, which may be a base id). With
+    `strings` false the string section is kept as it is: for a result that is renumbered
+    again before anyone sees it (half the time of a renumbering goes to the strings)."""
     first = btf.first_id
     new_id = list(range(btf.last_id + 1))
     for pos, old in enumerate(order, first):
@@ -27,6 +30,9 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
         for old, into in merged.items():
             new_id[old] = new_id[into]
     own = btf.types
+    if not strings:
+        return Btf([own[old - first].remap(new_id) for old in order], btf.strings, btf.base,
+                   btf.byteorder, btf.header_tail, btf.layout)
     base = btf.base
     start = btf.strings.start
     names = btf.names

@@ -360,6 +360,7 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
     `merge="records"` sends every unit's records instead of keys (the tests' reference
     for the keyed merge; always so with a base)."""
     from ..canon import canonicalize
+    from ..canon.renumber import renumber
 
     context = context_for(dwarf, features)
     jobs = jobs or default_jobs()
@@ -378,10 +379,14 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
             raise InputError(dwarf.path, "no types to encode in its DWARF")
         if base is not None:
             merged = as_split(merged, base)
-        btf = canonicalize(place_variables(merged), dedup=True)
+        # Choosing functions needs the merged types in canonical order; the strings are
+        # made canonical once, at the end.
+        btf = canonicalize(place_variables(merged), dedup=True, strings=False)
         btf, stats.functions = choose_functions(btf, "consistent_func" in features)
         if stats.functions.candidates or stats.functions.overlapping_variables:
             btf = canonicalize(btf)
+        else:
+            btf = renumber(btf, range(btf.first_id, btf.last_id + 1))
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
 
