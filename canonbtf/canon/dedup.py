@@ -192,16 +192,3 @@ def merge_map(btf: Btf, labels: list | None = None) -> dict[int, int]:
         into[node] = target
     return into
 
-
-def deduplicate(btf: Btf) -> Btf:
-    """`btf` with equivalent own types merged; ids are not yet canonical."""
-    into = merge_map(btf)
-    first = btf.first_id
-    kept = [n for n in range(first, btf.last_id + 1) if n not in into]
-    new_id = list(range(btf.last_id + 1))
-    for position, node in enumerate(kept, first):
-        new_id[node] = position
-    for node, target in into.items():
-        new_id[node] = new_id[target]
-    types = [btf.types[node - first].remap(new_id) for node in kept]
-    return Btf(types, btf.strings, btf.base, btf.byteorder, btf.header_tail, btf.layout)

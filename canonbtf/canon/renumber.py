@@ -16,6 +16,19 @@ from ..btf.strings import StringTable
 NAMED_ITEMS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.FUNC_PROTO})
 
 
+def new_ids(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = None
+            ) -> list[int]:
+    """old id -> new id when `btf`'s own types `order` come in that order and each id in
+    `merged` takes the new id of the (own or base) id it maps to; base ids stay."""
+    new_id = list(range(btf.last_id + 1))
+    for position, old in enumerate(order, btf.first_id):
+        new_id[old] = position
+    if merged:
+        for old, into in merged.items():
+            new_id[old] = new_id[into]
+    return new_id
+
+
 def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = None,
              strings: bool = True) -> Btf:
     """`btf`'s own types `order` (old ids), in that order; other own ids must be in `merged`
@@ -23,12 +36,7 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
     `strings` false the string section is kept as it is: for a result that is renumbered
     again before anyone sees it (half the time of a renumbering goes to the strings)."""
     first = btf.first_id
-    new_id = list(range(btf.last_id + 1))
-    for pos, old in enumerate(order, first):
-        new_id[old] = pos
-    if merged:
-        for old, into in merged.items():
-            new_id[old] = new_id[into]
+    new_id = new_ids(btf, order, merged)
     own = btf.types
     if not strings:
         return Btf([own[old - first].remap(new_id) for old in order], btf.strings, btf.base,

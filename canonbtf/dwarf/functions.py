@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from ..canon.renumber import new_ids
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_NOCALL
 
 
@@ -210,12 +211,7 @@ def _rebuild(btf: Btf, kept: dict[int, Type], redirect: dict[int, int], dropped:
              orphaned: set[int]) -> Btf:
     first = btf.first_id
     order = [n for n in range(first, btf.last_id + 1) if n not in dropped]
-    new_id = list(range(btf.last_id + 1))
-    for position, node in enumerate(order, first):
-        new_id[node] = position
-    for candidate, into in redirect.items():
-        if into:
-            new_id[candidate] = new_id[into]  # a base id stays itself
+    new_id = new_ids(btf, order, {c: into for c, into in redirect.items() if into})
     types = []
     for node in order:
         t = kept.get(node) or btf.types[node - first]
