@@ -81,14 +81,6 @@ def info_kind(info: int) -> int:
     return (info >> 24) & 0x7F
 
 
-def info_kflag(info: int) -> int:
-    return info >> 31
-
-
-def make_info(kind: int, vlen: int, kflag: int) -> int:
-    return (kflag << 31) | (kind << 24) | vlen
-
-
 def header_struct(byteorder: str) -> struct.Struct:
     return struct.Struct(byteorder + HEADER_FIELDS)
 
