@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark `canonbtf encode` beside pahole on the same file, in the same run.
 
-    python tools/bench_encode.py [--elf VMLINUX] [--jobs 1 2] [--skip-ours]
+    python tools/bench_encode.py [--elf VMLINUX] [--jobs 1 2] [--python PY ...] [--skip-ours]
 
 Runs `canonbtf encode -jN` and `pahole -jN --btf_encode_detached` for each N, one after
 the other, and prints wall time, the peak RSS of the largest process and of all the
@@ -11,6 +11,8 @@ into phases (units: the parallel per-unit work until the last worker answered; m
 the parent's merge, global dedup and canonical order; rest: start-up, reading the ELF
 and symbols, writing the output), the sequential share (everything but the units
 phase) and the ratios to pahole at the same -j, then how the issue's targets stand.
+`--python` runs this checkout's canonbtf under other interpreters too (say the python of
+a PyPy virtual environment with the dependencies installed; docs/ENCODE.md "Speed").
 Default input: the 6.1 cloud kernel from ../shared/tools/fetch-kernel-dbg.
 """
 
@@ -106,10 +108,20 @@ def measure(command: list[str]) -> dict:
             "all": sampler.peak_all / 1024, "stderr": stderr}
 
 
+def _implementation(python: str) -> str:
+    """'pypy 3.9', 'cpython 3.11': what an interpreter is, for the row's label."""
+    done = subprocess.run([python, "-c", "import platform; print(platform.python_implementation()"
+                                         ".lower(), platform.python_version())"],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--elf", default=KERNEL)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--python", nargs="+", default=[sys.executable],
+                        help="interpreters to run canonbtf with (default: this one)")
     parser.add_argument("--skip-ours", action="store_true", help="only time pahole")
     args = parser.parse_args()
     if not Path(args.elf).exists():
@@ -127,15 +139,17 @@ def main() -> int:
                 rows.append((f"pahole -j{jobs}", jobs, theirs, None))
             if args.skip_ours:
                 continue
-            out = os.path.join(tmp, f"ours-j{jobs}.btf")
-            ours = measure([sys.executable, "-m", "canonbtf", "encode", f"-j{jobs}", "-o", out,
-                            args.elf])
-            with open(out, "rb") as fh:
-                ours["md5"] = hashlib.md5(fh.read()).hexdigest()
-            split = re.search(r"units ([\d.]+)s, merge ([\d.]+)s", ours["stderr"])
-            rows.append((f"canonbtf encode -j{jobs}", jobs, ours, split))
+            for python in args.python:
+                out = os.path.join(tmp, f"ours-j{jobs}.btf")
+                ours = measure([python, "-m", "canonbtf", "encode", f"-j{jobs}", "-o", out,
+                                args.elf])
+                with open(out, "rb") as fh:
+                    ours["md5"] = hashlib.md5(fh.read()).hexdigest()
+                split = re.search(r"units ([\d.]+)s, merge ([\d.]+)s", ours["stderr"])
+                label = "" if python == sys.executable else f" ({_implementation(python)})"
+                rows.append((f"canonbtf encode -j{jobs}{label}", jobs, ours, split))
     print(f"input: {args.elf}")
-    print(f"{'command':<24}{'wall s':>8}{'cpu s':>8}{'largest MB':>12}{'all MB':>8}"
+    print(f"{'command':<34}{'wall s':>8}{'cpu s':>8}{'largest MB':>12}{'all MB':>8}"
           f"{'vs pahole':>11}{'cpu vs':>8}   phases")
     pahole_wall = {jobs: m["wall"] for name, jobs, m, _ in rows if name.startswith("pahole")}
     pahole_cpu = {jobs: m["cpu"] for name, jobs, m, _ in rows if name.startswith("pahole")}
@@ -148,7 +162,7 @@ def main() -> int:
             value = m["wall"] / pahole_wall[jobs]
             ratio = f"{value:.1f}x"
             if jobs in TARGET_RATIO:
-                verdicts.append((f"-j{jobs} <= {TARGET_RATIO[jobs]:.0f}x pahole -j{jobs}",
+                verdicts.append((f"{name} <= {TARGET_RATIO[jobs]:.0f}x pahole -j{jobs}",
                                  ratio, value <= TARGET_RATIO[jobs]))
         phases = ""
         if split:
@@ -158,14 +172,14 @@ def main() -> int:
             phases = (f"units {units:.1f}s, merge {merge:.1f}s, rest {rest:.1f}s; "
                       f"sequential {100 * sequential:.0f}%")
             if jobs == 2:
-                verdicts.append((f"-j2 sequential share <= {100 * TARGET_SEQUENTIAL:.0f}%",
+                verdicts.append((f"{name}: sequential share <= {100 * TARGET_SEQUENTIAL:.0f}%",
                                  f"{100 * sequential:.0f}%", sequential <= TARGET_SEQUENTIAL))
         if not name.startswith("pahole"):
             verdicts.append((f"{name}: largest process <= {TARGET_LARGEST_MB} MB",
                              f"{m['one']:.0f} MB", m["one"] <= TARGET_LARGEST_MB))
             verdicts.append((f"{name}: all processes <= {TARGET_ALL_MB} MB",
                              f"{m['all']:.0f} MB", m["all"] <= TARGET_ALL_MB))
-        print(f"{name:<24}{m['wall']:>8.1f}{m['cpu']:>8.1f}{m['one']:>12.0f}{m['all']:>8.0f}"
+        print(f"{name:<34}{m['wall']:>8.1f}{m['cpu']:>8.1f}{m['one']:>12.0f}{m['all']:>8.0f}"
               f"{ratio:>11}{cpu_ratio:>8}   {phases}")
     digests = {m["md5"] for _, _, m, _ in rows if "md5" in m}
     if digests:
