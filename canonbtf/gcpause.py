@@ -5,7 +5,7 @@ lists; left on, the collector rescans them over and over (measured: about 40% of
 parse time and a third of the diff time).
 
 Only on CPython: PyPy's collector is generational and cheap on such garbage, and
-disabled it stops freeing altogether (an encode of the 6.1 kernel under PyPy 7.3 took
+disabling it stops its freeing altogether (an encode of the 6.1 kernel under PyPy 7.3 took
 19 s of system time for page faults and 59.6 s in all, 36.1 s with the collector left on).
 """
 

@@ -109,7 +109,7 @@ def measure(command: list[str]) -> dict:
 
 
 def _implementation(python: str) -> str:
-    """'pypy 3.9', 'cpython 3.11': what an interpreter is, for the row's label."""
+    """'pypy 3.9.16', 'cpython 3.11.7': what an interpreter is, for the row's label."""
     done = subprocess.run([python, "-c", "import platform; print(platform.python_implementation()"
                                          ".lower(), platform.python_version())"],
                           capture_output=True, text=True, check=True)
