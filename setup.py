@@ -1,0 +1,45 @@
+"""Builds the optional compiled encode core (canonbtf/dwarf/_core); everything else is in
+pyproject.toml. Without a C compiler the build goes on without it (pure Python), and
+canonbtf chooses the pure path at run time (canonbtf/dwarf/core.py).
+
+CANONBTF_SANITIZE=1 builds the core with -fsanitize=address,undefined (CI runs the encode
+tests once that way)."""
+
+import os
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c"]
+flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
+         "-Wno-missing-field-initializers"]
+link = []
+if os.environ.get("CANONBTF_SANITIZE") == "1":
+    flags += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+              "-fno-sanitize-recover=undefined"]
+    link += ["-fsanitize=address,undefined"]
+
+
+class OptionalBuildExt(build_ext):
+    """A failing compile leaves the pure path, with one warning line."""
+
+    def run(self):
+        try:
+            super().run()
+        except Exception as e:  # noqa: BLE001 - any build failure means "no core"
+            print(f"canonbtf: warning: compiled core not built ({e}); using pure Python")
+
+    def build_extension(self, ext):
+        try:
+            super().build_extension(ext)
+        except Exception as e:  # noqa: BLE001
+            print(f"canonbtf: warning: compiled core not built ({e}); using pure Python")
+
+
+setup(
+    ext_modules=[Extension("canonbtf.dwarf._core",
+                           [f"canonbtf/dwarf/_core/{name}" for name in SOURCES],
+                           depends=["canonbtf/dwarf/_core/core.h"],
+                           extra_compile_args=flags, extra_link_args=link)],
+    cmdclass={"build_ext": OptionalBuildExt},
+)
