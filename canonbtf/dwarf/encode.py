@@ -27,6 +27,7 @@ import random
 import sys
 import time
 import traceback
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
@@ -38,16 +39,16 @@ from ..errors import InputError
 from ..gcpause import paused_gc
 from .constants import TAG_NAMES
 from .convert import ConvertContext, Skips, convert_unit
+from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, TypePool, remap_record
 from .functions import FunctionReport, choose_functions, place_variables
-from .keys import KeyedMerge, KeyPool
+from .keys import KeyedMerge, KeyFragment, KeyPool
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
 
 SHUFFLE_ENV = "CANONBTF_SHUFFLE_SEED"
-READERS = ("fast", "pyelftools")
 # Batches per worker: more balance the load better, fewer send fewer repeated types.
 BATCHES_PER_JOB = 4
 
@@ -99,42 +100,98 @@ def make_batches(units: list[Unit], count: int) -> list[list[Unit]]:
 
 
 class _Worker:
-    """The per-process state: the file (inherited by fork), a DIE reader and the pool."""
+    """The per-process state: the file (inherited by fork), the core that encodes units
+    (compiled or pure, core.py) and the pool their records or keys go to."""
 
     def __init__(self, dwarf: DwarfFile, reader: str, context: ConvertContext,
                  keyed: bool = False):
         self.dwarf = dwarf
         self.context = context
-        if reader == "pyelftools":
-            from .reference import ReferenceReader
-
-            self.reader = ReferenceReader(dwarf)
-        else:
-            from .dies import DieReader
-
-            self.reader = DieReader(dwarf)
+        self.reader_name = reader
+        self.keyed = keyed
+        self._reader = None
+        self.native = new_encoder(dwarf, context) if reader == "fast" else None
         self.pool = KeyPool() if keyed else TypePool()
+        # Keyed units the compiled core gave up: a pool of their own, sent as a group
+        # of its own (the merge unifies groups by their entries).
+        self.fallback_pool: KeyPool | None = None
+        self.fallbacks = 0
+
+    @property
+    def reader(self):
+        """The pure DIE reader, made on first use (the compiled core needs none)."""
+        if self._reader is None:
+            if self.reader_name == "pyelftools":
+                from .reference import ReferenceReader
+
+                self._reader = ReferenceReader(self.dwarf)
+            else:
+                from .dies import DieReader
+
+                self._reader = DieReader(self.dwarf)
+        return self._reader
 
     def encode_batch(self, units: list[Unit], progress: Callable[[], None] | None = None
-                     ) -> Fragment:
+                     ) -> list[tuple[int, Fragment]]:
+        """Fragments of what `units` added, each with the index of the pool it came from
+        (0 the worker's pool, 1 the pool of keyed units the compiled core gave up)."""
         skips = Skips()
         dies = 0
-        reader = self.reader
-        little = self.dwarf.little_endian
         # A unit's DIEs and records are acyclic garbage: without the collector's rescans
         # a keyed worker runs 9 % fewer instructions (valgrind, 1/40 of the 6.1 kernel).
         with paused_gc():
             for unit in units:
-                unit_types = reader.read_unit(unit)
-                dies += len(unit_types.types)
-                self.pool.add_unit(convert_unit(unit_types, little, skips, self.context),
-                                   unit)
+                if not self._native_unit(unit):
+                    dies += self._pure_unit(unit, skips)
                 if progress is not None:
                     progress()
-        for tag, count in reader.skipped_tags.items():
-            skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
-        reader.skipped_tags.clear()
-        return self.pool.fragment(len(units), dies, skips.counts)
+        reader = self._reader
+        if reader is not None:
+            for tag, count in reader.skipped_tags.items():
+                skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
+            reader.skipped_tags.clear()
+        if self.native is not None:
+            reasons, tags, native_dies = self.native.take_counts()
+            dies += native_dies
+            for reason, count in reasons.items():
+                skips.add(reason, count)
+            for tag, count in tags.items():
+                skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
+        if self.native is not None and self.keyed:
+            entries, unit_keys = self.native.take_fragment()
+            out = [(0, KeyFragment(entries, [(offset, array("I", keys))
+                                             for offset, keys in unit_keys],
+                                   len(units), dies, skips.counts))]
+            if self.fallback_pool is not None:
+                out.append((1, self.fallback_pool.fragment(0, 0, {})))
+            return out
+        return [(0, self.pool.fragment(len(units), dies, skips.counts))]
+
+    def _native_unit(self, unit: Unit) -> bool:
+        """Encode `unit` with the compiled core; False when it gives the unit up."""
+        if self.native is None:
+            return False
+        try:
+            if self.keyed:
+                self.native.add_keys(unit_fields(unit))
+            else:
+                self.pool.add_unit(self.native.records(unit_fields(unit)), unit)
+        except CoreFallback:
+            self.fallbacks += 1
+            return False
+        return True
+
+    def _pure_unit(self, unit: Unit, skips: Skips) -> int:
+        """Encode `unit` with the pure path; returns its number of type DIEs."""
+        unit_types = self.reader.read_unit(unit)
+        pool = self.pool
+        if self.native is not None and self.keyed:
+            if self.fallback_pool is None:
+                self.fallback_pool = KeyPool()
+            pool = self.fallback_pool
+        pool.add_unit(convert_unit(unit_types, self.dwarf.little_endian, skips, self.context),
+                      unit)
+        return len(unit_types.types)
 
 
 def _worker_main(conn, dwarf: DwarfFile, reader: str, context: ConvertContext,
@@ -155,14 +212,14 @@ def _worker_main(conn, dwarf: DwarfFile, reader: str, context: ConvertContext,
             conn.send(("unit", index, None))
 
         try:
-            fragment = worker.encode_batch(units, unit_done)
+            fragments = worker.encode_batch(units, unit_done)
         except DwarfFormatError as e:
             conn.send(("error", index, str(e)))
             return
         except Exception:  # noqa: BLE001 - the parent reports it and stops the run
             conn.send(("crash", index, traceback.format_exc()))
             return
-        conn.send(("done", index, fragment))
+        conn.send(("done", index, fragments))
 
 
 class _Progress:
@@ -209,7 +266,7 @@ def encode_fragments(dwarf: DwarfFile, jobs: int, seed: int | None = None,
         batches = make_batches(units, jobs * BATCHES_PER_JOB if jobs > 1 else 1)
         if len(batches) == 1:
             worker = _Worker(dwarf, reader, context, keyed)
-            fragments = [[worker.encode_batch(units, meter.unit_done)]]
+            fragments = _grouped([worker.encode_batch(units, meter.unit_done)])
         else:
             fragments = _run_workers(dwarf, batches, jobs, reader, meter, context, keyed)
     except DwarfFormatError as e:
@@ -243,7 +300,7 @@ def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader:
             process.start()
             child_end.close()
             workers.append((process, parent_end))
-        by_worker: list[list[Fragment]] = [[] for _ in workers]
+        by_worker: list[list[list[tuple[int, Fragment]]]] = [[] for _ in workers]
         next_batch = 0
         busy = 0
         for _, conn in workers:
@@ -281,13 +338,23 @@ def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader:
                     raise RuntimeError(f"worker failed:\n{payload}")
         for _, conn in workers:
             conn.send(None)
-        return by_worker
+        return [group for batches_done in by_worker for group in _grouped(batches_done)]
     finally:
         for process, conn in workers:
             if process.is_alive():
                 process.terminate()
             process.join()
             conn.close()
+
+
+def _grouped(batches: list[list[tuple[int, Fragment]]]) -> list[list[Fragment]]:
+    """One worker's fragments (per batch, each with its pool index) as one group per
+    pool, in batch order: a group's ids continue from fragment to fragment."""
+    groups: dict[int, list[Fragment]] = {}
+    for batch in batches:
+        for pool, fragment in batch:
+            groups.setdefault(pool, []).append(fragment)
+    return [groups[pool] for pool in sorted(groups)]
 
 
 def merge_fragments(groups: list[list[Fragment]]) -> Btf:
