@@ -38,8 +38,8 @@ class OptionalBuildExt(build_ext):
 
 setup(
     ext_modules=[Extension("canonbtf.dwarf._core",
-                           [f"canonbtf/dwarf/_core/{name}" for name in SOURCES],
-                           depends=["canonbtf/dwarf/_core/core.h"],
+                           [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
+                           depends=["canonbtf/dwarf/csrc/core.h"],
                            extra_compile_args=flags, extra_link_args=link)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

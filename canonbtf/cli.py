@@ -15,6 +15,7 @@ from typing import TextIO
 
 from . import ORDER_VERSION, __version__
 from .btf import reader
+from .dwarf.core import active_core
 from .errors import InputError
 from .output import atomic_output, refuse_overwriting_input
 
@@ -199,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
                "2 the job could not be done.",
     )
     parser.add_argument("--version", action="version",
-                        version=f"canonbtf {__version__} (canonical order v{ORDER_VERSION})")
+                        version=f"canonbtf {__version__} (canonical order v{ORDER_VERSION}, "
+                                f"{active_core()})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from .constants import TAG_NAMES
-from .convert import ConvertContext
-from .sections import DwarfFile, Unit
+
+if TYPE_CHECKING:  # the CLI asks for `active_core` without loading the encoder
+    from .convert import ConvertContext
+    from .sections import DwarfFile, Unit
 
 PURE_ENV = "CANONBTF_PURE"
 
@@ -40,7 +43,7 @@ def compiled_module() -> ModuleType | None:
         from . import _core
     except ImportError:
         return None
-    return _core
+    return _core if hasattr(_core, "UnitEncoder") else None
 
 
 def active_core() -> str:
@@ -48,7 +51,7 @@ def active_core() -> str:
     if compiled_module() is not None:
         return "compiled core"
     if os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return f"pure-Python core ({PURE_ENV})"
+        return f"pure-Python core, {PURE_ENV} set"
     return "pure-Python core"
 
 
