@@ -187,7 +187,8 @@ def test_612_vmlinux_in_place_and_detached(tmp_path):
 
 def modfinal_612(tmp_path: Path, module: Path, extmod: bool) -> subprocess.CompletedProcess:
     """Makefile.modfinal's own cmd_btf_ko (taken from the installed file) run by make,
-    with the flags Makefile.btf gives; resolve_btfids is not packaged: `true` stands in."""
+    with the flags Makefile.btf gives, then the package's resolve_btfids (`true` when
+    the package has none)."""
     text = (kbuild_612() / "Makefile.modfinal").read_text()
     start = text.index("quiet_cmd_btf_ko")
     recipe = text[start:text.index("fi;", start) + 3]
@@ -195,7 +196,9 @@ def modfinal_612(tmp_path: Path, module: Path, extmod: bool) -> subprocess.Compl
                                                    else {}))
     (tmp_path / "modfinal.mk").write_text(
         f"{recipe}\n%.ko: FORCE\n\t$(cmd_btf_ko)\nFORCE:\n")
-    env = [f"PAHOLE={front()}", "OBJCOPY=objcopy", "RESOLVE_BTFIDS=true",
+    resolve = kbuild_612().parent / "tools" / "bpf" / "resolve_btfids" / "resolve_btfids"
+    env = [f"PAHOLE={front()}", "OBJCOPY=objcopy",
+           f"RESOLVE_BTFIDS={resolve if os.access(resolve, os.X_OK) else 'true'}",
            f"PAHOLE_FLAGS={' '.join(vm_flags)}",
            f"MODULE_PAHOLE_FLAGS={' '.join(module_flags)}"]
     return run(["make", "-s", "-f", "modfinal.mk", *env, module.name], tmp_path)
