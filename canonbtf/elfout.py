@@ -55,37 +55,48 @@ def has_section(path: str, name: str = SECTION) -> bool:
 def write_elf_with_btf(objcopy: list[str], source: str, btf: bytes, out_path: str) -> list[str]:
     """Write `source` with `btf` as its .BTF section to `out_path` (atomically); returns
     objcopy's warnings (its stderr lines) for the caller to show."""
+    return write_elf_with_sections(objcopy, source, {SECTION: btf}, out_path)
+
+
+def _section_edit(name: str, path: str, replace: bool) -> list[str]:
+    if replace:
+        return ["--update-section", f"{name}={path}"]
+    return ["--add-section", f"{name}={path}", "--set-section-flags", f"{name}=readonly"]
+
+
+def write_elf_with_sections(objcopy: list[str], source: str, sections: dict[str, bytes],
+                            out_path: str) -> list[str]:
+    """Write `source` with each of `sections` (name -> contents) added or replaced to
+    `out_path`, atomically, in one objcopy run; returns objcopy's warnings."""
     target = os.path.realpath(out_path)
     directory = os.path.dirname(target)
     if os.path.isdir(target):
         raise InputError(out_path, "output is a directory")
-    replace = has_section(source)
+    temps: list[str] = []
     try:
-        fd, btf_path = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".btf", dir=directory)
+        edit: list[str] = []
+        for name, data in sections.items():
+            fd, path = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".sec", dir=directory)
+            temps.append(path)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            edit += _section_edit(name, path, has_section(source, name))
         fd_out, tmp_out = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".elf", dir=directory)
-    except OSError as e:
-        raise InputError(out_path, f"cannot create output: {e.strerror or e}") from None
-    os.close(fd_out)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(btf)
-        if replace:
-            edit = ["--update-section", f"{SECTION}={btf_path}"]
-        else:
-            edit = ["--add-section", f"{SECTION}={btf_path}",
-                    "--set-section-flags", f"{SECTION}=readonly"]
+        temps.append(tmp_out)
+        os.close(fd_out)
         result = subprocess.run([*objcopy, *edit, source, tmp_out], capture_output=True,
                                 text=True, errors="replace")
         messages = [line for line in result.stderr.splitlines() if line.strip()]
         if result.returncode != 0:
             detail = messages[-1] if messages else f"exit status {result.returncode}"
-            raise InputError(source, f"objcopy could not write {SECTION}: {detail}")
+            names = ", ".join(sections)
+            raise InputError(source, f"objcopy could not write {names}: {detail}")
         os.chmod(tmp_out, stat.S_IMODE(os.stat(source).st_mode))
         os.replace(tmp_out, target)
         return messages
     except OSError as e:
         raise InputError(out_path, f"cannot write output: {e.strerror or e}") from None
     finally:
-        for path in (btf_path, tmp_out):
+        for path in temps:
             with contextlib.suppress(OSError):
                 os.unlink(path)

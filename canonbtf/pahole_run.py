@@ -1,0 +1,116 @@
+"""`canonbtf-pahole` doing the job: encode, order, distil, write where pahole writes.
+
+Split from the option parsing (pahole_front.py) so that the front stays a table of
+pahole's options; everything here calls the library's public functions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .btf import writer
+from .btf.model import Btf
+from .errors import InputError
+from .pahole_front import Request, objcopy_command, output_order
+
+DISTILLED_SECTION = ".BTF.base"
+
+
+def _check_request(req: Request) -> None:
+    if req.elf is None:
+        raise InputError(None, "no input file: give the ELF to encode (vmlinux, a module)")
+    if not (req.encode_in_place or req.detached):
+        raise InputError(None, "canonbtf-pahole only encodes BTF: give -J or "
+                               "--btf_encode_detached=FILE (pahole's other uses are not "
+                               "supported)")
+    if req.distilled_base and req.base is None:
+        raise InputError(None, "--btf_features=distilled_base needs --btf_base (it "
+                               "describes a module's base)")
+    if req.distilled_base and req.detached:
+        raise InputError(None, "--btf_features=distilled_base with --btf_encode_detached: "
+                               "the distilled base is an ELF section (.BTF.base); use -J")
+    if not os.path.exists(req.elf):
+        raise InputError(req.elf, "no such file")
+
+
+def _without_languages(dwarf, languages: set[int]) -> None:
+    """Drop the units whose DW_AT_language is excluded (pahole's --lang_exclude)."""
+    kept = []
+    for unit in dwarf.units:
+        try:
+            top = dwarf.dwarfinfo.get_CU_at(unit.offset).get_top_DIE()
+            attr = top.attributes.get("DW_AT_language")
+        except Exception as e:  # noqa: BLE001 -- pyelftools on a broken unit header
+            raise InputError(dwarf.path, f"unit at .debug_info offset {unit.offset:#x}: "
+                                         f"cannot read its language ({e})") from None
+        if attr is None or attr.value not in languages:
+            kept.append(unit)
+    dwarf.units = kept
+
+
+def encode(req: Request, base: Btf | None) -> Btf:
+    """The canonical BTF of `req.elf` with the request's features, split over `base`."""
+    from .dwarf.encode import encode_dwarf
+    from .dwarf.sections import open_dwarf
+
+    dwarf = open_dwarf(req.elf)
+    if not dwarf.units:
+        raise InputError(req.elf, ".debug_info has no units")
+    if req.languages:
+        _without_languages(dwarf, req.languages)
+        if not dwarf.units:
+            raise InputError(req.elf, "every unit is in an excluded language")
+    btf, _ = encode_dwarf(dwarf, req.jobs, features=frozenset(req.features), base=base)
+    return btf
+
+
+def in_order(btf: Btf, order: str, path: str) -> Btf:
+    """`btf` (canonical, kind order) in the order asked for: `canonbtf sort --order`."""
+    if order == "kind":
+        return btf
+    from .btf.validator import order_dependent_reference
+    from .canon import canonicalize
+
+    hazard = order_dependent_reference(btf)
+    if hazard:
+        raise InputError(path, f"{hazard}: cannot be put in name order")
+    return canonicalize(btf, order=order)
+
+
+def sections_for(req: Request, btf: Btf) -> dict[str, bytes]:
+    """Section name -> bytes: `.BTF`, and `.BTF.base` when a distilled base is asked for."""
+    try:
+        if not req.distilled_base:
+            return {".BTF": writer.write(btf)}
+        from .distill import distill_base
+
+        dist, split = distill_base(btf)
+        return {".BTF": writer.write(split), DISTILLED_SECTION: writer.write(dist)}
+    except ValueError as e:
+        raise InputError(req.elf, f"its DWARF gives BTF it cannot hold: {e}") from None
+
+
+def run(req: Request) -> int:
+    """Encode and write as the command line says; 0, or InputError for the caller."""
+    from .btf import reader
+    from .output import refuse_overwriting_input, write_atomically
+
+    _check_request(req)
+    objcopy = objcopy_command() if req.detached is None else None
+    if req.detached is not None:
+        refuse_overwriting_input(req.detached, [req.elf, req.base])
+    order = output_order(req)
+    base = reader.load(req.base) if req.base else None
+    btf = in_order(encode(req, base), order, req.elf)
+    sections = sections_for(req, btf)
+    for note in req.notes:
+        print(f"canonbtf-pahole: note: {note}", file=sys.stderr)
+    if req.detached is not None:
+        write_atomically(req.detached, sections[".BTF"])
+        return 0
+    from .elfout import write_elf_with_sections
+
+    for message in write_elf_with_sections(objcopy, req.elf, sections, req.elf):
+        print(f"canonbtf-pahole: {req.elf}: objcopy: {message}", file=sys.stderr)
+    return 0
