@@ -1,0 +1,173 @@
+"""The compiled encode core against the pure-Python reference (canonbtf/dwarf/core.py).
+
+Both must give the same records and keys per unit, the same bytes for whole files
+(golden objects, a module over its base, a sample of a real kernel), and the same outcome
+on damaged input: the same exit status, message and output. Units the compiled core
+gives up go through the pure path and still come out the same.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from array import array
+from pathlib import Path
+
+import pytest
+
+from canonbtf.btf import writer
+from canonbtf.dwarf import core
+from canonbtf.dwarf.convert import Skips, convert_unit
+from canonbtf.dwarf.dies import DieReader
+from canonbtf.dwarf.encode import _Worker, context_for, encode_dwarf, encode_file
+from canonbtf.dwarf.features import DEFAULT
+from canonbtf.dwarf.keys import KeyPool
+from canonbtf.dwarf.sections import open_dwarf
+
+from . import fuzzing
+from .conftest import FETCHED_DEBUG, REPO, fetched_kernel, fetched_kernel_sample
+
+GOLDEN_OBJECTS = sorted((REPO / "golden" / "obj").glob("*.o"))
+MODULE = (FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel" / "drivers"
+          / "net" / "virtio_net.ko")
+
+pytestmark = pytest.mark.skipif(core.compiled_module() is None,
+                                reason="the compiled core is not built (pure Python only)")
+
+
+@pytest.fixture
+def pure(monkeypatch):
+    """Within the test, the pure path: CANONBTF_PURE=1 as a user would set it."""
+
+    def use_pure(on: bool) -> None:
+        if on:
+            monkeypatch.setenv(core.PURE_ENV, "1")
+        else:
+            monkeypatch.delenv(core.PURE_ENV, raising=False)
+
+    return use_pure
+
+
+def both_ways(pure, make) -> tuple:
+    pure(True)
+    reference = make()
+    pure(False)
+    return reference, make()
+
+
+def compare_units(dwarf, units) -> None:
+    """Records, skips and keys of each unit from both cores."""
+    context = context_for(dwarf, DEFAULT)
+    encoder = core.new_encoder(dwarf, context)
+    reader = DieReader(dwarf)
+    pool = KeyPool()
+    for unit in units:
+        skips = Skips()
+        records = convert_unit(reader.read_unit(unit), dwarf.little_endian, skips, context)
+        pool.add_unit(records, unit)
+        assert encoder.records(core.unit_fields(unit)) == records, hex(unit.offset)
+        encoder.add_keys(core.unit_fields(unit))
+        reasons, tags, dies = encoder.take_counts()
+        # records() and add_keys() each counted the unit once
+        assert {k: v // 2 for k, v in reasons.items()} == skips.counts
+    fragment = pool.fragment(0, 0, {})
+    entries, unit_keys = encoder.take_fragment()
+    assert entries == fragment.entries
+    assert [(o, sorted(array("I", k))) for o, k in unit_keys] == \
+        [(o, sorted(k)) for o, k in fragment.unit_keys]
+
+
+@pytest.mark.parametrize("path", GOLDEN_OBJECTS, ids=lambda p: p.name)
+def test_records_and_keys_agree_on_golden_objects(path):
+    dwarf = open_dwarf(str(path))
+    compare_units(dwarf, dwarf.units)
+
+
+@pytest.mark.parametrize("path", GOLDEN_OBJECTS, ids=lambda p: p.name)
+def test_same_bytes_on_golden_objects(path, pure):
+    reference, compiled = both_ways(pure, lambda: writer.write(encode_file(str(path), 1)[0]))
+    assert compiled == reference
+
+
+def test_kernel_sampled_units_agree():
+    """Records and keys of every 100th unit of the 6.1 kernel, unit by unit."""
+    dwarf = fetched_kernel_sample(100)
+    compare_units(dwarf, dwarf.units)
+
+
+def test_kernel_every_8th_unit_same_bytes(pure):
+    """272 of the 6.1 kernel's 2,172 units, whole encode, both cores."""
+    dwarf = fetched_kernel_sample(8)
+    reference, compiled = both_ways(pure, lambda: writer.write(encode_dwarf(dwarf, 2)[0]))
+    assert compiled == reference
+
+
+@pytest.mark.parametrize("jobs,seed", [(1, None), (2, 5)])
+def test_module_over_its_base_same_bytes(jobs, seed, pure):
+    if not MODULE.exists():
+        pytest.skip(f"{MODULE} not fetched (MODULES=drivers/net/virtio_net.ko "
+                    "../shared/tools/fetch-kernel-dbg)")
+    from canonbtf.btf import reader as btf_reader
+
+    base = btf_reader.load(str(fetched_kernel()))
+
+    def encode() -> bytes:
+        dwarf = open_dwarf(str(MODULE))
+        return writer.write(encode_dwarf(dwarf, jobs, seed, base=base)[0])
+
+    reference, compiled = both_ways(pure, encode)
+    assert compiled == reference
+
+
+def chained_typedefs(directory: Path, depth: int) -> Path:
+    """An object whose types nest `depth` typedefs deep (past the core's MAX_DEPTH)."""
+    # clang writes a type's DIE before those it refers to, so numbering recurses
+    compiler = shutil.which("clang")
+    if compiler is None:
+        pytest.skip("clang not installed")
+    lines = ["typedef int t0;"]
+    lines += [f"typedef t{i - 1} t{i};" for i in range(1, depth)]
+    lines.append(f"t{depth - 1} deep_value; struct s {{ t{depth - 1} x; }} deep_struct;")
+    source = directory / "deep.c"
+    source.write_text("\n".join(lines) + "\n")
+    obj = directory / "deep.o"
+    subprocess.run([compiler, "-g", "-c", str(source), "-o", str(obj)], check=True)
+    return obj
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_a_unit_the_core_gives_up_goes_the_pure_way(tmp_path, keyed, pure):
+    obj = chained_typedefs(tmp_path, core.compiled_module().MAX_DEPTH + 50)
+    dwarf = open_dwarf(str(obj))
+    worker = _Worker(dwarf, "fast", context_for(dwarf, DEFAULT), keyed=keyed)
+    fragments = worker.encode_batch(dwarf.units)
+    assert worker.fallbacks == 1
+    if keyed:
+        assert [pool for pool, _ in fragments] == [0, 1]
+    reference, compiled = both_ways(pure, lambda: writer.write(encode_file(str(obj), 1)[0]))
+    assert compiled == reference
+    assert b"deep_struct" not in compiled and b"t249" in compiled
+
+
+@pytest.mark.parametrize("index", range(60))
+def test_damaged_objects_same_outcome(index, tmp_path, pure):
+    """A damaged golden object: the same exit status, message and bytes from both."""
+    rnd = random.Random(index)
+    paths = [REPO / "golden" / "obj" / name for name in fuzzing.GOLDEN_OBJECTS]
+    seed = fuzzing.ElfSeed(rnd.choice([p for p in paths if p.exists()]))
+    data, mutation = fuzzing.mutate_object(seed, rnd)
+    path = tmp_path / "input.o"
+    path.write_bytes(data)
+    out = tmp_path / "out.btf"
+
+    def run() -> tuple:
+        if out.exists():
+            out.unlink()
+        outcome = fuzzing.run_in_process(["encode", "-j", "1", str(path), "-o", str(out)], 60)
+        assert outcome.error is None, outcome.error
+        return (outcome.status, outcome.stderr.splitlines()[:1],
+                out.read_bytes() if out.exists() else None)
+
+    reference, compiled = both_ways(pure, run)
+    assert compiled == reference, mutation
