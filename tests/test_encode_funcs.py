@@ -308,7 +308,8 @@ def test_feature_and_version_output_for_scripts():
     assert [(name, state) for name, state, _ in rows] == [
         (ft.name, "default" if ft.default else "optional") for ft in FEATURES]
     version = run_cli("--version")
-    assert re.fullmatch(rb"canonbtf \d+\.\d+\.\d+ \(canonical order v\d+, (compiled|pure-Python) core[^)]*\)\n", version.stdout)
+    assert re.fullmatch(rb"canonbtf \d+\.\d+\.\d+ \(canonical order v\d+, "
+                        rb"(compiled|pure-Python) core[^)]*\)\n", version.stdout)
     bad = run_cli("encode", "--features=-nope", str(FUNCS))
     assert bad.returncode == 2 and bad.stderr.count(b"\n") == 1
 
