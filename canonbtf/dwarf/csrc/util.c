@@ -96,7 +96,7 @@ int64_t intern_bytes(intern_t *t, const uint8_t *p, size_t n, int *is_new)
         if (t->hashes[j] == h) {
             uint32_t id = t->ids[j];
             size_t start = t->starts.a[id], len = t->starts.a[id + 1] - start;
-            if (len == n && memcmp(t->arena.a + start, p, n) == 0) return id;
+            if (len == n && (n == 0 || memcmp(t->arena.a + start, p, n) == 0)) return id;
         }
         j = (j + 1) & mask;
     }
