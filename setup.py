@@ -6,6 +6,7 @@ CANONBTF_SANITIZE=1 builds the core with -fsanitize=address,undefined (CI runs t
 tests once that way)."""
 
 import os
+import platform
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -36,8 +37,11 @@ class OptionalBuildExt(build_ext):
             print(f"canonbtf: warning: compiled core not built ({e}); using pure Python")
 
 
+# PyPy runs the pure path faster than a C extension through its CPython emulation.
+BUILD_CORE = platform.python_implementation() == "CPython"
+
 setup(
-    ext_modules=[Extension("canonbtf.dwarf._core",
+    ext_modules=[] if not BUILD_CORE else [Extension("canonbtf.dwarf._core",
                            [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
                            depends=["canonbtf/dwarf/csrc/core.h"],
                            extra_compile_args=flags, extra_link_args=link)],

@@ -15,6 +15,7 @@ reference's error message. So both paths give the same bytes and the same errors
 from __future__ import annotations
 
 import os
+import sys
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -38,6 +39,8 @@ class CoreFallback(Exception):
 def compiled_module() -> ModuleType | None:
     """The compiled core if it is built and not turned off by CANONBTF_PURE."""
     if os.environ.get(PURE_ENV, "") not in ("", "0"):
+        return None
+    if sys.implementation.name != "cpython":
         return None
     try:
         from . import _core
