@@ -102,8 +102,9 @@ _options: argparse.Namespace | None = None
 def _start_worker(seed_names: list[str], options: argparse.Namespace) -> None:
     global _options
     _options = options
-    limit = options.memory_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if options.memory_mb:  # 0: no limit (AddressSanitizer reserves terabytes of addresses)
+        limit = options.memory_mb << 20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     if "encode" in options.commands:
         _objects.extend(fuzzing.ElfSeed(GOLDEN / name) for name in fuzzing.GOLDEN_OBJECTS
                         if (GOLDEN / name).exists())
@@ -349,7 +350,8 @@ def main() -> int:
                     help="which of them to run (default: all; encode runs on damaged "
                          "golden objects instead of BTF)")
     ap.add_argument("--limit", type=float, default=10.0, help="seconds per run (default 10)")
-    ap.add_argument("--memory-mb", type=int, default=4096, help="address space per worker")
+    ap.add_argument("--memory-mb", type=int, default=4096,
+                    help="address space per worker, 0 for none (a sanitizer build)")
     ap.add_argument("--subprocess-every", type=int, default=100,
                     help="also run the inputs of every K-th round of the seeds as "
                          "subprocesses (0: never)")
