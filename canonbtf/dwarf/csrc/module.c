@@ -124,6 +124,15 @@ static int parse_unit(encoder_t *e, PyObject *unit)
     return 0;
 }
 
+/* Raises CoreFallback naming the unit and why (PyErr_Format has no %llx). */
+static void give_up(encoder_t *e)
+{
+    char text[256];
+    snprintf(text, sizeof text, "unit at .debug_info offset %#llx: %s",
+             (unsigned long long)e->unit.offset, e->why);
+    PyErr_SetString(e->fallback, text);
+}
+
 /* Reads and converts the unit; raises CoreFallback when it goes to the pure path. */
 static int encode(encoder_t *e, PyObject *unit)
 {
@@ -132,8 +141,7 @@ static int encode(encoder_t *e, PyObject *unit)
     if (!rc) rc = convert_unit(e);
     if (rc == -2 && !e->bad && !PyErr_Occurred()) PyErr_NoMemory();
     if (rc && e->bad && !PyErr_Occurred())
-        PyErr_Format(e->fallback, "unit at .debug_info offset %#llx: %s",
-                     (unsigned long long)e->unit.offset, e->why);
+        give_up(e);
     return rc ? -1 : 0;
 }
 
@@ -158,8 +166,7 @@ static PyObject *Encoder_add_keys(encoder_t *e, PyObject *unit)
     if (encode(e, unit)) return NULL;
     int rc = add_unit_keys(e);
     if (rc == -1) {
-        PyErr_Format(e->fallback, "unit at .debug_info offset %#llx: %s",
-                     (unsigned long long)e->unit.offset, e->why);
+        give_up(e);
         return NULL;
     }
     if (rc || commit_skips(e)) return NULL;
