@@ -120,6 +120,12 @@ void intern_clear(intern_t *t);
 int64_t intern_bytes(intern_t *t, const uint8_t *p, size_t n, int *is_new);
 uint64_t hash_bytes(const uint8_t *p, size_t n);
 
+/* u64 keys (never 0) -> u32 values, open addressing. */
+typedef struct { uint64_t *keys; uint32_t *vals; size_t cap, count; } idmap_t;
+int idmap_get(const idmap_t *m, uint64_t key, uint32_t *val);
+int idmap_put(idmap_t *m, uint64_t key, uint32_t val);
+void idmap_free(idmap_t *m);
+
 typedef struct { uint8_t tag; uint32_t id; } part_t;  /* P_VOID, P_KEY, P_TOKEN, P_CYCLE */
 enum { P_VOID, P_KEY, P_TOKEN, P_CYCLE };
 
@@ -177,6 +183,7 @@ struct encoder {
 
     /* keys */
     intern_t names;
+    idmap_t str_names;         /* .debug_str offset + 1 -> name id (a name's bytes hashed once) */
     VEC(PyObject *) name_objs;
     intern_t tokens;
     VEC(PyObject *) token_objs;

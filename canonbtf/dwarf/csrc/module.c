@@ -43,6 +43,7 @@ static void Encoder_dealloc(encoder_t *e)
     FREE_VEC(e->dfs); FREE_VEC(e->ser); FREE_VEC(e->unit_key_list);
     intern_free(&e->nontype);
     intern_free(&e->names);
+    idmap_free(&e->str_names);
     intern_free(&e->tokens);
     intern_free(&e->entries);
     keys_free(e);
