@@ -117,6 +117,26 @@ def test_one_copy_changed_among_equivalent_copies_is_one_change():
                 for c in result.changes] == [("struct ctx#3", [("size_changed", 4, 8)])]
 
 
+def test_same_named_structs_pair_by_best_overall_match():
+    def build(structs):
+        b = BtfBuilder()
+        i32 = b.int("int", 4, f.INT_SIGNED)
+        for members in structs:
+            b.struct("dup", 12, [(name, i32, offset) for name, offset in members])
+        return b.build()
+
+    old = build([[("d", 0), ("b", 32), ("c", 64)], [("c", 64)]])
+    new = build([[("b", 0), ("d", 32), ("c", 64)], [("d", 0), ("b", 32), ("a", 64)]])
+    changes = {frozenset((d.change, d.path) for d in c.details)
+               for c in diff_btfs(old, new).changes}
+    # Taking the best pair first ({d, b, c} with {b, d, c}) would leave {c} to pair with
+    # {d, b, a}, sharing nothing: 5 facts in common in all, against 8 for this pairing.
+    assert changes == {
+        frozenset({("member_removed", "c"), ("member_added", "a")}),
+        frozenset({("member_added", "b"), ("member_added", "d")}),
+    }
+
+
 def test_corpus_kernel_with_dedup_leftovers_renumbered_reports_nothing():
     btf = with_leftovers(load_cached(corpus_path("vmlinux-6.1.0-56-cloud-amd64.btf")), 1)
     repeated = sum(1 for t in btf.types if t.name_off) - len(
