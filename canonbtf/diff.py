@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from .btf import format as f
 from .btf.model import Btf, Type
 from .diff_pairing import Root, pair_anonymous, pair_named, settle_duplicates
+from .emit.declarator import Declarators, declarator_chain
 from .gcpause import paused_gc
 
 # Families: the kinds a name is matched within, in report order.
@@ -37,7 +38,6 @@ _FAMILY_OF_KIND = {
     f.DATASEC: "datasec", f.DECL_TAG: "decl_tag",
 }
 _AGGREGATES = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
-_QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
 _PASS_THROUGH = frozenset({f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
 # Deeper reference chains than this only come from malformed input (the kernel allows 32).
 _MAX_DEPTH = 48
@@ -102,33 +102,21 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _join(base: str, decl: str) -> str:
-    if not decl:
-        return base
-    if decl[0] == "[":
-        return base + decl
-    return base + " " + decl
-
-
-class _Side:
-    """One BTF's roots and the C spelling of its types."""
+class _Spelling(Declarators):
+    """How one BTF's type references read: C declarators as the header spells them, with
+    duplicate tags, and a note of what C cannot spell, so equal text means equal types."""
 
     def __init__(self, btf: Btf):
         self.btf = btf
         self.types = btf.all_types()
-        self.own_first = btf.first_id
         self.name = btf.names
         self._expr: dict[int, str] = {}
-        self._protos: dict[int, tuple[tuple, bool]] = {}
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
         self._touches_dup: set[int] = set()
         self._touched = False
-        # Anonymous aggregates described inside some root.
-        self.expanded: set[int] = set()
-
-    # --- C spelling of types -------------------------------------------------------
+        self._dropped = False
 
     def label(self, type_id: int) -> str:
         """A named type as C names it, with its duplicate tag if it has one."""
@@ -159,49 +147,74 @@ class _Side:
         # Malformed BTF can have a prototype take itself as a parameter: the inner
         # mention reads this placeholder instead of recursing without end.
         self._expr[type_id] = "..."
-        text = self._render(type_id, "", 0)
+        text = self.decl(type_id, "")
         if self._touched:
             self._touches_dup.add(type_id)
         self._touched = self._touched or outer
         self._expr[type_id] = text
         return text
 
-    def _render(self, type_id: int, decl: str, depth: int) -> str:
-        if depth > _MAX_DEPTH:
-            return _join("...", decl)
-        if type_id == 0:
-            return _join("void", decl)
+    def decl(self, type_id: int, fname: str) -> str:
+        """`fname` declared with type `type_id` (abstract when empty). A qualifier C has no
+        place for (on an array or a prototype) is not lost: the chain is spelled out in a
+        comment, so that `int(*)[4]` through a const array still differs from one without."""
+        chain = declarator_chain(self.types, type_id, _MAX_DEPTH)
+        outer = self._dropped
+        self._dropped = False
+        text = self._chain(chain, len(chain), fname, 0, 0)
+        if self._dropped:
+            words = " ".join(map(self._word, chain[:-1]))
+            for tail in (" of", " to", " returning"):
+                words = words.removesuffix(tail)
+            text += f" /* {words} */"
+        self._dropped = outer
+        return text
+
+    def _word(self, type_id: int) -> str:
         t = self.types[type_id]
         kind = t.kind
-        if kind == f.PTR:
-            target = self.types[t.size_or_type] if t.size_or_type else None
-            inner = "*" + decl
-            if target is not None and target.kind in (f.ARRAY, f.FUNC_PROTO):
-                inner = "(" + inner + ")"
-            return self._render(t.size_or_type, inner, depth + 1)
-        if kind in _QUALIFIERS or kind == f.TYPE_TAG:
-            word = (_QUALIFIERS[kind] if kind != f.TYPE_TAG
-                    else f'btf_type_tag("{self.name(t.name_off)}")')
-            target = self.types[t.size_or_type] if t.size_or_type else None
-            if target is not None and target.kind == f.PTR:
-                return self._render(t.size_or_type, word + (" " + decl if decl else ""),
-                                    depth + 1)
-            return word + " " + self._render(t.size_or_type, decl, depth + 1)
         if kind == f.ARRAY:
-            elem, _, nelems = t.extra
-            return self._render(elem, f"{decl}[{nelems}]", depth + 1)
+            return f"array[{t.extra[2]}] of"
+        if kind == f.PTR:
+            return "pointer to"
         if kind == f.FUNC_PROTO:
-            return self._render(t.size_or_type, f"{decl}({self._params(t)})", depth + 1)
-        if kind in (f.INT, f.FLOAT, f.TYPEDEF, f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64):
-            return _join(self.label(type_id), decl)
-        return _join(f"<{f.kind_name(kind)} {self.name(t.name_off)}>", decl)
+            return "function returning"
+        if kind == f.TYPE_TAG:
+            return f"tag {self.name(t.name_off)}"
+        return f.kind_name(kind).lower()
 
-    def _params(self, proto: Type) -> str:
+    def dropped(self, qualifier: int, on: int) -> None:
+        self._dropped = True
+
+    def _base(self, tid: int, t: Type, mode: int, level: int) -> str:
+        return self.label(tid)
+
+    def _other(self, tid: int) -> str:
+        if tid < 0:
+            return "..."
+        t = self.types[tid]
+        return f"<{f.kind_name(t.kind)} {self.name(t.name_off)}>"
+
+    def _tag_name(self, tid: int) -> str:
+        return self.name(self.types[tid].name_off)
+
+    def _params(self, proto: Type, level: int) -> str:
         items = proto.items
         if not items:
             return "void"
         parts = [self.expr(p_type) if p_type or p_name else "..." for p_name, p_type in items]
         return ", ".join(parts)
+
+
+class _Side(_Spelling):
+    """One BTF's roots, described by facts."""
+
+    def __init__(self, btf: Btf):
+        super().__init__(btf)
+        self.own_first = btf.first_id
+        self._protos: dict[int, tuple[tuple, bool]] = {}
+        # Anonymous aggregates described inside some root.
+        self.expanded: set[int] = set()
 
     def _anon_end(self, type_id: int) -> tuple[int, str] | None:
         """The anonymous aggregate a reference leads to, through modifiers, arrays and
@@ -390,7 +403,7 @@ class _Side:
         if kind == f.FUNC:
             return self.signature(type_id)
         if kind == f.VAR:
-            return self._render(t.size_or_type, self.name(t.name_off), 0)
+            return self.decl(t.size_or_type, self.name(t.name_off))
         if kind == f.DATASEC:
             return f"size {t.size_or_type}, {_count(len(t.items), 'variable')}"
         if kind in (f.INT, f.FLOAT):
@@ -410,8 +423,8 @@ class _Side:
             if not p_name and not p_type:
                 params.append("...")
             else:
-                params.append(self._render(p_type, self.name(p_name), 0))
-        return self._render(proto.size_or_type, f"{name}({', '.join(params) or 'void'})", 0)
+                params.append(self.decl(p_type, self.name(p_name)))
+        return self.decl(proto.size_or_type, f"{name}({', '.join(params) or 'void'})")
 
     def anon_title(self, facts: tuple) -> str:
         """Anonymous roots are shown by their first few members or enumerators."""
