@@ -438,6 +438,15 @@ def test_violation_names_type_kind_and_rule():
                      "struct size 4"
 
 
+def test_unnamed_member_is_named_by_its_index():
+    b = BtfBuilder()
+    i = b.int("int", 4, f.INT_SIGNED)
+    inner = b.struct("", 4, [("x", i, 0)], union=True)
+    b.struct("foo", 8, [("a", i, 0), ("", inner, 36)])
+    [v] = validate(reader.parse(writer.write(b.build())))
+    assert str(v) == "type 3 (STRUCT 'foo'): member #1 at bit offset 36 is not byte-aligned"
+
+
 def test_header_with_layout_fields_is_flagged_like_the_kernel():
     b = BtfBuilder()
     b.int("int", 4, f.INT_SIGNED)

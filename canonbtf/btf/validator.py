@@ -753,11 +753,11 @@ class _Checker:
         t = self.types[type_id]
         items = t.items
         if next_member:
-            name_off, mtype, word = items[next_member - 1]
+            _, mtype, word = items[next_member - 1]
             if not self.resolved(mtype):
                 raise _Reject(type_id, "resolve-state", f"member {next_member - 1} is not "
                               "resolved after its walk")
-            self.check_member(type_id, t, name_off, mtype, word)
+            self.check_member(type_id, t, next_member - 1, mtype, word)
         for i in range(next_member, len(items)):
             name_off, mtype, word = items[i]
             kind = self.kind(mtype)
@@ -768,19 +768,21 @@ class _Checker:
                 entry[1] = i + 1
                 self.push(mtype)
                 return
-            self.check_member(type_id, t, name_off, mtype, word)
+            self.check_member(type_id, t, i, mtype, word)
         self.pop_resolved(0, 0)
 
     def member(self, name_off: int, index: int) -> str:
         return _quote(self.name_at(name_off)) if name_off else f"#{index}"
 
-    def check_member(self, sid: int, st: Type, name_off: int, mtype: int, word: int) -> None:
-        """The kernel's check_member / check_kflag_member, by the member type's kind."""
+    def check_member(self, sid: int, st: Type, index: int, mtype: int, word: int) -> None:
+        """The kernel's check_member / check_kflag_member, by the member type's kind, for
+        member number `index` of struct `sid`."""
+        member = self.member(st.items[index][0], index)
         kind = self.kind(mtype)
         if _MODIFIER[kind]:
             sized = self.id_size(mtype)
             if sized is None:
-                raise _Reject(sid, "member-type", f"member {self.member(name_off, -1)} has "
+                raise _Reject(sid, "member-type", f"member {member} has "
                               f"{self.describe(mtype)} as its type, which has no size")
             mtype = sized[0]
             kind = self.kind(mtype)
@@ -788,7 +790,6 @@ class _Checker:
             raise _Broken
         size = st.size_or_type
         what = f.kind_name(st.kind).lower()
-        member = self.member(name_off, -1)
         if st.kflag:
             bitfield = word >> 24
             offset = word & 0xFFFFFF
