@@ -20,6 +20,8 @@ from typing import TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from ..errors import InputError
+from .c_shape import c_shape_problem, pointer_size
 from .declarator import QUALIFIERS, Declarators, declarator_chain
 
 # How a type is used where it is mentioned: by value (it must be complete) or through a
@@ -102,7 +104,8 @@ def _bitfield_position(cur: int, bits: int, unit: int) -> int:
 
 
 def dump_c(btf: Btf, out: TextIO) -> None:
-    """Write the C header for `btf` (for split BTF: its own types, to follow the base's)."""
+    """Write the C header for `btf` (for split BTF: its own types, to follow the base's).
+    BTF that C cannot spell (see c_shape) is an InputError, before anything is written."""
     header = _header_for(btf)
     body = header.body()
     if btf.base is None:
@@ -133,6 +136,10 @@ def _header_for(btf: Btf) -> _Header:
     """One analysis per Btf object: a module's header needs its base's names."""
     header = _headers.get(btf)
     if header is None:
+        # What C cannot spell would make the emitter loop or recurse without end.
+        problem = c_shape_problem(btf)
+        if problem:
+            raise InputError(None, f"cannot be written as C: {problem}")
         base = _header_for(btf.base) if btf.base is not None else None
         header = _Header(btf, base)
         _headers[btf] = header
@@ -163,7 +170,7 @@ class _Header(Declarators):
         self._string = btf.strings.lookup if base is None else _split_lookup(base, btf)
         own_names = [self._string(t.name_off) for t in btf.types]
         self.names = (base.names if base is not None else [""]) + own_names
-        self.ptr_size = base.ptr_size if base is not None else self._pointer_size()
+        self.ptr_size = base.ptr_size if base is not None else pointer_size(btf)
         self._size: dict[int, int] = {}
         self._align: dict[int, int] = {}
         self._layout: dict[int, _Layout] = {}
@@ -195,13 +202,6 @@ class _Header(Declarators):
                 self._render(d)
 
     # ---- what gets defined ----
-
-    def _pointer_size(self) -> int:
-        for t, n in zip(self.types, self.names):
-            if t is not None and t.kind == f.INT and n in ("long int", "long unsigned int") \
-                    and t.size_or_type in (4, 8):
-                return t.size_or_type
-        return 8
 
     def _definitions(self) -> list[int]:
         """Own types with a top-level C definition or declaration, rendered once.
