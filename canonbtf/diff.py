@@ -617,11 +617,11 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     # Names used more than once on either side are tagged once the pairing is known.
     dup_keys = {key for key, group in old_named.items() if len(group) > 1}
     dup_keys |= {key for key, group in new_named.items() if len(group) > 1}
-    old_dups = [old_named[key] for key in sorted(dup_keys) if key in old_named]
-    new_dups = [new_named[key] for key in sorted(dup_keys) if key in new_named]
+    old_dups = {key: old_named[key] for key in dup_keys if key in old_named}
+    new_dups = {key: new_named[key] for key in dup_keys if key in new_named}
     for side, named, tag_ids, dups in ((old_side, old_named, old_tags, old_dups),
                                        (new_side, new_named, new_tags, new_dups)):
-        for group in dups:
+        for group in dups.values():
             side.dup_ids.update(root.type_id for root in group)
         for group in named.values():
             for root in group:

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-import networkx as nx
-
 from .btf.model import Btf, Type
 from .canon.dedup import equivalence_classes
 from .canon.labels import label
@@ -57,7 +55,7 @@ class Root:
 
 
 class _ShiftedNames:
-    """String offsets of the second BTF, moved past every offset of the first."""
+    """String offsets of one part of a `_Graph`, moved into that part's range."""
 
     def __init__(self, shift: int):
         self.shift = shift
@@ -66,79 +64,99 @@ class _ShiftedNames:
         return offset + self.shift
 
 
-class _Joint:
-    """Two BTFs (bases included) as one graph, the second's ids and string offsets shifted
-    past the first's: the shape `equivalence_classes` reads."""
+class _Graph:
+    """Some types of one or two BTFs, renumbered 1..n (part by part, in id order) with
+    each part's string offsets moved into a range of its own: the shape that
+    `canonical_order` and `equivalence_classes` read. The types must reach only each
+    other (and void)."""
 
-    def __init__(self, old: Btf, new: Btf):
-        old_types = old.all_types()
-        new_types = new.all_types()
-        self.id_shift = len(old_types) - 1
-        self.name_shift = 1 << 40
-        new_id = [0] + [n + self.id_shift for n in range(1, len(new_types))]
-        shifted = _ShiftedNames(self.name_shift)
-        self._types = old_types + [t.remap(new_id, shifted) for t in new_types[1:]]
+    first_id = 1
+    _SHIFT = 40
+
+    def __init__(self, parts: list[tuple[Btf, list[int]]]):
+        self._types: list[Type | None] = [None]
+        self._lookups = []
+        for number, (btf, ids) in enumerate(parts):
+            all_types = btf.all_types()
+            new_id = [0] * len(all_types)
+            for position, old in enumerate(ids, len(self._types)):
+                new_id[old] = position
+            shifted = _ShiftedNames(number << self._SHIFT)
+            self._types += [all_types[old].remap(new_id, shifted) for old in ids]
+            self._lookups.append(btf.names)
         self.last_id = len(self._types) - 1
-        self._old_names = old.names
-        self._new_names = new.names
 
     def all_types(self) -> list[Type | None]:
         return self._types
 
     def names(self, offset: int) -> str:
-        if offset < self.name_shift:
-            return self._old_names(offset)
-        return self._new_names(offset - self.name_shift)
+        return self._lookups[offset >> self._SHIFT](offset & ((1 << self._SHIFT) - 1))
 
 
-def joint_classes(old: Btf, new: Btf) -> tuple[list[int], list[int]]:
-    """The equivalence class of every old and every new type id, in one numbering: equal
-    classes mean equivalent types, whichever side they are on."""
-    joint = _Joint(old, new)
-    classes, _ = equivalence_classes(joint)  # type: ignore[arg-type]
-    shift = joint.id_shift
-    return classes[:shift + 1], [0] + classes[shift + 1:]
+def _reach(btf: Btf, roots: Iterable[int]) -> list[int]:
+    """`roots` and every type they lead to (void left out), in id order."""
+    types = btf.all_types()
+    seen = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node and node not in seen:
+            seen.add(node)
+            stack.extend(types[node].refs())
+    return sorted(seen)
 
 
-def settle_duplicates(old: Btf, new: Btf, old_groups: list[list[Root]],
-                      new_groups: list[list[Root]]) -> None:
+def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
+                      new_groups: dict[tuple, list[Root]]) -> None:
     """Give the roots of duplicated names what `pair_named` reads: the key that says two
     roots are the same type, and the sort key (their label, as the canonical order begins,
-    then their facts, computed with duplicated names untagged). Where copies on one side
-    have equal facts, facts cannot tell which is which: then the joint classes decide
-    sameness, and the canonical order which comes first (class numbers are no order:
-    they depend on ids)."""
+    then their facts, computed with duplicated names untagged).
+
+    Where copies on one side have equal facts, facts cannot tell which is which. For such
+    names, what their roots reach on both sides goes into one graph, whose equivalence
+    classes (the dedup's refinement) decide sameness, and each side's canonical order
+    which copy comes first (class numbers are no order: they depend on ids). Only what
+    those roots reach is ordered and refined: a few thousand types, not the kernel."""
     for btf, groups in ((old, old_groups), (new, new_groups)):
         types = btf.all_types()
-        for root in _roots(groups):
+        for root in _roots(groups.values()):
             root.same = root.facts
-            # The canonical order's first key, then the facts for what it refines.
             root.sort_key = (label(types[root.type_id], btf.names), repr(root.facts), 0)
-    if not (_alike(old_groups) or _alike(new_groups)):
+    alike = [key for key in {*old_groups, *new_groups}
+             if _alike(old_groups.get(key, ())) or _alike(new_groups.get(key, ()))]
+    if not alike:
         return
-    old_classes, new_classes = joint_classes(old, new)
-    for btf, groups, classes in ((old, old_groups, old_classes),
-                                 (new, new_groups, new_classes)):
-        position = {type_id: n for n, type_id in enumerate(canonical_order(btf))}
+    old_alike = [old_groups[key] for key in alike if key in old_groups]
+    new_alike = [new_groups[key] for key in alike if key in new_groups]
+    old_reach = _reach(old, (r.type_id for r in _roots(old_alike)))
+    new_reach = _reach(new, (r.type_id for r in _roots(new_alike)))
+    joint = _Graph([(old, old_reach), (new, new_reach)])
+    classes, _ = equivalence_classes(joint)  # type: ignore[arg-type]
+    offset = 1
+    for btf, groups, reach in ((old, old_alike, old_reach), (new, new_alike, new_reach)):
+        class_of = dict(zip(reach, classes[offset:]))
+        offset += len(reach)
+        order = canonical_order(_Graph([(btf, reach)]))  # type: ignore[arg-type]
+        position = {reach[node - 1]: n for n, node in enumerate(order)}
         for root in _roots(groups):
-            root.same = classes[root.type_id]
+            root.same = class_of[root.type_id]
             root.sort_key = (*root.sort_key[:2], position[root.type_id])
 
 
-def _roots(*groupings: list[list[Root]]) -> Iterable[Root]:
-    return (root for groups in groupings for group in groups for root in group)
+def _roots(groups: Iterable[Iterable[Root]]) -> Iterable[Root]:
+    return (root for group in groups for root in group)
 
 
-def _alike(groups: list[list[Root]]) -> bool:
+def _alike(group: Iterable[Root]) -> bool:
     """Whether a group holds two roots with equal facts that are not interchangeable: a
     type other roots refer to by its tag, or facts that spell a tag themselves."""
-    for group in groups:
-        seen: set[tuple] = set()
-        for root in group:
-            if root.facts in seen and (root.family in _REFERABLE or any(
-                    r.spells_duplicate for r in group if r.facts == root.facts)):
-                return True
-            seen.add(root.facts)
+    group = list(group)
+    seen: set[tuple] = set()
+    for root in group:
+        if root.facts in seen and (root.family in _REFERABLE or any(
+                r.spells_duplicate for r in group if r.facts == root.facts)):
+            return True
+        seen.add(root.facts)
     return False
 
 
@@ -241,6 +259,8 @@ def _scores(olds: list[Root], news: list[Root], anonymous: bool
 def _best_match(olds: list[Root], news: list[Root]) -> list[tuple[Root, Root]]:
     """The pairing with the highest total score (an assignment problem). Nodes and edges
     go in in sort-key and score order, so ties are settled by the types too."""
+    import networkx as nx  # a fifth of a second to import: only when a group needs it
+
     graph = nx.Graph()
     graph.add_nodes_from((0, i) for i in range(len(olds)))
     graph.add_nodes_from((1, j) for j in range(len(news)))
