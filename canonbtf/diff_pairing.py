@@ -4,16 +4,18 @@ A name used more than once (static functions of one name, two different `struct
 irq_info`, or the equivalent copies pahole's dedup leaves behind) gives a group of roots
 on each side. They are paired by what the types are, never by their ids:
 
-1. equivalent roots first: both sides go into one graph and the dedup's refinement
-   (`canon.dedup.equivalence_classes`) gives every type a class, comparable across sides;
+1. the same type first: roots with equal facts, or, for a name whose copies on one side
+   have equal facts (so facts cannot tell them apart), roots in the same equivalence
+   class of a graph holding both sides (`canon.dedup.equivalence_classes`);
 2. the rest by the best overall match, a maximum-weight matching on a similarity score;
 3. what still shares nothing pairs in order.
 
-Order, wherever one is needed (which of several equivalent copies pairs with which, and
-the `#N` a duplicate is shown with), is the class and then the type's position in its
-side's canonical order (docs/ORDER.md): both depend only on the types. The canonical
-order makes equivalent copies consistent with each other, so that the copy of `struct a`
-that points to the first copy of `struct b` pairs with its counterpart on the other side.
+Order, wherever one is needed (which of several copies pairs with which, and the `#N` a
+duplicate is shown with), is the label (the canonical order's first key), the facts, and
+for alike copies their position in their side's canonical order (docs/ORDER.md): all
+depend only on the types. The canonical order keeps copies consistent with each other:
+the copy of `struct a` that points to the first copy of `struct b` pairs with its
+counterpart on the other side.
 """
 
 from __future__ import annotations
