@@ -10,11 +10,11 @@ content is identical, however renumbered, gives the same facts, and a change to
 `struct page` is reported once, on `struct page`, not on every type pointing at it.
 
 Roots are matched by kind family and name. Where a name is used more than once (duplicate
-static functions, two different `struct irq_info`), the candidates are paired by their
-facts: identical ones first, then the most similar, deterministically; such roots are
-shown as `name#N` and references to them carry the same tag, so swapping which duplicate a
-member points to is reported. Anonymous roots (top-level `enum { ... }`) are paired by the
-member or enumerator names they share.
+static functions, two different `struct irq_info`, dedup leftovers), the candidates are
+paired by what the types are (`diff_pairing`): the same type first, then the best overall
+match; such roots are shown as `name#N` and references to them carry the same tag, so
+swapping which duplicate a member points to is reported. Anonymous roots (top-level
+`enum { ... }`) are paired by the member or enumerator names they share.
 """
 
 from __future__ import annotations

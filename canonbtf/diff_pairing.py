@@ -21,7 +21,7 @@ counterpart on the other side.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .btf.model import Btf, Type
 from .canon.dedup import equivalence_classes
@@ -163,23 +163,9 @@ def _alike(group: Iterable[Root]) -> bool:
 
 
 def pair_named(olds: list[Root], news: list[Root]) -> Pairing:
-    """Same-named roots paired: equivalent ones, then by best overall match, then the
+    """Same-named roots paired: the same type first, then by best overall match, then the
     rest in order. Pairs, removed and added each come in order of their sort keys."""
-    olds = sorted(olds, key=_sort_key)
-    news = sorted(news, key=_sort_key)
-    pairs: list[tuple[Root, Root]] = []
-    by_class: dict[object, list[Root]] = defaultdict(list)
-    for root in news:
-        by_class[root.same].append(root)
-    rest_old = []
-    for root in olds:
-        same = by_class.get(root.same)
-        if same:
-            pairs.append((root, same.pop(0)))
-        else:
-            rest_old.append(root)
-    taken = {id(n) for _, n in pairs}
-    rest_new = [r for r in news if id(r) not in taken]
+    pairs, rest_old, rest_new = _pair_same(olds, news, _same)
     if rest_old and rest_new:
         pairs += _best_match(rest_old, rest_new)
         paired = {id(r) for pair in pairs for r in pair}
@@ -196,21 +182,7 @@ def pair_anonymous(olds: list[Root], news: list[Root]) -> Pairing:
     match among those sharing enough member names; the others stay added and removed."""
     for root in (*olds, *news):
         root.sort_key = (repr(root.facts),)
-    olds = sorted(olds, key=_sort_key)
-    news = sorted(news, key=_sort_key)
-    pairs: list[tuple[Root, Root]] = []
-    by_facts: dict[tuple, list[Root]] = defaultdict(list)
-    for root in news:
-        by_facts[root.facts].append(root)
-    rest_old = []
-    for root in olds:
-        same = by_facts.get(root.facts)
-        if same:
-            pairs.append((root, same.pop(0)))
-        else:
-            rest_old.append(root)
-    taken = {id(n) for _, n in pairs}
-    rest_new = [r for r in news if id(r) not in taken]
+    pairs, rest_old, rest_new = _pair_same(olds, news, _facts)
     if rest_old and rest_new:
         scored = _scores(rest_old, rest_new, anonymous=True)
         found = sorted(_unambiguous(scored))
@@ -220,6 +192,34 @@ def pair_anonymous(olds: list[Root], news: list[Root]) -> Pairing:
         rest_old = [r for i, r in enumerate(rest_old) if i not in used_old]
         rest_new = [r for j, r in enumerate(rest_new) if j not in used_new]
     return pairs, rest_old, rest_new
+
+
+def _pair_same(olds: list[Root], news: list[Root], key: Callable[[Root], object]
+               ) -> Pairing:
+    """Roots with equal keys paired, each side in sort-key order; the rest in that order."""
+    olds = sorted(olds, key=_sort_key)
+    news = sorted(news, key=_sort_key)
+    by_key: dict[object, list[Root]] = defaultdict(list)
+    for root in news:
+        by_key[key(root)].append(root)
+    pairs: list[tuple[Root, Root]] = []
+    rest_old = []
+    for root in olds:
+        same = by_key.get(key(root))
+        if same:
+            pairs.append((root, same.pop(0)))
+        else:
+            rest_old.append(root)
+    taken = {id(n) for _, n in pairs}
+    return pairs, rest_old, [r for r in news if id(r) not in taken]
+
+
+def _same(root: Root) -> object:
+    return root.same
+
+
+def _facts(root: Root) -> object:
+    return root.facts
 
 
 def _sort_key(root: Root) -> tuple:
