@@ -33,6 +33,17 @@ def _add_input(p: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """The library's InputErrors name no file: the one the command read is the one."""
+    try:
+        yield
+    except InputError as e:
+        if e.path is not None:
+            raise
+        raise InputError(path, e.message) from None
+
+
+@contextlib.contextmanager
 def _text_output(path: str | None) -> Iterator[TextIO]:
     with atomic_output(path) as raw:
         text = io.TextIOWrapper(raw, encoding="latin-1", newline="\n", write_through=False)
@@ -76,19 +87,13 @@ def cmd_dump(args: argparse.Namespace) -> int:
         from .emit.json import dump_json as emit
     else:
         from .emit.c import dump_c as emit
-        from .emit.c_shape import c_shape_problem
-
-        problem = c_shape_problem(btf)
-        if problem:
-            raise InputError(args.input, f"cannot be written as C: {problem}")
-    with _text_output(args.output) as out:
+    with _naming(args.input), _text_output(args.output) as out:
         emit(btf, out)
     return EXIT_OK
 
 
 def cmd_sort(args: argparse.Namespace) -> int:
     from .btf import writer
-    from .btf.validator import order_dependent_reference
     from .canon import canonicalize
     from .output import write_atomically
 
@@ -100,11 +105,8 @@ def cmd_sort(args: argparse.Namespace) -> int:
         refuse_overwriting_input(args.output, [args.base])
     else:
         refuse_overwriting_input_paths(args)
-    hazard = order_dependent_reference(btf)
-    if hazard:
-        raise InputError(args.input, f"{hazard}: the kernel takes that only when the FUNC "
-                         "comes first, which the canonical order cannot keep")
-    result = canonicalize(btf, dedup=args.dedup, order=args.order)
+    with _naming(args.input):
+        result = canonicalize(btf, dedup=args.dedup, order=args.order)
     write_atomically(args.output, writer.write(result))
     if args.dedup and args.output not in (None, "-"):
         print(f"{args.input}: {len(btf)} types in, {len(result)} types out", file=sys.stderr)

@@ -10,11 +10,11 @@ content is identical, however renumbered, gives the same facts, and a change to
 `struct page` is reported once, on `struct page`, not on every type pointing at it.
 
 Roots are matched by kind family and name. Where a name is used more than once (duplicate
-static functions, two different `struct irq_info`), the candidates are paired by their
-facts: identical ones first, then the most similar, deterministically; such roots are
-shown as `name#N` and references to them carry the same tag, so swapping which duplicate a
-member points to is reported. Anonymous roots (top-level `enum { ... }`) are paired by the
-member or enumerator names they share.
+static functions, two different `struct irq_info`, dedup leftovers), the candidates are
+paired by what the types are (`diff_pairing`): the same type first, then the best overall
+match; such roots are shown as `name#N` and references to them carry the same tag, so
+swapping which duplicate a member points to is reported. Anonymous roots (top-level
+`enum { ... }`) are paired by the member or enumerator names they share.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 from .btf import format as f
 from .btf.model import Btf, Type
+from .diff_pairing import Root, pair_anonymous, pair_named, settle_duplicates
+from .emit.declarator import Declarators, declarator_chain
 from .gcpause import paused_gc
 
 # Families: the kinds a name is matched within, in report order.
@@ -36,13 +38,9 @@ _FAMILY_OF_KIND = {
     f.DATASEC: "datasec", f.DECL_TAG: "decl_tag",
 }
 _AGGREGATES = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
-_QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
 _PASS_THROUGH = frozenset({f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
 # Deeper reference chains than this only come from malformed input (the kernel allows 32).
 _MAX_DEPTH = 48
-# Two anonymous roots are paired when they share at least this fraction of the smaller
-# one's member or enumerator names.
-_ANON_OVERLAP = 0.5
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -104,33 +102,21 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-def _join(base: str, decl: str) -> str:
-    if not decl:
-        return base
-    if decl[0] == "[":
-        return base + decl
-    return base + " " + decl
-
-
-class _Side:
-    """One BTF's roots and the C spelling of its types."""
+class _Spelling(Declarators):
+    """How one BTF's type references read: C declarators as the header spells them, with
+    duplicate tags, and a note of what C cannot spell, so equal text means equal types."""
 
     def __init__(self, btf: Btf):
         self.btf = btf
         self.types = btf.all_types()
-        self.own_first = btf.first_id
         self.name = btf.names
         self._expr: dict[int, str] = {}
-        self._protos: dict[int, tuple[tuple, bool]] = {}
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
         self._touches_dup: set[int] = set()
         self._touched = False
-        # Anonymous aggregates described inside some root.
-        self.expanded: set[int] = set()
-
-    # --- C spelling of types -------------------------------------------------------
+        self._dropped = False
 
     def label(self, type_id: int) -> str:
         """A named type as C names it, with its duplicate tag if it has one."""
@@ -161,49 +147,74 @@ class _Side:
         # Malformed BTF can have a prototype take itself as a parameter: the inner
         # mention reads this placeholder instead of recursing without end.
         self._expr[type_id] = "..."
-        text = self._render(type_id, "", 0)
+        text = self.decl(type_id, "")
         if self._touched:
             self._touches_dup.add(type_id)
         self._touched = self._touched or outer
         self._expr[type_id] = text
         return text
 
-    def _render(self, type_id: int, decl: str, depth: int) -> str:
-        if depth > _MAX_DEPTH:
-            return _join("...", decl)
-        if type_id == 0:
-            return _join("void", decl)
+    def decl(self, type_id: int, fname: str) -> str:
+        """`fname` declared with type `type_id` (abstract when empty). A qualifier C has no
+        place for (on an array or a prototype) is not lost: the chain is spelled out in a
+        comment, so that `int(*)[4]` through a const array still differs from one without."""
+        chain = declarator_chain(self.types, type_id, _MAX_DEPTH)
+        outer = self._dropped
+        self._dropped = False
+        text = self._chain(chain, len(chain), fname, 0, 0)
+        if self._dropped:
+            words = " ".join(map(self._word, chain[:-1]))
+            for tail in (" of", " to", " returning"):
+                words = words.removesuffix(tail)
+            text += f" /* {words} */"
+        self._dropped = outer
+        return text
+
+    def _word(self, type_id: int) -> str:
         t = self.types[type_id]
         kind = t.kind
-        if kind == f.PTR:
-            target = self.types[t.size_or_type] if t.size_or_type else None
-            inner = "*" + decl
-            if target is not None and target.kind in (f.ARRAY, f.FUNC_PROTO):
-                inner = "(" + inner + ")"
-            return self._render(t.size_or_type, inner, depth + 1)
-        if kind in _QUALIFIERS or kind == f.TYPE_TAG:
-            word = (_QUALIFIERS[kind] if kind != f.TYPE_TAG
-                    else f'btf_type_tag("{self.name(t.name_off)}")')
-            target = self.types[t.size_or_type] if t.size_or_type else None
-            if target is not None and target.kind == f.PTR:
-                return self._render(t.size_or_type, word + (" " + decl if decl else ""),
-                                    depth + 1)
-            return word + " " + self._render(t.size_or_type, decl, depth + 1)
         if kind == f.ARRAY:
-            elem, _, nelems = t.extra
-            return self._render(elem, f"{decl}[{nelems}]", depth + 1)
+            return f"array[{t.extra[2]}] of"
+        if kind == f.PTR:
+            return "pointer to"
         if kind == f.FUNC_PROTO:
-            return self._render(t.size_or_type, f"{decl}({self._params(t)})", depth + 1)
-        if kind in (f.INT, f.FLOAT, f.TYPEDEF, f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64):
-            return _join(self.label(type_id), decl)
-        return _join(f"<{f.kind_name(kind)} {self.name(t.name_off)}>", decl)
+            return "function returning"
+        if kind == f.TYPE_TAG:
+            return f"tag {self.name(t.name_off)}"
+        return f.kind_name(kind).lower()
 
-    def _params(self, proto: Type) -> str:
+    def dropped(self, qualifier: int, on: int) -> None:
+        self._dropped = True
+
+    def _base(self, tid: int, t: Type, mode: int, level: int) -> str:
+        return self.label(tid)
+
+    def _other(self, tid: int) -> str:
+        if tid < 0:
+            return "..."
+        t = self.types[tid]
+        return f"<{f.kind_name(t.kind)} {self.name(t.name_off)}>"
+
+    def _tag_name(self, tid: int) -> str:
+        return self.name(self.types[tid].name_off)
+
+    def _params(self, proto: Type, level: int) -> str:
         items = proto.items
         if not items:
             return "void"
         parts = [self.expr(p_type) if p_type or p_name else "..." for p_name, p_type in items]
         return ", ".join(parts)
+
+
+class _Side(_Spelling):
+    """One BTF's roots, described by facts."""
+
+    def __init__(self, btf: Btf):
+        super().__init__(btf)
+        self.own_first = btf.first_id
+        self._protos: dict[int, tuple[tuple, bool]] = {}
+        # Anonymous aggregates described inside some root.
+        self.expanded: set[int] = set()
 
     def _anon_end(self, type_id: int) -> tuple[int, str] | None:
         """The anonymous aggregate a reference leads to, through modifiers, arrays and
@@ -392,7 +403,7 @@ class _Side:
         if kind == f.FUNC:
             return self.signature(type_id)
         if kind == f.VAR:
-            return self._render(t.size_or_type, self.name(t.name_off), 0)
+            return self.decl(t.size_or_type, self.name(t.name_off))
         if kind == f.DATASEC:
             return f"size {t.size_or_type}, {_count(len(t.items), 'variable')}"
         if kind in (f.INT, f.FLOAT):
@@ -412,8 +423,8 @@ class _Side:
             if not p_name and not p_type:
                 params.append("...")
             else:
-                params.append(self._render(p_type, self.name(p_name), 0))
-        return self._render(proto.size_or_type, f"{name}({', '.join(params) or 'void'})", 0)
+                params.append(self.decl(p_type, self.name(p_name)))
+        return self.decl(proto.size_or_type, f"{name}({', '.join(params) or 'void'})")
 
     def anon_title(self, facts: tuple) -> str:
         """Anonymous roots are shown by their first few members or enumerators."""
@@ -466,24 +477,9 @@ def _unique_keys(pairs: list) -> list:
 # --- roots and matching ------------------------------------------------------------
 
 
-class _Root:
-    """A type reported on its own: named, or anonymous and held by no other type."""
-
-    __slots__ = ("type_id", "family", "name", "facts", "sort_key", "spells_duplicate")
-
-    def __init__(self, type_id: int, family: str, name: str, facts: tuple = ()):
-        self.type_id = type_id
-        self.family = family
-        self.name = name
-        self.facts = facts
-        self.sort_key = ""
-        # Its facts spell a duplicated name, so they are computed again once tags are known.
-        self.spells_duplicate = False
-
-
-def _named_roots(side: _Side) -> tuple[dict[tuple[str, str], list[_Root]], list[int], list[int]]:
+def _named_roots(side: _Side) -> tuple[dict[tuple[str, str], list[Root]], list[int], list[int]]:
     """Named roots grouped by (family, name), decl tag ids, anonymous aggregate ids."""
-    named: dict[tuple[str, str], list[_Root]] = defaultdict(list)
+    named: dict[tuple[str, str], list[Root]] = defaultdict(list)
     decl_tags: list[int] = []
     anon_candidates: list[int] = []
     types = side.types
@@ -499,19 +495,19 @@ def _named_roots(side: _Side) -> tuple[dict[tuple[str, str], list[_Root]], list[
             decl_tags.append(type_id)
         elif t.name_off:
             text = name(t.name_off)
-            named[(family, text)].append(_Root(type_id, family, text))
+            named[(family, text)].append(Root(type_id, family, text))
         elif kind in _AGGREGATES:
             anon_candidates.append(type_id)
     return named, decl_tags, anon_candidates
 
 
-def _fill_facts(side: _Side, root: _Root) -> None:
+def _fill_facts(side: _Side, root: Root) -> None:
     side._touched = False
     root.facts = side.facts(root.type_id)
     root.spells_duplicate = side._touched
 
 
-def _anonymous_roots(side: _Side, candidates: list[int]) -> list[_Root]:
+def _anonymous_roots(side: _Side, candidates: list[int]) -> list[Root]:
     """Anonymous aggregates no named root describes: first those no other such aggregate
     holds, then any still undescribed (only cycles of anonymous types remain by then)."""
     left = [type_id for type_id in candidates if type_id not in side.expanded]
@@ -523,116 +519,16 @@ def _anonymous_roots(side: _Side, candidates: list[int]) -> list[_Root]:
                 end = side._anon_end(m_type)
                 if end is not None and end[0] != type_id:
                     held.add(end[0])
-    roots: list[_Root] = []
+    roots: list[Root] = []
     made: set[int] = set()
     for type_id in [i for i in left if i not in held] + left:
         if type_id in made or (type_id in held and type_id in side.expanded):
             continue
         made.add(type_id)
-        root = _Root(type_id, _FAMILY_OF_KIND[side.types[type_id].kind], "")
+        root = Root(type_id, _FAMILY_OF_KIND[side.types[type_id].kind], "")
         _fill_facts(side, root)
         roots.append(root)
     return roots
-
-
-def _similarity_keys(facts: tuple) -> set:
-    return {key for key, _ in facts if len(key) > 1}
-
-
-def _pair(olds: list[_Root], news: list[_Root], anonymous: bool
-          ) -> tuple[list[tuple[_Root, _Root]], list[_Root], list[_Root]]:
-    """Best pairing of same-named (or anonymous) roots: identical facts first, then most
-    shared facts; ties and order decided by the facts themselves, never by ids."""
-    if not anonymous and len(olds) <= 1 and len(news) <= 1:
-        if olds and news:
-            return [(olds[0], news[0])], [], []
-        return [], olds, news
-    for root in (*olds, *news):
-        root.sort_key = repr(root.facts)
-    olds = sorted(olds, key=lambda r: r.sort_key)
-    news = sorted(news, key=lambda r: r.sort_key)
-    pairs: list[tuple[_Root, _Root]] = []
-    by_facts: dict[tuple, list[_Root]] = defaultdict(list)
-    for root in news:
-        by_facts[root.facts].append(root)
-    rest_old = []
-    for root in olds:
-        same = by_facts.get(root.facts)
-        if same:
-            pairs.append((root, same.pop(0)))
-        else:
-            rest_old.append(root)
-    taken = {id(n) for _, n in pairs}
-    rest_new = [r for r in news if id(r) not in taken]
-    if rest_old and rest_new:
-        more, rest_old, rest_new = _pair_similar(rest_old, rest_new, anonymous)
-        pairs += more
-    if not anonymous:
-        while rest_old and rest_new:
-            pairs.append((rest_old.pop(0), rest_new.pop(0)))
-    return pairs, rest_old, rest_new
-
-
-def _pair_similar(olds: list[_Root], news: list[_Root], anonymous: bool
-                  ) -> tuple[list[tuple[_Root, _Root]], list[_Root], list[_Root]]:
-    old_keys = [_similarity_keys(r.facts) for r in olds]
-    new_keys = [_similarity_keys(r.facts) for r in news]
-    old_items = [set(r.facts) for r in olds]
-    new_items = [set(r.facts) for r in news]
-    index: dict = defaultdict(list)
-    for j, keys in enumerate(new_keys):
-        for key in keys:
-            index[key].append(j)
-    scored = []
-    for i, keys in enumerate(old_keys):
-        shared: dict[int, int] = defaultdict(int)
-        for key in keys:
-            for j in index.get(key, ()):
-                shared[j] += 1
-        for j, count in shared.items():
-            smaller = min(len(keys), len(new_keys[j])) or 1
-            if anonymous and count / smaller < _ANON_OVERLAP:
-                continue
-            same_items = len(old_items[i] & new_items[j])
-            scored.append((-(count + same_items), i, j))
-    scored.sort()
-    pairs = _unambiguous(scored) if anonymous else _greedy(scored)
-    used_old = {i for i, _ in pairs}
-    used_new = {j for _, j in pairs}
-    pairs.sort()
-    return ([(olds[i], news[j]) for i, j in pairs],
-            [r for i, r in enumerate(olds) if i not in used_old],
-            [r for j, r in enumerate(news) if j not in used_new])
-
-
-def _greedy(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
-    """Best score first; (-score, i, j) is sorted, so ties go to the first in order."""
-    used_old: set[int] = set()
-    used_new: set[int] = set()
-    pairs = []
-    for _, i, j in scored:
-        if i not in used_old and j not in used_new:
-            used_old.add(i)
-            used_new.add(j)
-            pairs.append((i, j))
-    return pairs
-
-
-def _unambiguous(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
-    """Pairs that are each other's only best match. Anonymous types with nothing but a
-    shape in common (hundreds of `union { event; handler; }`) stay added and removed
-    rather than being paired at random."""
-    best_old: dict[int, list[int]] = {}
-    best_new: dict[int, list[int]] = {}
-    for score, i, j in scored:
-        for best, me in ((best_old, i), (best_new, j)):
-            entry = best.get(me)
-            if entry is None:
-                best[me] = [score, 1]
-            elif entry[0] == score:
-                entry[1] += 1
-    return [(i, j) for score, i, j in scored
-            if best_old[i] == [score, 1] and best_new[j] == [score, 1]]
 
 
 # --- comparing facts ---------------------------------------------------------------
@@ -710,6 +606,9 @@ def diff_btfs(old: Btf, new: Btf) -> DiffResult:
         return _diff(old, new)
 
 
+Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
+
+
 def _diff(old: Btf, new: Btf) -> DiffResult:
     old_side, new_side = _Side(old), _Side(new)
     old_named, old_tags, old_anon_ids = _named_roots(old_side)
@@ -718,21 +617,33 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     # Names used more than once on either side are tagged once the pairing is known.
     dup_keys = {key for key, group in old_named.items() if len(group) > 1}
     dup_keys |= {key for key, group in new_named.items() if len(group) > 1}
-    for side, named in ((old_side, old_named), (new_side, new_named)):
-        for key in dup_keys:
-            side.dup_ids.update(root.type_id for root in named.get(key, ()))
-    for side, named, tag_ids in ((old_side, old_named, old_tags),
-                                 (new_side, new_named, new_tags)):
+    old_dups = {key: old_named[key] for key in dup_keys if key in old_named}
+    new_dups = {key: new_named[key] for key in dup_keys if key in new_named}
+    for side, named, tag_ids, dups in ((old_side, old_named, old_tags, old_dups),
+                                       (new_side, new_named, new_tags, new_dups)):
+        for group in dups.values():
+            side.dup_ids.update(root.type_id for root in group)
         for group in named.values():
             for root in group:
                 _fill_facts(side, root)
         for type_id in tag_ids:
             text = side.decl_tag_name(side.types[type_id])
-            named[("decl_tag", text)].append(_Root(type_id, "decl_tag", text))
-    old_anon = _anonymous_roots(old_side, old_anon_ids)
-    new_anon = _anonymous_roots(new_side, new_anon_ids)
+            named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
+    settle_duplicates(old, new, old_dups, new_dups)
 
-    entries: list[tuple[str, str, int, str, _Root | None, _Root | None]] = []
+    entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
+    entries += _anonymous_entries(_anonymous_roots(old_side, old_anon_ids),
+                                  _anonymous_roots(new_side, new_anon_ids))
+    if dup_keys:
+        _refresh_tagged_facts(old_side, new_side, entries)
+    return DiffResult(_changes(old_side, new_side, entries))
+
+
+def _named_entries(old_side: _Side, new_side: _Side, old_named: dict, new_named: dict,
+                   dup_keys: set) -> list[Entry]:
+    """(family, name, #N or 0, status, old root, new root) for every named root that may
+    differ; duplicated names get their tags on both sides, a pair sharing one."""
+    entries: list[Entry] = []
     # Order does not matter here: each name's pairing stands alone, and the report is
     # sorted at the end.
     for key in [*old_named, *(k for k in new_named if k not in old_named)]:
@@ -746,7 +657,7 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
             if a.facts != b.facts or a.spells_duplicate or b.spells_duplicate:
                 entries.append((family, name, 0, "pair", a, b))
             continue
-        pairs, removed, added = _pair(olds, news, anonymous=False)
+        pairs, removed, added = pair_named(olds, news)
         tagged = key in dup_keys
         ordinal = 0
         for a, b in pairs:
@@ -764,25 +675,30 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
             if tagged:
                 new_side.tags[b.type_id] = ordinal
             entries.append((family, name, ordinal if tagged else 0, ADDED, None, b))
+    return entries
 
-    anon_by_family: dict[str, tuple[list[_Root], list[_Root]]] = defaultdict(lambda: ([], []))
+
+def _anonymous_entries(old_anon: list[Root], new_anon: list[Root]) -> list[Entry]:
+    anon_by_family: dict[str, tuple[list[Root], list[Root]]] = defaultdict(lambda: ([], []))
     for root in old_anon:
         anon_by_family[root.family][0].append(root)
     for root in new_anon:
         anon_by_family[root.family][1].append(root)
+    entries: list[Entry] = []
     for family in sorted(anon_by_family):
         olds, news = anon_by_family[family]
-        pairs, removed, added = _pair(olds, news, anonymous=True)
+        pairs, removed, added = pair_anonymous(olds, news)
         for a, b in pairs:
             entries.append((family, "", 0, "pair", a, b))
         for a in removed:
             entries.append((family, "", 0, REMOVED, a, None))
         for b in added:
             entries.append((family, "", 0, ADDED, None, b))
+    return entries
 
-    if dup_keys:
-        _refresh_tagged_facts(old_side, new_side, entries)
 
+def _changes(old_side: _Side, new_side: _Side, entries: list[Entry]) -> list[TypeChange]:
+    """The report: pairs whose facts differ, and what was added or removed, sorted."""
     changes: list[TypeChange] = []
     for family, name, ordinal, status, a, b in entries:
         shown = f"{name}#{ordinal}" if ordinal else name
@@ -806,7 +722,7 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     order = {family: n for n, family in enumerate(FAMILIES)}
     status_order = {REMOVED: 0, ADDED: 1, CHANGED: 2}
     changes.sort(key=lambda c: (order[c.family], status_order[c.status], c.name))
-    return DiffResult(changes)
+    return changes
 
 
 def _refresh_tagged_facts(old_side: _Side, new_side: _Side, entries: Iterable) -> None:

@@ -7,6 +7,7 @@ an object file from gcc), run as `python3 -m canonbtf check FILE`.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import struct
@@ -20,6 +21,11 @@ import pytest
 from canonbtf.btf import format as f
 from canonbtf.btf import writer
 from canonbtf.btf.builder import BtfBuilder
+from canonbtf.btf.model import Btf
+from canonbtf.canon import canonicalize
+from canonbtf.emit.c import dump_c, header_names
+from canonbtf.emit.c_shape import MAX_PADDING, c_shape_problem
+from canonbtf.errors import InputError
 
 from .conftest import BASE_61, REPO, corpus_path
 
@@ -149,10 +155,10 @@ CASES: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
 }
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "canonbtf", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+                          text=True, env=env, timeout=300, cwd=cwd)
 
 
 def assert_one_clean_error_line(proc: subprocess.CompletedProcess, path: Path,
@@ -199,3 +205,58 @@ def test_bad_input_leaves_no_output_file(tmp_path):
     assert_one_clean_error_line(proc, path, ("string section",))
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["input.btf"]
+
+
+# -- library entry points own their preconditions -------------------------------------
+
+
+def holds_itself() -> Btf:
+    b = BtfBuilder()
+    i = b.int("int", 4, f.INT_SIGNED)
+    b.add(f.STRUCT, "loop", 8, items=[("x", i, 0), ("self", 2, 32)])
+    return b.build()
+
+
+def points_at_func() -> Btf:
+    b = BtfBuilder()
+    i = b.int("int", 4, f.INT_SIGNED)
+    func = b.func("f", b.func_proto(i, []))
+    b.typedef("fp", b.ptr(func))
+    return b.build()
+
+
+def test_library_c_header_refuses_what_c_cannot_spell():
+    btf = holds_itself()
+    for call in (lambda: dump_c(btf, io.StringIO()), lambda: header_names(btf)):
+        with pytest.raises(InputError, match="type 2 .* contains itself by value"):
+            call()
+
+
+def test_library_canonicalize_refuses_a_pointer_to_a_func():
+    with pytest.raises(InputError, match="refers to FUNC 'f'"):
+        canonicalize(points_at_func())
+
+
+@pytest.mark.parametrize(("command", "btf", "words"), [
+    (("dump", "--format", "c"), holds_itself, ("cannot be written as C",)),
+    (("sort", "-o", "out.btf"), points_at_func, ("refers to FUNC", "canonical order")),
+])
+def test_cli_names_the_input_of_a_library_refusal(command, btf, words, tmp_path):
+    path = tmp_path / "input.btf"
+    path.write_bytes(writer.write(btf()))
+    proc = run_cli(command[0], str(path), *command[1:], cwd=tmp_path)
+    assert_one_clean_error_line(proc, path, words)
+
+
+@pytest.mark.parametrize("long_size", [4, 8])
+def test_padding_limit_counts_pointers_at_the_targets_size(long_size):
+    """A struct whose one pointer leaves exactly MAX_PADDING bytes when pointers are 8
+    bytes: with a 4-byte `long` (a 32-bit target) the gap is 4 bytes more."""
+    b = BtfBuilder()
+    b.int("long int", long_size, f.INT_SIGNED)
+    b.struct("big", MAX_PADDING + 8, [("p", b.ptr(0), 0)])
+    problem = c_shape_problem(b.build())
+    if long_size == 8:
+        assert problem is None
+    else:
+        assert f"would need {MAX_PADDING + 4} bytes of padding" in problem

@@ -17,6 +17,7 @@ from canonbtf.btf import kernel, reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
 from canonbtf.btf.validator import RULES, validate
+from canonbtf.errors import InputError
 
 from .conftest import load_cached, real_inputs, resolve_input
 
@@ -436,6 +437,32 @@ def test_violation_names_type_kind_and_rule():
     assert (v.type_id, v.kind, v.name, v.rule) == (2, f.STRUCT, "foo", "member-offset")
     assert str(v) == "type 2 (STRUCT 'foo'): member 'bar' at bit offset 40 is past the " \
                      "struct size 4"
+
+
+def test_unnamed_member_is_named_by_its_index():
+    b = BtfBuilder()
+    i = b.int("int", 4, f.INT_SIGNED)
+    inner = b.struct("", 4, [("x", i, 0)], union=True)
+    b.struct("foo", 8, [("a", i, 0), ("", inner, 36)])
+    [v] = validate(reader.parse(writer.write(b.build())))
+    assert str(v) == "type 3 (STRUCT 'foo'): member #1 at bit offset 36 is not byte-aligned"
+
+
+@pytest.mark.parametrize("kind", [0, f.MAX_KIND + 1, 31])
+def test_unknown_kind_in_memory_is_a_finding_as_the_reader_words_it(kind):
+    b = BtfBuilder()
+    i = b.int("int", 4, f.INT_SIGNED)
+    odd = b.add(kind, "", 0)
+    b.typedef("t", odd)
+    b.struct("s", 8, [("a", i, 0), ("p", b.ptr(odd), 32)])
+    btf = b.build()
+    violations = validate(btf)
+    assert str(violations[0]) == f"type 2 ({f.kind_name(kind)}): unknown kind {kind}"
+    assert {v.rule for v in violations} <= set(RULES)
+    with pytest.raises(InputError, match=f"unknown kind {kind}"):
+        reader.parse(writer.write(btf))
+    verdict = kernel_verdict(btf, writer.write(btf))
+    assert not verdict.accepted
 
 
 def test_header_with_layout_fields_is_flagged_like_the_kernel():

@@ -89,3 +89,12 @@ def test_split_btf_ids_and_strings_continue_after_base():
     again = reader.parse(blob, "split", base_btf)
     assert again.name(again.type_by_id(3).name_off) == "mod_s"
     assert again.type_by_id(1).kind == f.INT
+
+
+@pytest.mark.parametrize("kind", [f.INT, f.VAR, f.FUNC])
+def test_tuple_extra_where_a_word_goes_is_a_value_error(kind):
+    b = BtfBuilder()
+    i32 = b.int("int", 4, f.INT_SIGNED)
+    b.add(kind, "bad", i32 if kind == f.VAR else 4, extra=(1, 2, 3))
+    with pytest.raises(ValueError, match=r"type 2 \((INT|VAR|FUNC) 'bad'\)"):
+        writer.write(b.build())

@@ -341,3 +341,21 @@ def test_kernel_accepts_sorted_output_when_it_accepts_the_input(name, dedup):
         sorted_blob(name), "sorted", btf.base)
     after = check_btf(out)
     assert after.accepted, after.log_tail
+
+
+def test_split_of_split_reuses_the_grand_bases_names():
+    grand = BtfBuilder()
+    i32 = grand.int("int", 4, f.INT_SIGNED)
+    grand.struct("shared_name", 4, [("field", i32, 0)])
+    grand_btf = grand.build()
+    middle = BtfBuilder(grand_btf)
+    middle.struct("middle_only", 4, [("field", i32, 0)])
+    middle_btf = middle.build()
+    top = BtfBuilder(middle_btf)
+    top.struct("shared_name", 8, [("field", i32, 0), ("middle_only", i32, 32)])
+    top.struct("top_only", 4, [("field", i32, 0)])
+    result = canonicalize(top.build())
+    # Only the one name no base has is new; the others point into the bases.
+    assert result.strings.data() == b"top_only\0"
+    assert {result.name(o) for _, t in result.own() for o in t.name_offsets()} == {
+        "shared_name", "field", "middle_only", "top_only"}

@@ -69,6 +69,7 @@ RULES = {
     "no-types": "a base BTF needs at least one type",
     "strings": "the string section must start (base BTF) and end with NUL",
     "too-many-types": "type ids must stay below 0xFFFFF",
+    "kind": "every type's kind must be one the kernel knows",
     "name-offset": "name offsets must point into the string section",
     "name": "names must be C identifiers where one is required, absent where forbidden",
     "kind-flag": "kind_flag must be 0 for this kind",
@@ -171,7 +172,9 @@ class _Checker:
         self.split = btf.base is not None
         kinds = [VOID] * self.n
         for i in range(1, self.n):
-            kinds[i] = types[i].kind
+            kind = types[i].kind
+            # A kind the kernel does not know (reported as such) is read as a missing type.
+            kinds[i] = kind if kind <= f.MAX_KIND else NULL
         self.kinds = kinds
         first = self.first
         # Base types count as resolved (as the kernel treats its own vmlinux BTF); their
@@ -202,7 +205,7 @@ class _Checker:
             return ""
 
     def report(self, type_id: int, rule: str, message: str) -> None:
-        kind = self.kinds[type_id] if 0 < type_id < self.n else None
+        kind = self.types[type_id].kind if 0 < type_id < self.n else None
         self.violations.append(Violation(type_id, kind, self.type_name(type_id), rule, message))
         if 0 < type_id < self.n:
             self.state[type_id] = _BROKEN
@@ -215,7 +218,7 @@ class _Checker:
             return "void"
         if type_id >= self.n:
             return f"type {type_id}, which does not exist"
-        kind = f.kind_name(self.kinds[type_id])
+        kind = f.kind_name(self.types[type_id].kind)
         name = self.type_name(type_id)
         return f"type {type_id} ({kind} {_quote(name)})" if name else f"type {type_id} ({kind})"
 
@@ -273,6 +276,12 @@ class _Checker:
         for type_id in range(self.first, self.n):
             t = self.types[type_id]
             kind = t.kind
+            check = record_checks.get(kind)
+            if check is None:
+                # The reader refuses such a record; one built in memory gets the same
+                # words as a finding (the kernel's "Invalid kind"), not a KeyError.
+                self.report(type_id, "kind", f"unknown kind {kind}")
+                continue
             vlen = t.extra if kind == f.FUNC else len(t.items)
             if vlen > MAX_VLEN:
                 self.report(type_id, "vlen", f"vlen {vlen} does not fit the kernel's 16 bits")
@@ -285,7 +294,7 @@ class _Checker:
                 self.report(type_id, "name-offset", f"name offset {t.name_off} is past the "
                             f"end of the string section ({self.str_end})")
                 continue
-            problem = record_checks[kind](self, t)
+            problem = check(self, t)
             if problem is not None:
                 self.report(type_id, *problem)
 
@@ -753,11 +762,11 @@ class _Checker:
         t = self.types[type_id]
         items = t.items
         if next_member:
-            name_off, mtype, word = items[next_member - 1]
+            _, mtype, word = items[next_member - 1]
             if not self.resolved(mtype):
                 raise _Reject(type_id, "resolve-state", f"member {next_member - 1} is not "
                               "resolved after its walk")
-            self.check_member(type_id, t, name_off, mtype, word)
+            self.check_member(type_id, t, next_member - 1, mtype, word)
         for i in range(next_member, len(items)):
             name_off, mtype, word = items[i]
             kind = self.kind(mtype)
@@ -768,19 +777,21 @@ class _Checker:
                 entry[1] = i + 1
                 self.push(mtype)
                 return
-            self.check_member(type_id, t, name_off, mtype, word)
+            self.check_member(type_id, t, i, mtype, word)
         self.pop_resolved(0, 0)
 
     def member(self, name_off: int, index: int) -> str:
         return _quote(self.name_at(name_off)) if name_off else f"#{index}"
 
-    def check_member(self, sid: int, st: Type, name_off: int, mtype: int, word: int) -> None:
-        """The kernel's check_member / check_kflag_member, by the member type's kind."""
+    def check_member(self, sid: int, st: Type, index: int, mtype: int, word: int) -> None:
+        """The kernel's check_member / check_kflag_member, by the member type's kind, for
+        member number `index` of struct `sid`."""
+        member = self.member(st.items[index][0], index)
         kind = self.kind(mtype)
         if _MODIFIER[kind]:
             sized = self.id_size(mtype)
             if sized is None:
-                raise _Reject(sid, "member-type", f"member {self.member(name_off, -1)} has "
+                raise _Reject(sid, "member-type", f"member {member} has "
                               f"{self.describe(mtype)} as its type, which has no size")
             mtype = sized[0]
             kind = self.kind(mtype)
@@ -788,7 +799,6 @@ class _Checker:
             raise _Broken
         size = st.size_or_type
         what = f.kind_name(st.kind).lower()
-        member = self.member(name_off, -1)
         if st.kflag:
             bitfield = word >> 24
             offset = word & 0xFFFFFF

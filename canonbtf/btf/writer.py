@@ -12,20 +12,24 @@ from .model import Btf, Type
 def type_words(btf: Btf) -> array:
     """The type section of `btf` as 32-bit words in host order.
 
-    A record holding a value no 32-bit word can (an encoder given corrupt input) is a
-    ValueError naming the type."""
+    A record holding a value no 32-bit word can, or a field of the wrong shape (an
+    encoder given corrupt input, a hand-built record) is a ValueError naming the type."""
     try:
         return array("I", _words(btf.types))
-    except OverflowError:
-        raise ValueError(_out_of_range(btf)) from None
+    except (OverflowError, TypeError):
+        raise ValueError(_bad_record(btf)) from None
 
 
-def _out_of_range(btf: Btf) -> str:
+def _bad_record(btf: Btf) -> str:
     for type_id, t in btf.own():
-        bad = [w for w in _words([t]) if not 0 <= w <= 0xFFFFFFFF]
+        where = f"type {type_id} ({f.kind_name(t.kind)} {btf.name(t.name_off)!r})"
+        try:
+            bad = [w for w in _words([t]) if not 0 <= w <= 0xFFFFFFFF]
+        except TypeError:
+            return (f"{where} has extra {t.extra!r} and items {list(t.items)!r}, "
+                    "not the shape its kind has")
         if bad:
-            return (f"type {type_id} ({f.kind_name(t.kind)} {btf.name(t.name_off)!r}) holds "
-                    f"{bad[0]}, which does not fit a 32-bit word")
+            return f"{where} holds {bad[0]}, which does not fit a 32-bit word"
     return "a value does not fit a 32-bit word"
 
 

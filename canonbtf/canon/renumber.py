@@ -2,7 +2,8 @@
 
 The string section is rebuilt from the ordered types (each type's name, then its member,
 parameter or enumerator names, first occurrence wins), so it too depends only on the types.
-Split BTF reuses the base's strings, as libbpf and pahole do.
+Split BTF reuses its bases' strings (the base's, and the base's base's...), as libbpf and
+pahole do.
 """
 
 from __future__ import annotations
@@ -55,11 +56,19 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
     offsets = list(dict.fromkeys(offsets))
     ordered_names = list(dict.fromkeys(map(names, offsets)))
     offset_of: dict[str, int] = {"": 0}
-    if base is not None:
+    # Every base down the chain (split BTF of split BTF) lends its names; as in libbpf's
+    # btf__find_str, the deepest one that has a name gives its offset.
+    bases = []
+    lender = base
+    while lender is not None:
+        bases.append(lender)
+        lender = lender.base
+    for lender in reversed(bases):
         for name in ordered_names:
-            base_off = base.strings.offset_of(name)
-            if base_off is not None:
-                offset_of[name] = base_off
+            if name not in offset_of:
+                base_off = lender.strings.offset_of(name)
+                if base_off is not None:
+                    offset_of[name] = base_off
     chunks = [b""] if base is None else []  # base BTF's section starts with a NUL
     pos = start + len(chunks)
     for name in ordered_names:

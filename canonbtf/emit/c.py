@@ -20,6 +20,9 @@ from typing import TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from ..errors import InputError
+from .c_shape import c_shape_problem, pointer_size
+from .declarator import QUALIFIERS, Declarators, declarator_chain
 
 # How a type is used where it is mentioned: by value (it must be complete) or through a
 # pointer or in a prototype (a declaration is enough).
@@ -30,8 +33,6 @@ _REF = 1
 # a typedef of the same name (different C namespaces, so both keep the plain name).
 _KIND_RANK = {f.ENUM: 0, f.ENUM64: 0, f.FWD: 1, f.STRUCT: 2, f.UNION: 2, f.TYPEDEF: 3}
 
-_QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
-_CHAIN_KINDS = frozenset({f.PTR, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG, f.FUNC_PROTO})
 _TAG_KINDS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
 # What a mentioned definition asks of the order (see `_dependencies`).
 _COMPOSITE, _TYPEDEF, _BUILTIN, _OTHER = range(4)
@@ -103,7 +104,8 @@ def _bitfield_position(cur: int, bits: int, unit: int) -> int:
 
 
 def dump_c(btf: Btf, out: TextIO) -> None:
-    """Write the C header for `btf` (for split BTF: its own types, to follow the base's)."""
+    """Write the C header for `btf` (for split BTF: its own types, to follow the base's).
+    BTF that C cannot spell (see c_shape) is an InputError, before anything is written."""
     header = _header_for(btf)
     body = header.body()
     if btf.base is None:
@@ -134,6 +136,10 @@ def _header_for(btf: Btf) -> _Header:
     """One analysis per Btf object: a module's header needs its base's names."""
     header = _headers.get(btf)
     if header is None:
+        # What C cannot spell would make the emitter loop or recurse without end.
+        problem = c_shape_problem(btf)
+        if problem:
+            raise InputError(None, f"cannot be written as C: {problem}")
         base = _header_for(btf.base) if btf.base is not None else None
         header = _Header(btf, base)
         _headers[btf] = header
@@ -152,7 +158,7 @@ def _split_lookup(base: _Header, btf: Btf) -> Callable[[int], str]:
     return lookup
 
 
-class _Header:
+class _Header(Declarators):
     """The definitions of one BTF's own types: their text, names, dependencies and order."""
 
     def __init__(self, btf: Btf, base: _Header | None):
@@ -164,7 +170,7 @@ class _Header:
         self._string = btf.strings.lookup if base is None else _split_lookup(base, btf)
         own_names = [self._string(t.name_off) for t in btf.types]
         self.names = (base.names if base is not None else [""]) + own_names
-        self.ptr_size = base.ptr_size if base is not None else self._pointer_size()
+        self.ptr_size = base.ptr_size if base is not None else pointer_size(btf)
         self._size: dict[int, int] = {}
         self._align: dict[int, int] = {}
         self._layout: dict[int, _Layout] = {}
@@ -196,13 +202,6 @@ class _Header:
                 self._render(d)
 
     # ---- what gets defined ----
-
-    def _pointer_size(self) -> int:
-        for t, n in zip(self.types, self.names):
-            if t is not None and t.kind == f.INT and n in ("long int", "long unsigned int") \
-                    and t.size_or_type in (4, 8):
-                return t.size_or_type
-        return 8
 
     def _definitions(self) -> list[int]:
         """Own types with a top-level C definition or declaration, rendered once.
@@ -546,20 +545,8 @@ class _Header:
                 return prefix + fname
             return prefix if through_pointer else prefix[:-1]
         types = self.types
-        chain = []
+        chain = declarator_chain(types, tid)
         base_mode = mode
-        while True:
-            chain.append(tid)
-            if tid == 0:
-                break
-            t = types[tid]
-            kind = t.kind
-            if kind == f.ARRAY:
-                tid = t.extra[0]
-            elif kind in _CHAIN_KINDS:
-                tid = t.size_or_type
-            else:
-                break
         # The base type must be complete unless a pointer or a prototype comes between it
         # and the nearest array.
         for tid in reversed(chain[:-1]):
@@ -617,96 +604,35 @@ class _Header:
         self._specifiers[tid] = cached
         return cached
 
-    def _chain(self, chain: list[int], end: int, fname: str, level: int, mode: int) -> str:
-        types = self.types
-        out: list[str] = []
-        last_ptr = True
-        i = end - 1
-        while i >= 0:
-            tid = chain[i]
-            i -= 1
-            if tid == 0:
-                i = self._prefix_qualifiers(chain, i, out)
-                out.append("void")
-                last_ptr = False
-                continue
-            t = types[tid]
-            kind = t.kind
-            if kind == f.INT or kind == f.FLOAT:
-                i = self._prefix_qualifiers(chain, i, out)
-                out.append(self.names[tid])
-            elif kind == f.STRUCT or kind == f.UNION:
-                i = self._prefix_qualifiers(chain, i, out)
-                if self.names[tid]:
-                    self._mention(tid, mode)
-                    out.append(("struct " if kind == f.STRUCT else "union ")
-                               + self.display.get(tid, self.names[tid]))
-                else:
-                    out.append(self._struct(tid, t, level))
-            elif kind == f.ENUM or kind == f.ENUM64:
-                i = self._prefix_qualifiers(chain, i, out)
-                if self.names[tid]:
-                    self._mention(tid, mode)
-                    out.append("enum " + self.display.get(tid, self.names[tid]))
-                else:
-                    out.append(self._enum(tid, t, level))
-            elif kind == f.FWD:
-                i = self._prefix_qualifiers(chain, i, out)
-                self._mention(tid, mode)
-                out.append(("union " if t.kflag else "struct ") + self.names[tid])
-            elif kind == f.TYPEDEF:
-                i = self._prefix_qualifiers(chain, i, out)
-                self._mention(tid, mode)
-                out.append(self.display.get(tid, self.names[tid]))
-            elif kind == f.PTR:
-                out.append("*" if last_ptr else " *")
-            elif kind in _QUALIFIERS:
-                out.append(" " + _QUALIFIERS[kind])
-            elif kind == f.TYPE_TAG:
-                value = self.names[tid]
-                if t.kflag:
-                    out.append(f" __attribute__(({value}))")
-                else:
-                    out.append(f' __attribute__((btf_type_tag("{value}")))')
-            elif kind == f.ARRAY:
-                # Qualifiers on an array type itself mean nothing in C (gcc emits them).
-                while i >= 0 and types[chain[i]].kind in _QUALIFIERS:
-                    i -= 1
-                nelems = t.extra[2]
-                if i < 0:
-                    out.append(fname if last_ptr or not fname else " " + fname)
-                    out.append(f"[{nelems}]")
-                    return "".join(out)
-                multidim = types[chain[i]].kind == f.ARRAY
-                if fname and not last_ptr:
-                    out.append(" ")
-                inner = self._chain(chain, i + 1, fname, level, mode)
-                out.append(inner if multidim else "(" + inner + ")")
-                out.append(f"[{nelems}]")
-                return "".join(out)
-            elif kind == f.FUNC_PROTO:
-                while i >= 0 and types[chain[i]].kind in _QUALIFIERS:
-                    i -= 1
-                if i >= 0:
-                    out.append(" (" + self._chain(chain, i + 1, fname, level, mode) + ")")
-                else:
-                    out.append(fname if last_ptr or not fname else " " + fname)
-                out.append("(" + self._params(t, level) + ")")
-                return "".join(out)
-            last_ptr = kind == f.PTR
-        out.append(fname if last_ptr or not fname else " " + fname)
-        return "".join(out)
+    # ---- what the shared declarator speller asks of a header ----
 
-    def _prefix_qualifiers(self, chain: list[int], i: int, out: list[str]) -> int:
-        """Qualifiers applied right on a base type go before it: `const char`."""
-        types = self.types
-        while i >= 0:
-            kind = types[chain[i]].kind
-            if kind not in _QUALIFIERS:
-                break
-            out.append(_QUALIFIERS[kind] + " ")
-            i -= 1
-        return i
+    def _base(self, tid: int, t: Type, mode: int, level: int) -> str:
+        """A base type as the header spells it; named ones are noted as mentioned,
+        anonymous ones are written out in place."""
+        kind = t.kind
+        name = self.names[tid]
+        if kind == f.INT or kind == f.FLOAT:
+            return name
+        if kind == f.STRUCT or kind == f.UNION:
+            if name:
+                self._mention(tid, mode)
+                return ("struct " if kind == f.STRUCT else "union ") + self.display.get(tid, name)
+            return self._struct(tid, t, level)
+        if kind == f.ENUM or kind == f.ENUM64:
+            if name:
+                self._mention(tid, mode)
+                return "enum " + self.display.get(tid, name)
+            return self._enum(tid, t, level)
+        self._mention(tid, mode)
+        if kind == f.FWD:
+            return ("union " if t.kflag else "struct ") + name
+        return self.display.get(tid, name)
+
+    def _other(self, tid: int) -> str:
+        return ""
+
+    def _tag_name(self, tid: int) -> str:
+        return self.names[tid]
 
     def _params(self, t: Type, level: int) -> str:
         params = t.items
@@ -859,7 +785,7 @@ class _Header:
                     stack.extend(m[1] for m in t.items)
             elif kind == f.ARRAY:
                 stack.append(t.extra[0])
-            elif kind in _QUALIFIERS or kind == f.TYPE_TAG:
+            elif kind in QUALIFIERS or kind == f.TYPE_TAG:
                 stack.append(t.size_or_type)
         self._complete[tid] = out
         return out

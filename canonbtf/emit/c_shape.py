@@ -25,6 +25,19 @@ MAX_PADDING = 1 << 20
 _BY_VALUE_TARGET = frozenset({f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
 
 
+def pointer_size(btf: Btf) -> int:
+    """The target's pointer size: that of `long`, as on every Linux ABI (8 when the BTF
+    has no long). Split BTF takes its base's."""
+    if btf.base is not None:
+        return pointer_size(btf.base)
+    name = btf.name
+    for t in btf.types:
+        if t.kind == f.INT and t.size_or_type in (4, 8) \
+                and name(t.name_off) in ("long int", "long unsigned int"):
+            return t.size_or_type
+    return 8
+
+
 def _by_value_edges(types: list, cut: bytearray) -> list[tuple[int, ...]]:
     """Per type id, what must be complete for it to be: members, array elements, the
     targets of typedefs and modifiers (void and ids in `cut` left out)."""
@@ -99,6 +112,7 @@ def _padding_problem(btf: Btf, types: list) -> str | None:
     at most a page. Only called once the by-value graph is known to be acyclic and
     shallow, so the recursion below is bounded."""
     sizes: dict[int, int] = {}
+    ptr_size = pointer_size(btf)
 
     def size_of(type_id: int) -> int:
         size = sizes.get(type_id)
@@ -108,7 +122,7 @@ def _padding_problem(btf: Btf, types: list) -> str | None:
             if kind in f.SIZED_KINDS:
                 size = t.size_or_type
             elif kind == f.PTR:
-                size = 8
+                size = ptr_size
             elif kind == f.ARRAY:
                 size = t.extra[2] * size_of(t.extra[0])
             elif kind in _BY_VALUE_TARGET:

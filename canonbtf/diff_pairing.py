@@ -1,0 +1,292 @@
+"""Which root of the old BTF is which root of the new one, when names do not say.
+
+A name used more than once (static functions of one name, two different `struct
+irq_info`, or the equivalent copies pahole's dedup leaves behind) gives a group of roots
+on each side. They are paired by what the types are, never by their ids:
+
+1. the same type first: roots with equal facts, or, for a name whose copies on one side
+   have equal facts (so facts cannot tell them apart), roots in the same equivalence
+   class of a graph holding both sides (`canon.dedup.equivalence_classes`);
+2. the rest by the best overall match, a maximum-weight matching on a similarity score;
+3. what still shares nothing pairs in order.
+
+Order, wherever one is needed (which of several copies pairs with which, and the `#N` a
+duplicate is shown with), is the label (the canonical order's first key), the facts, and
+for alike copies their position in their side's canonical order (docs/ORDER.md): all
+depend only on the types. The canonical order keeps copies consistent with each other:
+the copy of `struct a` that points to the first copy of `struct b` pairs with its
+counterpart on the other side.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+from .btf.model import Btf, Type
+from .canon.dedup import equivalence_classes
+from .canon.labels import label
+from .canon.order import canonical_order
+
+# Two anonymous roots are paired when they share at least this fraction of the smaller
+# one's member or enumerator names.
+_ANON_OVERLAP = 0.5
+# Families whose types other types refer to (and so spell with a duplicate's tag).
+_REFERABLE = frozenset({"struct", "union", "enum", "typedef", "fwd", "int", "float"})
+
+Pairing = tuple[list[tuple["Root", "Root"]], list["Root"], list["Root"]]
+
+
+class Root:
+    """A type reported on its own: named, or anonymous and held by no other type."""
+
+    __slots__ = ("type_id", "family", "name", "facts", "sort_key", "same",
+                 "spells_duplicate")
+
+    def __init__(self, type_id: int, family: str, name: str, facts: tuple = ()):
+        self.type_id = type_id
+        self.family = family
+        self.name = name
+        self.facts = facts
+        # Where it stands among roots of its name (see settle_duplicates).
+        self.sort_key: tuple = ()
+        # Equal for roots that are the same type on both sides: joint class or facts.
+        self.same: object = None
+        # Its facts spell a duplicated name, so they are computed again once tags are known.
+        self.spells_duplicate = False
+
+
+class _ShiftedNames:
+    """String offsets of one part of a `_Graph`, moved into that part's range."""
+
+    def __init__(self, shift: int):
+        self.shift = shift
+
+    def __getitem__(self, offset: int) -> int:
+        return offset + self.shift
+
+
+class _Graph:
+    """Some types of one or two BTFs, renumbered 1..n (part by part, in id order) with
+    each part's string offsets moved into a range of its own: the shape that
+    `canonical_order` and `equivalence_classes` read. The types must reach only each
+    other (and void)."""
+
+    first_id = 1
+    _SHIFT = 40
+
+    def __init__(self, parts: list[tuple[Btf, list[int]]]):
+        self._types: list[Type | None] = [None]
+        self._lookups = []
+        for number, (btf, ids) in enumerate(parts):
+            all_types = btf.all_types()
+            new_id = [0] * len(all_types)
+            for position, old in enumerate(ids, len(self._types)):
+                new_id[old] = position
+            shifted = _ShiftedNames(number << self._SHIFT)
+            self._types += [all_types[old].remap(new_id, shifted) for old in ids]
+            self._lookups.append(btf.names)
+        self.last_id = len(self._types) - 1
+
+    def all_types(self) -> list[Type | None]:
+        return self._types
+
+    def names(self, offset: int) -> str:
+        return self._lookups[offset >> self._SHIFT](offset & ((1 << self._SHIFT) - 1))
+
+
+def _reach(btf: Btf, roots: Iterable[int]) -> list[int]:
+    """`roots` and every type they lead to (void left out), in id order."""
+    types = btf.all_types()
+    seen = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node and node not in seen:
+            seen.add(node)
+            stack.extend(types[node].refs())
+    return sorted(seen)
+
+
+def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
+                      new_groups: dict[tuple, list[Root]]) -> None:
+    """Give the roots of duplicated names what `pair_named` reads: the key that says two
+    roots are the same type, and the sort key (their label, as the canonical order begins,
+    then their facts, computed with duplicated names untagged).
+
+    Where copies on one side have equal facts, facts cannot tell which is which. For such
+    names, what their roots reach on both sides goes into one graph, whose equivalence
+    classes (the dedup's refinement) decide sameness, and each side's canonical order
+    which copy comes first (class numbers are no order: they depend on ids). Only what
+    those roots reach is ordered and refined: a few thousand types, not the kernel."""
+    for btf, groups in ((old, old_groups), (new, new_groups)):
+        types = btf.all_types()
+        for root in _roots(groups.values()):
+            root.same = root.facts
+            root.sort_key = (label(types[root.type_id], btf.names), repr(root.facts), 0)
+    alike = [key for key in {*old_groups, *new_groups}
+             if _alike(old_groups.get(key, ())) or _alike(new_groups.get(key, ()))]
+    if not alike:
+        return
+    old_alike = [old_groups[key] for key in alike if key in old_groups]
+    new_alike = [new_groups[key] for key in alike if key in new_groups]
+    old_reach = _reach(old, (r.type_id for r in _roots(old_alike)))
+    new_reach = _reach(new, (r.type_id for r in _roots(new_alike)))
+    joint = _Graph([(old, old_reach), (new, new_reach)])
+    classes, _ = equivalence_classes(joint)  # type: ignore[arg-type]
+    offset = 1
+    for btf, groups, reach in ((old, old_alike, old_reach), (new, new_alike, new_reach)):
+        class_of = dict(zip(reach, classes[offset:]))
+        offset += len(reach)
+        order = canonical_order(_Graph([(btf, reach)]))  # type: ignore[arg-type]
+        position = {reach[node - 1]: n for n, node in enumerate(order)}
+        for root in _roots(groups):
+            root.same = class_of[root.type_id]
+            root.sort_key = (*root.sort_key[:2], position[root.type_id])
+
+
+def _roots(groups: Iterable[Iterable[Root]]) -> Iterable[Root]:
+    return (root for group in groups for root in group)
+
+
+def _alike(group: Iterable[Root]) -> bool:
+    """Whether a group holds two roots with equal facts that are not interchangeable: a
+    type other roots refer to by its tag, or facts that spell a tag themselves."""
+    group = list(group)
+    seen: set[tuple] = set()
+    for root in group:
+        if root.facts in seen and (root.family in _REFERABLE or any(
+                r.spells_duplicate for r in group if r.facts == root.facts)):
+            return True
+        seen.add(root.facts)
+    return False
+
+
+def pair_named(olds: list[Root], news: list[Root]) -> Pairing:
+    """Same-named roots paired: the same type first, then by best overall match, then the
+    rest in order. Pairs, removed and added each come in order of their sort keys."""
+    pairs, rest_old, rest_new = _pair_same(olds, news, _same)
+    if rest_old and rest_new:
+        pairs += _best_match(rest_old, rest_new)
+        paired = {id(r) for pair in pairs for r in pair}
+        rest_old = [r for r in rest_old if id(r) not in paired]
+        rest_new = [r for r in rest_new if id(r) not in paired]
+    pairs += zip(rest_old, rest_new)
+    shared = min(len(rest_old), len(rest_new))
+    pairs.sort(key=lambda pair: pair[0].sort_key)
+    return pairs, rest_old[shared:], rest_new[shared:]
+
+
+def pair_anonymous(olds: list[Root], news: list[Root]) -> Pairing:
+    """Anonymous roots: identical facts first, then pairs that are each other's only best
+    match among those sharing enough member names; the others stay added and removed."""
+    for root in (*olds, *news):
+        root.sort_key = (repr(root.facts),)
+    pairs, rest_old, rest_new = _pair_same(olds, news, _facts)
+    if rest_old and rest_new:
+        scored = _scores(rest_old, rest_new, anonymous=True)
+        found = sorted(_unambiguous(scored))
+        pairs += [(rest_old[i], rest_new[j]) for i, j in found]
+        used_old = {i for i, _ in found}
+        used_new = {j for _, j in found}
+        rest_old = [r for i, r in enumerate(rest_old) if i not in used_old]
+        rest_new = [r for j, r in enumerate(rest_new) if j not in used_new]
+    return pairs, rest_old, rest_new
+
+
+def _pair_same(olds: list[Root], news: list[Root], key: Callable[[Root], object]
+               ) -> Pairing:
+    """Roots with equal keys paired, each side in sort-key order; the rest in that order."""
+    olds = sorted(olds, key=_sort_key)
+    news = sorted(news, key=_sort_key)
+    by_key: dict[object, list[Root]] = defaultdict(list)
+    for root in news:
+        by_key[key(root)].append(root)
+    pairs: list[tuple[Root, Root]] = []
+    rest_old = []
+    for root in olds:
+        same = by_key.get(key(root))
+        if same:
+            pairs.append((root, same.pop(0)))
+        else:
+            rest_old.append(root)
+    taken = {id(n) for _, n in pairs}
+    return pairs, rest_old, [r for r in news if id(r) not in taken]
+
+
+def _same(root: Root) -> object:
+    return root.same
+
+
+def _facts(root: Root) -> object:
+    return root.facts
+
+
+def _sort_key(root: Root) -> tuple:
+    return root.sort_key
+
+
+def _similarity_keys(facts: tuple) -> set:
+    return {key for key, _ in facts if len(key) > 1}
+
+
+def _scores(olds: list[Root], news: list[Root], anonymous: bool
+            ) -> list[tuple[int, int, int]]:
+    """(-score, old index, new index) for every pair sharing a member, parameter or
+    enumerator name; the score counts shared names and identical facts."""
+    old_keys = [_similarity_keys(r.facts) for r in olds]
+    new_keys = [_similarity_keys(r.facts) for r in news]
+    old_items = [set(r.facts) for r in olds]
+    new_items = [set(r.facts) for r in news]
+    index: dict = defaultdict(list)
+    for j, keys in enumerate(new_keys):
+        for key in keys:
+            index[key].append(j)
+    scored = []
+    for i, keys in enumerate(old_keys):
+        shared: dict[int, int] = defaultdict(int)
+        for key in keys:
+            for j in index.get(key, ()):
+                shared[j] += 1
+        for j, count in shared.items():
+            smaller = min(len(keys), len(new_keys[j])) or 1
+            if anonymous and count / smaller < _ANON_OVERLAP:
+                continue
+            same_items = len(old_items[i] & new_items[j])
+            scored.append((-(count + same_items), i, j))
+    scored.sort()
+    return scored
+
+
+def _best_match(olds: list[Root], news: list[Root]) -> list[tuple[Root, Root]]:
+    """The pairing with the highest total score (an assignment problem). Nodes and edges
+    go in in sort-key and score order, so ties are settled by the types too."""
+    import networkx as nx  # a fifth of a second to import: only when a group needs it
+
+    graph = nx.Graph()
+    graph.add_nodes_from((0, i) for i in range(len(olds)))
+    graph.add_nodes_from((1, j) for j in range(len(news)))
+    for score, i, j in _scores(olds, news, anonymous=False):
+        graph.add_edge((0, i), (1, j), weight=-score)
+    found = []
+    for a, b in nx.max_weight_matching(graph):
+        (_, i), (_, j) = sorted((a, b))
+        found.append((olds[i], news[j]))
+    return found
+
+
+def _unambiguous(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """Pairs that are each other's only best match. Anonymous types with nothing but a
+    shape in common (hundreds of `union { event; handler; }`) stay added and removed
+    rather than being paired at random."""
+    best_old: dict[int, list[int]] = {}
+    best_new: dict[int, list[int]] = {}
+    for score, i, j in scored:
+        for best, me in ((best_old, i), (best_new, j)):
+            entry = best.get(me)
+            if entry is None:
+                best[me] = [score, 1]
+            elif entry[0] == score:
+                entry[1] += 1
+    return [(i, j) for score, i, j in scored
+            if best_old[i] == [score, 1] and best_new[j] == [score, 1]]
