@@ -18,12 +18,12 @@ import pytest
 
 from canonbtf.btf import writer
 from canonbtf.dwarf import core
-from canonbtf.dwarf.convert import Skips, convert_unit
+from canonbtf.dwarf.convert import ConvertContext, Skips, convert_unit
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.encode import _Worker, context_for, encode_dwarf, encode_file
 from canonbtf.dwarf.features import DEFAULT
 from canonbtf.dwarf.keys import KeyPool
-from canonbtf.dwarf.sections import open_dwarf
+from canonbtf.dwarf.sections import DwarfFile, list_units, open_dwarf
 
 from . import fuzzing
 from .conftest import FETCHED_DEBUG, REPO, fetched_kernel, fetched_kernel_sample
@@ -171,3 +171,30 @@ def test_damaged_objects_same_outcome(index, tmp_path, pure):
 
     reference, compiled = both_ways(pure, run)
     assert compiled == reference, mutation
+
+
+def handmade_dwarf(abbrev: bytes, dies: bytes) -> DwarfFile:
+    """A DWARF 4 unit of `dies` over the abbreviation table `abbrev` (no ELF around it)."""
+    body = (4).to_bytes(2, "little") + bytes(4) + bytes([8]) + dies
+    info = len(body).to_bytes(4, "little") + body
+    dwarf = DwarfFile("handmade", True, "ET_REL",
+                      {".debug_info": info, ".debug_abbrev": abbrev}, None)
+    dwarf.units = list_units(dwarf)
+    return dwarf
+
+
+def test_children_of_a_child_without_attributes():
+    """A prototype's DW_TAG_unspecified_parameters with a child of its own: the pure
+    reader crashed on it (tools/fuzz_core.py found it); both cores read it alike."""
+    abbrev = bytes([
+        1, 0x11, 1, 0, 0,  # compile_unit, children, no attributes
+        2, 0x15, 1, 0, 0,  # subroutine_type, children
+        3, 0x18, 1, 0x03, 0x08, 0, 0,  # unspecified_parameters, children, a name (string)
+        4, 0x05, 0, 0, 0,  # formal_parameter
+        0])
+    dwarf = handmade_dwarf(abbrev, bytes([1, 2, 3]) + b"x\0" + bytes([4, 0, 0, 0]))
+    context = ConvertContext(DEFAULT, None)
+    records = convert_unit(DieReader(dwarf).read_unit(dwarf.units[0]), True, Skips(), context)
+    assert records[1] == (13, "", 0, 0, 0, (("", 0),))  # FUNC_PROTO (...) returning void
+    encoder = core.new_encoder(dwarf, context)
+    assert encoder.records(core.unit_fields(dwarf.units[0])) == records

@@ -764,12 +764,14 @@ _UNDEFINED = (ACT_UNDEFINED, 0, False, ROLE_SKIP, 0, None)
 
 
 class _Annotations:
-    """Collects the children of a member or parameter into its attributes."""
+    """Collects the children of a member or parameter into its attributes. A child whose
+    tag wants no attributes (DW_TAG_unspecified_parameters) has None for them: its own
+    children are read and dropped (found by tools/fuzz_core.py)."""
 
     __slots__ = ("children",)
 
-    def __init__(self, attrs: dict):
-        self.children = attrs.setdefault(c.ANNOTATIONS, [])
+    def __init__(self, attrs: dict | None):
+        self.children = [] if attrs is None else attrs.setdefault(c.ANNOTATIONS, [])
 
 
 def declares(specs: tuple) -> bool:
