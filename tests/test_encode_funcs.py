@@ -471,3 +471,52 @@ def test_module_from_the_command_line_with_the_kernel_elf_as_base(tmp_path):
     assert reader.load(str(out), base).first_id == base.last_id + 1
     missing = run_cli("encode", "--base", str(tmp_path / "nope.btf"), "-o", str(out), str(path))
     assert missing.returncode == 2 and b"nope.btf" in missing.stderr
+
+
+PERCPU_AT_ZERO = """\
+struct fixed { int a; long b; };
+extern struct fixed pcpu_first;
+struct fixed pcpu_first __attribute__((section(".data..percpu"))) = {1, 2};
+int pcpu_second __attribute__((section(".data..percpu"))) = 2;
+void _start(void) {}
+"""
+# As the kernel links it: the per-CPU section at address 0.
+PERCPU_LINKER_SCRIPT = """\
+SECTIONS {
+  .data..percpu 0 : { *(.data..percpu) }
+  .text 0x401000 : { *(.text) }
+  .data : { *(.data) }
+}
+"""
+
+
+def var_names(btf: Btf) -> list[str]:
+    return sorted(btf.names(t.name_off) for t in btf.types if t.kind == f.VAR)
+
+
+@pytest.mark.parametrize("linked", [True, False])
+@pytest.mark.parametrize("pure", ["1", "0"])
+def test_percpu_variable_at_address_zero_follows_pahole(tmp_path, linked, pure, monkeypatch):
+    """x86-64's fixed_percpu_data: the definition at per-CPU address 0 is named only by
+    its declaration (DW_AT_specification). pahole 1.24 leaves it out of a linked ELF,
+    where address 0 is ambiguous, and keeps it in an object file; so do both cores."""
+    gcc, ld = need_tool("gcc"), need_tool("ld")
+    source = tmp_path / "percpu.c"
+    source.write_text(PERCPU_AT_ZERO)
+    obj = tmp_path / "percpu.o"
+    subprocess.run([gcc, "-g", "-c", str(source), "-o", str(obj)], check=True)
+    target = obj
+    if linked:
+        script = tmp_path / "percpu.lds"
+        script.write_text(PERCPU_LINKER_SCRIPT)
+        target = tmp_path / "percpu.elf"
+        subprocess.run([ld, "-T", str(script), "-e", "_start", "-o", str(target), str(obj)],
+                       check=True)
+    monkeypatch.setenv("CANONBTF_PURE", pure)
+    ours = var_names(encode_file(str(target), 1)[0])
+    assert ours == (["pcpu_second"] if linked else ["pcpu_first", "pcpu_second"])
+    pahole = shutil.which("pahole")
+    if pahole is not None:
+        out = tmp_path / "pahole.btf"
+        subprocess.run([pahole, f"--btf_encode_detached={out}", str(target)], check=True)
+        assert var_names(reader.load(str(out))) == ours

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from ..btf import format as f
 from . import constants as c
 from .features import DEFAULT as DEFAULT_FEATURES
-from .symbols import ElfSymbols
+from .symbols import PERCPU_SECTION, ElfSymbols
 from .unit_types import TypeDie, UnitTypes
 
 Record = tuple  # (kind, name, kflag, size_or_type, extra, items)
@@ -84,6 +84,8 @@ _PROGRAM_TAGS = frozenset({c.TAG_subprogram, c.TAG_variable})
 DECL_TAG_NAME = "btf_decl_tag"
 TYPE_TAG_NAME = "btf_type_tag"
 KFUNC_TAG = "bpf_kfunc"
+UNNAMED_PERCPU_AT_ZERO = ("per-CPU variable at address 0 named only by its declaration "
+                          "(left out as pahole 1.24 does)")
 
 # Flags a FUNC candidate carries in its linkage field until functions.py decides: a
 # candidate is never a valid linkage (so it never merges into a base BTF's FUNC), LINKED
@@ -630,6 +632,13 @@ class UnitConverter:
                 continue
             place = symbols.place_variable(name, address, every_section)
             if place is None:
+                continue
+            if (address == 0 and not symbols.relocatable and place[0] == PERCPU_SECTION
+                    and c.AT_name not in die.attrs):
+                # pahole 1.24 takes address 0 for one of the unnamed helper variables
+                # (__UNIQUE_ID, __ADDRESSABLE) unless the DIE names itself; x86-64's
+                # fixed_percpu_data is named only by its declaration (docs/ENCODE.md).
+                self.skips.add(UNNAMED_PERCPU_AT_ZERO)
                 continue
             var_type = self._ref(attrs)
             if var_type == _FAILED or var_type == 0:
