@@ -43,7 +43,7 @@ BUILD_CORE = platform.python_implementation() == "CPython"
 setup(
     ext_modules=[] if not BUILD_CORE else [Extension("canonbtf.dwarf._core",
                            [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
-                           depends=["canonbtf/dwarf/csrc/core.h"],
+                           depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],
                            extra_compile_args=flags, extra_link_args=link)],
     cmdclass={"build_ext": OptionalBuildExt},
 )

@@ -198,3 +198,42 @@ def test_children_of_a_child_without_attributes():
     assert records[1] == (13, "", 0, 0, 0, (("", 0),))  # FUNC_PROTO (...) returning void
     encoder = core.new_encoder(dwarf, context)
     assert encoder.records(core.unit_fields(dwarf.units[0])) == records
+
+
+CSRC = REPO / "canonbtf" / "dwarf" / "csrc"
+
+
+def c_enums(path: Path) -> dict[str, int]:
+    """Every enumerator of the C enums in `path`, with implicit values counted."""
+    import re
+
+    values: dict[str, int] = {}
+    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+    for body in re.findall(r"enum\s*\{(.*?)\}", text, flags=re.S):
+        value = -1
+        for item in body.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, _, given = item.partition("=")
+            value = int(given.strip(), 0) if given.strip() else value + 1
+            values[name.strip()] = value
+    return values
+
+
+def test_the_cores_numbers_are_the_python_ones():
+    """One source for each number: the C core's DWARF numbers, BTF kinds and feature
+    bits equal constants.py's, format.py's and core.FEATURE_BITS."""
+    from canonbtf.btf import format as btf_format
+    from canonbtf.dwarf import constants
+
+    dwarf = c_enums(CSRC / "dwarf.h")
+    assert len(dwarf) > 100
+    for name, value in dwarf.items():
+        assert getattr(constants, name) == value, name
+    declared = c_enums(CSRC / "core.h")
+    kinds = {name[2:]: v for name, v in declared.items() if name.startswith("K_")}
+    assert kinds == {name: getattr(btf_format, name) for name in kinds}
+    assert len(kinds) == btf_format.MAX_KIND
+    bits = {name[2:].lower(): v for name, v in declared.items() if name.startswith("F_")}
+    assert bits == core.FEATURE_BITS

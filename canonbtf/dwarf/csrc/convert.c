@@ -1,24 +1,12 @@
 /* One unit's type DIEs -> BTF records (convert.py's UnitConverter, step for step: the
  * same numbering order, the same records, the same skip reasons). */
 #include "core.h"
+#include "dwarf.h"
 #include <string.h>
 #include <stdlib.h>
 
 #define ERR (INT64_MIN + 1)
 
-enum {
-    TAG_array_type = 0x01, TAG_class_type = 0x02, TAG_enumeration_type = 0x04,
-    TAG_formal_parameter = 0x05, TAG_member = 0x0D, TAG_pointer_type = 0x0F,
-    TAG_structure_type = 0x13, TAG_subroutine_type = 0x15, TAG_typedef = 0x16,
-    TAG_union_type = 0x17, TAG_unspecified_parameters = 0x18, TAG_subrange_type = 0x21,
-    TAG_base_type = 0x24, TAG_const_type = 0x26, TAG_enumerator = 0x28,
-    TAG_subprogram = 0x2E, TAG_variable = 0x34, TAG_volatile_type = 0x35,
-    TAG_restrict_type = 0x37, TAG_unspecified_type = 0x3B, TAG_atomic_type = 0x47,
-    TAG_LLVM_annotation = 0x6000,
-};
-enum { ATE_boolean = 2, ATE_complex_float = 3, ATE_float = 4, ATE_signed = 5,
-       ATE_signed_char = 6, ATE_imaginary_float = 9, ATE_decimal_float = 0xF };
-enum { CC_nocall = 3 };
 /* Candidate flags of a FUNC (convert.FUNC_*). */
 enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4 };
 
