@@ -115,11 +115,39 @@ def dump_c(btf: Btf, out: TextIO) -> None:
         # derived from the content, it is as stable as the content.
         digest = hashlib.sha256(body.encode("latin-1")).hexdigest()[:16].upper()
         guard = f"__VMLINUX_SPLIT_{digest}_H__"
+    write_header(out, guard, bool(header.kfuncs), body)
+
+
+def write_header(out: TextIO, guard: str, kfuncs: bool, body: str) -> None:
+    """The guard, the CO-RE pragma and (with kfuncs) their macros around `body`: shared
+    by the full header and the slim ones (emit/slim.py), so both say the same."""
     out.write(_PROLOGUE.format(guard=guard))
-    if header.kfuncs:
+    if kfuncs:
         out.write(_KFUNC_MACROS)
     out.write(body)
     out.write(_EPILOGUE.format(guard=guard))
+
+
+def forward_block(header: _Header, tags: list[int]) -> str:
+    """The sorted forward declarations of struct and union `tags`, then a blank line."""
+    if not tags:
+        return ""
+    types = header.types
+    lines = sorted(("union " if types[tag].kind == f.UNION else "struct ")
+                   + header.display.get(tag, header.names[tag]) + ";\n" for tag in tags)
+    return "".join(lines) + "\n"
+
+
+def kfunc_block(header: _Header, kfuncs: list[tuple[str, int, bool]]) -> str:
+    """`extern` prototypes of `kfuncs` (entries of `_Header.kfuncs`), as bpftool >= 7.5."""
+    if not kfuncs:
+        return ""
+    parts = ["/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n"]
+    for name, fid, fastcall in kfuncs:
+        decl = header.prototype(fid, name)[0]
+        parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl} __weak __ksym;\n")
+    parts.append("#endif\n\n")
+    return "".join(parts)
 
 
 def header_names(btf: Btf) -> dict[int, str]:
@@ -904,24 +932,14 @@ class _Header(Declarators):
             keys[d] = (group << 32) + rank[d]
         return keys
 
+    def prototype(self, fid: int, name: str) -> tuple[str, list[tuple[int, int]]]:
+        """The declaration of function `fid` as `name`, and the types it mentions."""
+        self._start({})
+        return self._decl(self.types[fid].size_or_type, name, 0, _REF), self._refs
+
     def body(self) -> str:
         sequence, forward = self.order()
-        parts = []
-        if forward:
-            types = self.types
-            lines = sorted(("union " if types[tag].kind == f.UNION else "struct ")
-                           + self.display.get(tag, self.names[tag]) + ";\n" for tag in forward)
-            parts.extend(lines)
-            parts.append("\n")
         text = self.text
-        parts.extend(text[d] for d in sequence)
-        if self.kfuncs:
-            parts.append("/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n")
-            for name, fid, fastcall in self.kfuncs:
-                self._start({})
-                decl = self._decl(self.types[fid].size_or_type, name, 0, _REF)
-                parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl}"
-                             " __weak __ksym;\n")
-            parts.append("#endif\n\n")
-        return "".join(parts)
+        return (forward_block(self, forward) + "".join(text[d] for d in sequence)
+                + kfunc_block(self, self.kfuncs))
 
