@@ -127,10 +127,23 @@ def slim_header(btf: Btf) -> _Header:
     return _header_for(btf)
 
 
-def dump_slim(btf: Btf, selection: Selection, out: TextIO) -> None:
-    """Write the slim header of `selection` (see the module docstring)."""
+def slim_plan(btf: Btf, selection: Selection) -> tuple[list[int], list[int], list]:
+    """(definitions in header order, struct/union tags declared at the top, kfunc entries)
+    of the slim header of `selection`."""
     header = slim_header(btf)
-    sequence, declared = _closure(header, selection.defs)
+    kfuncs = [k for k in header.kfuncs if k[1] in selection.kfuncs]
+    # A prototype needs its typedefs and enums defined, its structs only declared.
+    roots = set(selection.defs)
+    kfunc_tags = []
+    for name, fid, _ in kfuncs:
+        for r, _mode in header.prototype(fid, name)[1]:
+            if r < header.first_id:
+                continue
+            if header.types[r].kind in (f.STRUCT, f.UNION):
+                kfunc_tags.append(r)
+            else:
+                roots.add(r)
+    sequence, declared = _closure(header, roots)
     chosen = set(sequence)
     forward: dict[int, None] = {}
     done: set[int] = set()
@@ -139,16 +152,18 @@ def dump_slim(btf: Btf, selection: Selection, out: TextIO) -> None:
             if tag not in done:
                 forward[tag] = None
         done.add(d)
-    kfuncs = [k for k in header.kfuncs if k[1] in selection.kfuncs]
-    for name, fid, _ in kfuncs:
-        for r, _mode in header.prototype(fid, name)[1]:
-            if header.types[r].kind in (f.STRUCT, f.UNION) and r not in chosen:
-                forward[r] = None
-    for tag in selection.declare:
+    for tag in [*kfunc_tags, *selection.declare]:
         if tag not in chosen:
             forward[tag] = None
+    return sequence, list(forward), kfuncs
+
+
+def dump_slim(btf: Btf, selection: Selection, out: TextIO) -> None:
+    """Write the slim header of `selection` (see the module docstring)."""
+    header = slim_header(btf)
+    sequence, forward, kfuncs = slim_plan(btf, selection)
     text = header.text
-    body = (forward_block(header, list(forward)) + "".join(text[d] for d in sequence)
+    body = (forward_block(header, forward) + "".join(text[d] for d in sequence)
             + kfunc_block(header, kfuncs))
     write_header(out, VMLINUX_GUARD, bool(kfuncs), body)
 
@@ -183,7 +198,7 @@ def select_object(btf: Btf, path: str, selection: Selection | None = None) -> Se
     string = _checked_strings(local, path)
     for relo in core_relos(reader.elf_section(path, data, ".BTF.ext"), string, path):
         _add_relo_root(index, selection, local, relo.type_id, path)
-    for tid, t in local.own():
+    for _tid, t in local.own():
         name = local.name(t.name_off)
         if not name:
             continue
