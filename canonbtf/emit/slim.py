@@ -170,7 +170,7 @@ def dump_slim(btf: Btf, selection: Selection, out: TextIO) -> None:
 
 def _closure(header: _Header, roots: Iterable[int]) -> tuple[list[int], dict[int, list[int]]]:
     """(the definitions `roots` need, in full-header order; per definition, the tags it
-    needs declared), by the full header's own dependency rule."""
+    needs declared), by the full header's own dependency rule, every typedef complete."""
     declared: dict[int, list[int]] = {}
     stack = list(roots)
     while stack:
@@ -180,6 +180,10 @@ def _closure(header: _Header, roots: Iterable[int]) -> tuple[list[int], dict[int
         before, tags = header._dependencies(d)
         declared[d] = tags
         stack.extend(r for r in before if r not in declared)
+        if header.types[d].kind == f.TYPEDEF:
+            # A typedef the header defines is complete, so that its size is the BTF's
+            # (`foo_t *p` alone would leave `struct foo` declared only).
+            stack.extend(r for r in header._complete_deps(d) if r not in declared)
     sequence = [d for d in header.order()[0] if d in declared]
     return sequence, declared
 
