@@ -343,3 +343,12 @@ def test_slim_program_loads_into_the_running_kernel(tmp_path, name):
                         "when it is built against the full header")
     assert done.returncode == 0, done.stderr[-3000:]
 
+
+
+def test_split_btf_is_refused(capsys):
+    from .conftest import BASE_61
+    module = corpus_path("mod-6.1.0-56-cloud-xfs.btf")
+    status, out, err = run(capsys, "dump", str(module), "--base", str(corpus_path(BASE_61.name)),
+                           "--format", "c", "--types", "xfs_inode")
+    assert status == 2 and not out
+    assert_one_line(err, str(module), "split BTF is not supported")
