@@ -301,6 +301,10 @@ struct later_user {
 	struct opaque *o;
 };
 
+struct uses_union {
+	union opaque_u *u;
+};
+
 struct node {
 	node_t *next;
 	u32 v;
@@ -334,10 +338,6 @@ struct outer {
 	struct {
 		int x;
 	} *ptr_anon;
-};
-
-struct uses_union {
-	union opaque_u *u;
 };
 
 """

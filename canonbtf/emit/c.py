@@ -103,6 +103,18 @@ def _bitfield_position(cur: int, bits: int, unit: int) -> int:
     return _round_up(cur, unit)
 
 
+def _is_linkage(types: list[Type | None], t: Type, ptr_size: int) -> bool:
+    """A struct or union of at most two pointers and nothing else (list_head, hlist_node,
+    callback_head): the leaves other structs embed most, placed before all other structs."""
+    if t.size_or_type > 2 * ptr_size:
+        return False
+    for member in t.items:
+        held = types[member[1]]
+        if held is None or held.kind != f.PTR:
+            return False
+    return True
+
+
 def dump_c(btf: Btf, out: TextIO) -> None:
     """Write the C header for `btf` (for split BTF: its own types, to follow the base's).
     BTF that C cannot spell (see c_shape) is an InputError, before anything is written."""
@@ -901,10 +913,12 @@ class _Header(Declarators):
         """(class, band, canonical rank) of each definition, packed into one integer.
 
         Class 0 holds enums and forward declarations, 1 typedefs, 2 structs and unions.
-        A struct's depth is the length of its longest chain of structs embedded by value;
-        its band is half of that, rounded down. Within a class and band the canonical key
-        decides, so most of what a struct embeds sorts before it anyway, and a struct that
-        gains an embedded leaf (an rcu_head, a list_head) usually stays in its band and in
+        Linkage structs (one or two pointers and nothing else: list_head, hlist_node,
+        callback_head) are band 0, so a struct that starts to embed one need not move
+        behind it. For the others, the depth is the length of the longest chain of structs
+        embedded by value, and the band is 1 + half of it, rounded down. Within a class and
+        band the canonical key decides, so most of what a struct embeds sorts before it
+        anyway, and a struct that gains an embedded leaf usually stays in its band and in
         its place. All of it is computed from the type and what it depends on.
         """
         types = self.types
@@ -926,7 +940,9 @@ class _Header(Declarators):
         for d in self.defs:
             kind = types[d].kind
             if kind in composite:
-                group = (2 << 16) + level.get(d, 0) // 2
+                band = 0 if _is_linkage(types, types[d], self.ptr_size) \
+                    else 1 + level.get(d, 0) // 2
+                group = (2 << 16) + band
             else:
                 group = (1 if kind == f.TYPEDEF else 0) << 16
             keys[d] = (group << 32) + rank[d]
