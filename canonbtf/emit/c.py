@@ -5,10 +5,10 @@ the order. Every top-level definition has a canonical key (its name, a kind rank
 name several types share, a structural tie-break) and a placement key: enums and forward
 declarations, then typedefs, then the linkage structs (a pointer or two: list_head), then
 the other structs and unions in bands of the depth of what they embed by value, each group
-by canonical key. The header is the smallest order by placement
-key that defines every type before a by-value use, so a definition's place depends on
-itself and its dependencies only: adding a type moves nothing else. Same-name types get
-`___2`, `___3` suffixes in canonical order.
+by canonical key. The header is the smallest order by placement key that defines every
+type before a by-value use, so a definition's place depends on itself and its
+dependencies only: adding a type moves nothing else. Same-name types get `___2`, `___3`
+suffixes in canonical order.
 """
 
 from __future__ import annotations
