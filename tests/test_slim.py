@@ -305,6 +305,25 @@ def test_slim_header_gives_the_same_program(tmp_path, kernel, name):
     compile_c(tmp_path / "slim", "clang", ["-target", "bpf", "-O2", "-c"], {}, asserts)
 
 
+def test_kfunc_program_gets_its_prototype(tmp_path):
+    """A program calling a kfunc, built against the running kernel's full header: its slim
+    header declares the kfunc, defines the struct it passes, and gives the same program."""
+    path = sysfs_vmlinux()
+    btf = load_cached(path)
+    full = real_header(path)
+    if "extern int bpf_dynptr_from_skb(" not in full:
+        pytest.skip("the running kernel's BTF has no bpf_dynptr_from_skb kfunc")
+    full_obj = build_bpf(tmp_path / "full", "dynptr_kfunc", full)
+    text = slim(btf, (), [full_obj])
+    assert_cut_from(text, full)
+    assert text.count(" __weak __ksym;\n") == 1 and "\nstruct bpf_dynptr {\n" in text
+    slim_obj = build_bpf(tmp_path / "slim", "dynptr_kfunc", text)
+    assert relos(slim_obj) == relos(full_obj) and relos(full_obj)
+    if os.geteuid() == 0 and Path("/sys/fs/bpf").is_dir():
+        done = load(slim_obj, f"canonbtf-slim-kfunc-{os.getpid()}")
+        assert done.returncode == 0, done.stderr[-3000:]
+
+
 def libbpf_relos(log: str) -> list[tuple[str, str, str]]:
     """(root type name, access string, kind) of each relocation in bpftool's debug log."""
     found = re.findall(r"relo #\d+: <(\w+)> \[\d+\] (?:struct|union) (\w+)\S* \(([\d:]+) @",
