@@ -21,7 +21,14 @@ import pytest
 from canonbtf.btf import reader
 from canonbtf.btf.btf_ext import RELO_KINDS, core_relos
 from canonbtf.cli import main
-from canonbtf.emit.slim import Selection, dump_slim, select_names, select_object, slim_plan
+from canonbtf.emit.slim import (
+    Selection,
+    dump_slim,
+    essential_name,
+    select_names,
+    select_object,
+    slim_plan,
+)
 from canonbtf.errors import InputError
 
 from .conftest import corpus_path, load_cached, need_tool, sysfs_vmlinux
@@ -134,6 +141,13 @@ def test_every_named_type_alone_is_cut_from_the_full_header(build):
     for name in sorted(names):
         assert_cut_from(slim(btf, [name]), full)
     assert slim(btf, sorted(names)).count("\n\n") <= full.count("\n\n")
+
+
+def test_essential_names_are_libbpfs():
+    for name, essential in (("task_struct___old", "task_struct"), ("a___b___c", "a___b"),
+                            ("irq_info___2", "irq_info"), ("plain", "plain"),
+                            ("x____y", "x____y"), ("a___", "a___"), ("___a", "___a")):
+        assert essential_name(name) == essential, name
 
 
 def test_names_spell_tags_typedefs_and_suffixes():

@@ -14,7 +14,7 @@ each struct or union they reach only through a pointer or a prototype.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TextIO
 
 from ..btf import format as f
@@ -127,7 +127,8 @@ def slim_header(btf: Btf) -> _Header:
     return _header_for(btf)
 
 
-def slim_plan(btf: Btf, selection: Selection) -> tuple[list[int], list[int], list]:
+def slim_plan(btf: Btf, selection: Selection,
+              ) -> tuple[list[int], list[int], list[tuple[str, int, bool]]]:
     """(definitions in header order, struct/union tags declared at the top, kfunc entries)
     of the slim header of `selection`."""
     header = slim_header(btf)
@@ -236,7 +237,7 @@ def _add_relo_root(index: _Names, selection: Selection, local: Btf, type_id: int
     if t is None or not t.name_off:
         return
     name = local.name(t.name_off)
-    for candidate in (name, name.split("___")[0]):
+    for candidate in (name, essential_name(name)):
         if t.kind == f.TYPEDEF:
             found = [d for d in index.plain.get(candidate, ())
                      if index.header.types[d].kind == f.TYPEDEF]
@@ -251,7 +252,16 @@ def _add_relo_root(index: _Names, selection: Selection, local: Btf, type_id: int
             return
 
 
-def _checked_strings(local: Btf, path: str):
+def essential_name(name: str) -> str:
+    """`name` without its CO-RE flavour, as libbpf's bpf_core_essential_name_len cuts it: at
+    the last `___` between two characters other than `_`."""
+    for i in range(len(name) - 5, -1, -1):
+        if name[i] != "_" and name[i + 1:i + 4] == "___" and name[i + 4] != "_":
+            return name[:i + 1]
+    return name
+
+
+def _checked_strings(local: Btf, path: str) -> Callable[[int], str]:
     """Offset -> string of the object's .BTF, an InputError for offsets outside it."""
     strings = local.strings
 
