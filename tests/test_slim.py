@@ -266,6 +266,10 @@ def test_corpus_slim_header_compiles_with_exact_layout(tmp_path, compiler, args)
     asserts, count = layout_asserts(btf, defined_ids(btf, names))
     assert count > 500
     compile_c(tmp_path, compiler, args, {"vmlinux.h": text}, asserts)
+    # The same asserts hold with the full header.
+    (tmp_path / "full").mkdir()
+    compile_c(tmp_path / "full", compiler, args,
+              {"vmlinux.h": real_header(corpus_path(VMLINUX_612))}, asserts)
 
 
 def test_kfunc_prototypes_come_with_their_typedefs(tmp_path):
