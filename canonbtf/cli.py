@@ -209,7 +209,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 def refuse_overwriting_input_paths(args: argparse.Namespace) -> None:
     if args.output and args.output != "-":
-        refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None)])
+        refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None),
+                                               *(getattr(args, "types_from", None) or ())])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -223,6 +223,14 @@ def test_bad_objects_are_exit_2_naming_them(capsys, tmp_path):
         assert status == 2, (obj, err)
         assert_one_line(err, f"canonbtf: {obj}: ", words)
         assert not out.exists()
+    # The object is an input too: -o naming it is refused, and it is left as it was.
+    obj = tmp_path / "prog.bpf.o"
+    shutil.copy(BPF_DIR / "obj" / "tracepoint.bpf.o", obj)
+    status, _, err = run(capsys, "dump", str(kernel), "--format", "c", "--types-from",
+                         str(obj), "-o", str(obj))
+    assert status == 2
+    assert_one_line(err, str(obj), "refusing to overwrite")
+    assert obj.read_bytes() == (BPF_DIR / "obj" / "tracepoint.bpf.o").read_bytes()
     if not objcopy:
         pytest.skip("objcopy/llvm-objcopy not installed: the object without .BTF.ext "
                     "was not tried")
