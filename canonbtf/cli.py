@@ -79,8 +79,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
+    slim = args.types or args.types_from
+    if slim and args.format != "c":
+        raise InputError(None, "--types and --types-from need --format c")
     btf = reader.load_with_base(args.input, args.base)
     refuse_overwriting_input_paths(args)
+    if slim:
+        return _dump_slim(args, btf)
     if args.format == "raw":
         from .emit.raw import dump_raw as emit
     elif args.format == "json":
@@ -89,6 +94,20 @@ def cmd_dump(args: argparse.Namespace) -> int:
         from .emit.c import dump_c as emit
     with _naming(args.input), _text_output(args.output) as out:
         emit(btf, out)
+    return EXIT_OK
+
+
+def _dump_slim(args: argparse.Namespace, btf) -> int:
+    from .emit import slim
+
+    with _naming(args.input):
+        selection = slim.Selection()
+        for path in args.types_from or ():
+            slim.select_object(btf, path, selection)
+        for text in args.types or ():
+            slim.select_names(btf, slim.split_names(text), selection)
+    with _naming(args.input), _text_output(args.output) as out:
+        slim.dump_slim(btf, selection, out)
     return EXIT_OK
 
 
@@ -190,7 +209,8 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 def refuse_overwriting_input_paths(args: argparse.Namespace) -> None:
     if args.output and args.output != "-":
-        refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None)])
+        refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None),
+                                               *(getattr(args, "types_from", None) or ())])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -223,6 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=("raw", "json", "c"), default="raw",
                    help="output format (default: raw)")
     p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout")
+    p.add_argument("--types", action="append", metavar="NAME[,NAME...]",
+                   help="with --format c: a slim header of these types ('struct foo' or "
+                        "'foo'; kfuncs and enumerators too) and what they need")
+    p.add_argument("--types-from", action="append", metavar="OBJ.bpf.o",
+                   help="with --format c: a slim header of the types a BPF object uses "
+                        "(its CO-RE relocations and BTF); repeatable, adds to --types")
     p.set_defaults(func=cmd_dump)
 
     p = sub.add_parser("sort", help="put BTF into the canonical order (docs/ORDER.md)",

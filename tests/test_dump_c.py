@@ -125,13 +125,16 @@ def member_offsets(btf: Btf, type_id: int, base_bits: int = 0):
             yield from member_offsets(btf, mtype, offset)
 
 
-def layout_asserts(btf: Btf) -> tuple[str, int]:
+def layout_asserts(btf: Btf, only: set[int] | None = None) -> tuple[str, int]:
     """`_Static_assert`s of sizeof and offsetof, straight from the BTF, for every named
-    struct, union, enum and typedef of the header; and how many there are."""
+    struct, union, enum and typedef of the header (of those in `only`, when given: a slim
+    header's); and how many there are."""
     lines = ["#include \"vmlinux.h\"",
              # <stddef.h> would clash with the kernel's own typedefs.
              "#define offsetof(t, m) __builtin_offsetof(t, m)"]
     for type_id, name in header_names(btf).items():
+        if only is not None and type_id not in only:
+            continue
         t = btf.type_by_id(type_id)
         if t.kind == f.FWD:
             continue
@@ -298,6 +301,10 @@ struct later_user {
 	struct opaque *o;
 };
 
+struct uses_union {
+	union opaque_u *u;
+};
+
 struct node {
 	node_t *next;
 	u32 v;
@@ -331,10 +338,6 @@ struct outer {
 	struct {
 		int x;
 	} *ptr_anon;
-};
-
-struct uses_union {
-	union opaque_u *u;
 };
 
 """

@@ -14,8 +14,12 @@ has in the old one's order (new definitions after the one they follow in the new
 No name-keyed order of the definitions, valid C or not, does better; a placement rule is
 as good as its distance from that figure.
 
-Goal (issue 6): ours <= 1.1 x the bound.
-Usage: tools/header_stability.py [--pair OLD.btf NEW.btf]...
+Goal (issue 6): ours <= 1.1 x the bound; reachable, since "best" is above that (issue 18):
+ours <= 1.10 x best on every pair.
+With --types LIST, the slim header of LIST (`dump --types LIST`) is measured instead, and
+bpftool, which has no slim header, is left out: its diff should be the changed types' lines
+alone (issue 18: <= 1.05 x the bound).
+Usage: tools/header_stability.py [--pair OLD.btf NEW.btf]... [--types LIST]
   (older Debian kernels: tools/kernel_image_btf.py extracts the BTF of a linux-image .deb)
 """
 
@@ -92,16 +96,20 @@ def best_order_lines(old: Path, new: Path, tmp: Path) -> int:
     return changed_lines(old, rearranged)
 
 
-def headers(btf: Path, tmp: Path, bpftool: str) -> tuple[Path, Path]:
-    """(our header, bpftool's header) of `btf`, written under `tmp`."""
+def headers(btf: Path, tmp: Path, bpftool: str, types: str | None) -> list[tuple[str, Path]]:
+    """[(who, header)] of `btf`, written under `tmp`: ours (slim with `types`), and
+    bpftool's unless `types` is given."""
     ours = tmp / f"{btf.name}.canonbtf.h"
-    subprocess.run(canonbtf_argv("dump", str(btf), "--format", "c", "-o", str(ours)),
+    slim = ["--types", types] if types else []
+    subprocess.run(canonbtf_argv("dump", str(btf), "--format", "c", *slim, "-o", str(ours)),
                    check=True)
+    if types:
+        return [("canonbtf", ours)]
     theirs = tmp / f"{btf.name}.bpftool.h"
     with open(theirs, "wb") as fh:
         subprocess.run([bpftool, "btf", "dump", "file", str(btf), "format", "c"], stdout=fh,
                        check=True)
-    return ours, theirs
+    return [("canonbtf", ours), ("bpftool", theirs)]
 
 
 def bpftool_version(bpftool: str) -> str:
@@ -113,6 +121,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pair", nargs=2, action="append", metavar=("OLD", "NEW"), default=[],
                     help="another pair of kernels' BTF (raw or ELF) to compare")
+    ap.add_argument("--types", metavar="LIST",
+                    help="measure the slim header of these types (dump --types LIST)")
     args = ap.parse_args()
     bpftool = need("bpftool")
     pairs = [DEFAULT_PAIR] + [(Path(a), Path(b)) for a, b in args.pair]
@@ -125,10 +135,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         for old, new in pairs:
-            old_h = headers(old, tmp, bpftool)
-            new_h = headers(new, tmp, bpftool)
+            old_h = headers(old, tmp, bpftool, args.types)
+            new_h = headers(new, tmp, bpftool, args.types)
             label = f"{old.name} -> {new.name}"
-            for who, a, b in (("canonbtf", old_h[0], new_h[0]), ("bpftool", old_h[1], new_h[1])):
+            for (who, a), (_, b) in zip(old_h, new_h):
                 diff = changed_lines(a, b)
                 bound = changed_lines(sorted_copy(a, tmp), sorted_copy(b, tmp))
                 best = best_order_lines(a, b, tmp)

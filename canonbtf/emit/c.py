@@ -3,11 +3,12 @@
 Each type is spelled the way `bpftool btf dump file X format c` spells it; what differs is
 the order. Every top-level definition has a canonical key (its name, a kind rank and, for a
 name several types share, a structural tie-break) and a placement key: enums and forward
-declarations, then typedefs, then structs and unions in bands of the depth of what they
-embed by value, each group by canonical key. The header is the smallest order by placement
-key that defines every type before a by-value use, so a definition's place depends on
-itself and its dependencies only: adding a type moves nothing else. Same-name types get
-`___2`, `___3` suffixes in canonical order.
+declarations, then typedefs, then the linkage structs (a pointer or two: list_head), then
+the other structs and unions in bands of the depth of what they embed by value, each group
+by canonical key. The header is the smallest order by placement key that defines every
+type before a by-value use, so a definition's place depends on itself and its
+dependencies only: adding a type moves nothing else. Same-name types get `___2`, `___3`
+suffixes in canonical order.
 """
 
 from __future__ import annotations
@@ -103,6 +104,18 @@ def _bitfield_position(cur: int, bits: int, unit: int) -> int:
     return _round_up(cur, unit)
 
 
+def _is_linkage(types: list[Type | None], t: Type, ptr_size: int) -> bool:
+    """A struct or union of at most two pointers and nothing else (list_head, hlist_node,
+    callback_head): the leaves other structs embed most, placed before all other structs."""
+    if t.size_or_type > 2 * ptr_size:
+        return False
+    for member in t.items:
+        held = types[member[1]]
+        if held is None or held.kind != f.PTR:
+            return False
+    return True
+
+
 def dump_c(btf: Btf, out: TextIO) -> None:
     """Write the C header for `btf` (for split BTF: its own types, to follow the base's).
     BTF that C cannot spell (see c_shape) is an InputError, before anything is written."""
@@ -115,11 +128,39 @@ def dump_c(btf: Btf, out: TextIO) -> None:
         # derived from the content, it is as stable as the content.
         digest = hashlib.sha256(body.encode("latin-1")).hexdigest()[:16].upper()
         guard = f"__VMLINUX_SPLIT_{digest}_H__"
+    write_header(out, guard, bool(header.kfuncs), body)
+
+
+def write_header(out: TextIO, guard: str, kfuncs: bool, body: str) -> None:
+    """The guard, the CO-RE pragma and (with kfuncs) their macros around `body`: shared
+    by the full header and the slim ones (emit/slim.py), so both say the same."""
     out.write(_PROLOGUE.format(guard=guard))
-    if header.kfuncs:
+    if kfuncs:
         out.write(_KFUNC_MACROS)
     out.write(body)
     out.write(_EPILOGUE.format(guard=guard))
+
+
+def forward_block(header: _Header, tags: list[int]) -> str:
+    """The sorted forward declarations of struct and union `tags`, then a blank line."""
+    if not tags:
+        return ""
+    types = header.types
+    lines = sorted(("union " if types[tag].kind == f.UNION else "struct ")
+                   + header.display.get(tag, header.names[tag]) + ";\n" for tag in tags)
+    return "".join(lines) + "\n"
+
+
+def kfunc_block(header: _Header, kfuncs: list[tuple[str, int, bool]]) -> str:
+    """`extern` prototypes of `kfuncs` (entries of `_Header.kfuncs`), as bpftool >= 7.5."""
+    if not kfuncs:
+        return ""
+    parts = ["/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n"]
+    for name, fid, fastcall in kfuncs:
+        decl = header.prototype(fid, name)[0]
+        parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl} __weak __ksym;\n")
+    parts.append("#endif\n\n")
+    return "".join(parts)
 
 
 def header_names(btf: Btf) -> dict[int, str]:
@@ -873,10 +914,12 @@ class _Header(Declarators):
         """(class, band, canonical rank) of each definition, packed into one integer.
 
         Class 0 holds enums and forward declarations, 1 typedefs, 2 structs and unions.
-        A struct's depth is the length of its longest chain of structs embedded by value;
-        its band is half of that, rounded down. Within a class and band the canonical key
-        decides, so most of what a struct embeds sorts before it anyway, and a struct that
-        gains an embedded leaf (an rcu_head, a list_head) usually stays in its band and in
+        Linkage structs (one or two pointers and nothing else: list_head, hlist_node,
+        callback_head) are band 0, so a struct that starts to embed one need not move
+        behind it. For the others, the depth is the length of the longest chain of structs
+        embedded by value, and the band is 1 + half of it, rounded down. Within a class and
+        band the canonical key decides, so most of what a struct embeds sorts before it
+        anyway, and a struct that gains an embedded leaf usually stays in its band and in
         its place. All of it is computed from the type and what it depends on.
         """
         types = self.types
@@ -898,30 +941,22 @@ class _Header(Declarators):
         for d in self.defs:
             kind = types[d].kind
             if kind in composite:
-                group = (2 << 16) + level.get(d, 0) // 2
+                band = 0 if _is_linkage(types, types[d], self.ptr_size) \
+                    else 1 + level.get(d, 0) // 2
+                group = (2 << 16) + band
             else:
                 group = (1 if kind == f.TYPEDEF else 0) << 16
             keys[d] = (group << 32) + rank[d]
         return keys
 
+    def prototype(self, fid: int, name: str) -> tuple[str, list[tuple[int, int]]]:
+        """The declaration of function `fid` as `name`, and the types it mentions."""
+        self._start({})
+        return self._decl(self.types[fid].size_or_type, name, 0, _REF), self._refs
+
     def body(self) -> str:
         sequence, forward = self.order()
-        parts = []
-        if forward:
-            types = self.types
-            lines = sorted(("union " if types[tag].kind == f.UNION else "struct ")
-                           + self.display.get(tag, self.names[tag]) + ";\n" for tag in forward)
-            parts.extend(lines)
-            parts.append("\n")
         text = self.text
-        parts.extend(text[d] for d in sequence)
-        if self.kfuncs:
-            parts.append("/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n")
-            for name, fid, fastcall in self.kfuncs:
-                self._start({})
-                decl = self._decl(self.types[fid].size_or_type, name, 0, _REF)
-                parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl}"
-                             " __weak __ksym;\n")
-            parts.append("#endif\n\n")
-        return "".join(parts)
+        return (forward_block(self, forward) + "".join(text[d] for d in sequence)
+                + kfunc_block(self, self.kfuncs))
 
