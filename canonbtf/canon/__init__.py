@@ -8,16 +8,24 @@ from __future__ import annotations
 from ..btf.model import Btf
 from ..gcpause import paused_gc
 from .labels import ORDERS
-from .order import canonical_order
+from .order import canonical_order, ordered
 from .renumber import renumber
 
-__all__ = ["ORDERS", "canonicalize", "canonical_order"]
+__all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order"]
 
 
 def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
                  strings: bool = True) -> Btf:
     """A new Btf with `btf`'s own types in canonical order (merged first when `dedup`);
     with `strings` false its string section is `btf`'s, not yet the canonical one."""
+    return canonicalize_checked(btf, dedup=dedup, order=order, strings=strings)[0]
+
+
+def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
+                         strings: bool = True) -> tuple[Btf, bool]:
+    """`canonicalize`, and whether refinement by referenced types alone made the order (no
+    tie broken): then dropping types nothing left refers to keeps the others' order, which
+    lets encode skip a second full ordering after choosing functions (functions.py)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     # Hundreds of thousands of acyclic tuples and lists: the collector's rescans were
@@ -38,7 +46,9 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
                 def edges_of(node: int) -> tuple:
                     return tuple([target(r, r) for r in types[node].refs()])
 
-                return renumber(btf, canonical_order(btf, order, kept, edges_of, labels),
-                                into, strings)
-            return renumber(btf, canonical_order(btf, order, labels=labels), strings=strings)
-        return renumber(btf, canonical_order(btf, order), strings=strings)
+                new_order, alone = ordered(btf, order, kept, edges_of, labels)
+                return renumber(btf, new_order, into, strings), alone
+            new_order, alone = ordered(btf, order, labels=labels)
+            return renumber(btf, new_order, strings=strings), alone
+        new_order, alone = ordered(btf, order)
+        return renumber(btf, new_order, strings=strings), alone

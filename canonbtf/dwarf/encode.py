@@ -42,7 +42,7 @@ from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, TypePool, remap_record
-from .functions import FunctionReport, choose_functions, place_variables
+from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keys import KeyedMerge, KeyFragment, KeyPool
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
@@ -426,7 +426,7 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
     """Encode the units listed in `dwarf.units` (tests pass a sample of a kernel's).
     `merge="records"` sends every unit's records instead of keys (the tests' reference
     for the keyed merge; always so with a base)."""
-    from ..canon import canonicalize
+    from ..canon import canonicalize, canonicalize_checked
     from ..canon.renumber import renumber
 
     context = context_for(dwarf, features)
@@ -448,10 +448,11 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
             merged = as_split(merged, base)
         # Choosing functions needs the merged types in canonical order; the strings are
         # made canonical once, at the end.
-        btf = canonicalize(place_variables(merged), dedup=True, strings=False)
-        btf, stats.functions = choose_functions(btf, "consistent_func" in features)
+        btf, alone = canonicalize_checked(place_variables(merged), dedup=True,
+                                          strings=False)
+        choice, stats.functions = decide_functions(btf, "consistent_func" in features)
         if stats.functions.candidates or stats.functions.overlapping_variables:
-            btf = canonicalize(btf)
+            btf = reorder(btf, choice, alone) or canonicalize(rebuild(btf, choice))
         else:
             btf = renumber(btf, range(btf.first_id, btf.last_id + 1))
     stats.seconds_merge = time.monotonic() - start
