@@ -5,11 +5,16 @@ Works on the btf/ model only; knows nothing of DWARF or of output formats.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..btf.model import Btf
 from ..gcpause import paused_gc
 from .labels import ORDERS
 from .order import canonical_order, ordered
 from .renumber import renumber
+
+if TYPE_CHECKING:
+    from .dedup import BaseIndex
 
 __all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order"]
 
@@ -22,10 +27,12 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
 
 
 def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
-                         strings: bool = True) -> tuple[Btf, bool]:
+                         strings: bool = True, index: BaseIndex | None = None
+                         ) -> tuple[Btf, bool]:
     """`canonicalize`, and whether refinement by referenced types alone made the order (no
     tie broken): then dropping types nothing left refers to keeps the others' order, which
-    lets encode skip a second full ordering after choosing functions (functions.py)."""
+    lets encode skip a second full ordering after choosing functions (functions.py).
+    `index`: what the dedup reads of `btf.base`, made beforehand (basecache.py)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     # Hundreds of thousands of acyclic tuples and lists: the collector's rescans were
@@ -34,8 +41,8 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
         if dedup:
             from .dedup import all_labels, merge_map
 
-            labels = all_labels(btf)
-            into = merge_map(btf, labels)
+            labels = all_labels(btf, index)
+            into = merge_map(btf, labels, index)
             if into:
                 # Ordered and renumbered with references redirected on the fly, rather
                 # than through an intermediate Btf of the merged types.

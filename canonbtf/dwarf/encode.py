@@ -444,12 +444,16 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
         stats.merged_records = len(merged.types)
         if not merged.types:
             raise InputError(dwarf.path, "no types to encode in its DWARF")
+        index = None
         if base is not None:
+            from ..canon.basecache import base_index
+
             merged = as_split(merged, base)
+            index = base_index(base)
         # Choosing functions needs the merged types in canonical order; the strings are
         # made canonical once, at the end.
         btf, alone = canonicalize_checked(place_variables(merged), dedup=True,
-                                          strings=False)
+                                          strings=False, index=index)
         choice, stats.functions = decide_functions(btf, "consistent_func" in features)
         if stats.functions.candidates or stats.functions.overlapping_variables:
             btf = reorder(btf, choice, alone) or canonicalize(rebuild(btf, choice))
