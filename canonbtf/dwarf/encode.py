@@ -51,6 +51,9 @@ from .unit_types import DwarfFormatError
 SHUFFLE_ENV = "CANONBTF_SHUFFLE_SEED"
 # Batches per worker: more balance the load better, fewer send fewer repeated types.
 BATCHES_PER_JOB = 4
+# The keyed merge re-encodes units in the parent when they hold under 1/REDO_HERE of the
+# bytes, else in workers.
+REDO_HERE = 20
 
 
 @dataclass
@@ -395,7 +398,12 @@ def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
     if again:
         subset = copy.copy(dwarf)
         subset.units = [unit for unit in dwarf.units if unit.offset in again]
-        record_groups, _ = encode_fragments(subset, jobs, None, reader, False, context)
+        # A few units are encoded faster here than in fresh workers forked from a parent
+        # that holds the merge: the 6.1 kernel's 17 (0.9 % of the bytes) took 0.39 s
+        # here, 0.61 s at -j2.
+        small = sum(u.size for u in subset.units) * REDO_HERE < sum(u.size for u in dwarf.units)
+        record_groups, _ = encode_fragments(subset, 1 if small else jobs, None, reader,
+                                            False, context)
     return keyed.build(record_groups)
 
 
