@@ -166,19 +166,27 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
         edges = index.edges + edges
         tokens = index.tokens + tokens
         keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys)
+    # A type alone with its key is a class of its own from the start to the end: it keeps
+    # its id as a fixed rank, and only the others are refined (positions after every
+    # id). On the 6.1 kernel's keyed merge 18 of 95,690 types share a key; in a
+    # module's dedup, nearly all of the base's types are alone.
+    seen: dict[int, int] = {}
+    for node in range(1, last + 1):
+        seen[keys[node]] = seen.get(keys[node], 0) + 1
+    shared = [node for node in range(1, last + 1) if seen[keys[node]] > 1]
     rank = list(range(last + 1))
-    nodes = list(range(1, last + 1))
-    partition = Partition(nodes, keys[1:], rank, 1)
+    partition = Partition(shared, [keys[node] for node in shared], rank, last + 1)
 
     definitions: dict[tuple, list[int]] = {}
     declarations: dict[tuple, list[int]] = {}
-    for node in nodes:
+    for node in range(1, last + 1):
         token = tokens[node]
         if token is not None:
             group = declarations if _is_declaration(types[node]) else definitions
             group.setdefault(token, []).append(node)
+    # Only refined types read ranks that change.
     preds: dict[int, list[int]] = {}
-    for node in nodes:
+    for node in shared:
         for s in edges[node]:
             if s:
                 preds.setdefault(s, []).append(node)
