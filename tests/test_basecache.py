@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import os
 
 import pytest
 
@@ -83,7 +84,7 @@ def test_cold_warm_and_damaged_cache_give_the_same_bytes(tmp_path, monkeypatch):
         assert path.read_bytes() == good  # replaced by a good one
 
     # A sound file of the wrong shape (another base's index under this name).
-    other = marshal.dumps(([None], [()], [None], [0], {}))
+    other = marshal.dumps(([()], [None], [0], {}))
     path.write_bytes(basecache.MAGIC + hashlib.sha256(other).digest() + other)
     assert encode_split(base) == cold
     assert path.read_bytes() == good
@@ -99,3 +100,20 @@ def test_unwritable_cache_is_only_slower(tmp_path, monkeypatch):
     expected = encode_split(base)
     monkeypatch.delenv(basecache.CACHE_ENV)
     assert encode_split(base) == expected
+
+
+def test_old_indexes_are_pruned(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    directory = tmp_path / "canonbtf"
+    directory.mkdir()
+    for i in range(basecache.KEEP + 3):
+        stale = directory / f"base-{i:064x}.idx"
+        stale.write_bytes(b"old")
+        os.utime(stale, (1000 + i, 1000 + i))
+    base = golden_base()
+    encode_split(base)
+    left = sorted(p.name for p in directory.glob("base-*.idx"))
+    assert len(left) == basecache.KEEP
+    assert basecache.cache_path(base).name in left
+    assert f"base-{0:064x}.idx" not in left

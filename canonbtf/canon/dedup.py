@@ -49,18 +49,22 @@ def _is_declaration(t: Type) -> bool:
 
 
 def _abstract_keys(labels: list, edges: list, tokens: list, intern: dict | None = None,
-                   key: list[int] | None = None) -> list[int]:
+                   key: list[int] | None = None, spelled: bool = False) -> list[int]:
     """Key of every type: its label and its edges, where an edge to a named aggregate or
     enum is that name and any other edge is the target's key (interned to ints). With
     `intern` and `key` (a base's, `BaseIndex`) only the types without a key are done; the
-    numbers differ from a run over everything, the equalities do not."""
+    numbers differ from a run over everything, the equalities do not. `spelled`: `intern`
+    is keyed by the repr of what it interns (one string per key loads faster than the
+    tuples: BaseIndex)."""
     count = len(labels)
     intern = {} if intern is None else intern
     key = [0] * count if key is None else key + [0] * (count - len(key))
     token_key = [0] * count
     for node in range(1, count):
         if tokens[node] is not None:
-            token_key[node] = intern.setdefault(("name", tokens[node]), len(intern) + 1)
+            item = ("name", tokens[node])
+            token_key[node] = intern.setdefault(repr(item) if spelled else item,
+                                                len(intern) + 1)
     on_path = [False] * count
     for root in range(1, count):
         if key[root]:
@@ -89,19 +93,19 @@ def _abstract_keys(labels: list, edges: list, tokens: list, intern: dict | None 
                     # A cycle through anonymous types only (not valid C): refinement will
                     # sort it out, starting from its members' labels.
                     parts.append(-1)
-            key[node] = intern.setdefault((labels[node], tuple(parts)),
-                                          len(intern) + 1)
+            item = (labels[node], tuple(parts))
+            key[node] = intern.setdefault(repr(item) if spelled else item, len(intern) + 1)
             on_path[node] = False
             stack.pop()
     return key
 
 
 def all_labels(btf: Btf, index: BaseIndex | None = None) -> list:
-    """The label of every type id, base included ([0] is None), as dedup reads them; the
-    base's from `index` when given."""
+    """The label of every type id, base included ([0] is None), as dedup reads them; with
+    `index` the base's are None (its keys are made: nothing reads them)."""
     names = btf.names
     if index is not None:
-        return index.labels + [label(t, names) for t in btf.types]
+        return [None] * btf.first_id + [label(t, names) for t in btf.types]
     return [None] + [label(t, names) for t in btf.all_types()[1:]]
 
 
@@ -115,16 +119,15 @@ def _edges_and_tokens(btf: Btf, types: list, start: int) -> tuple[list, list]:
 
 
 class BaseIndex:
-    """What the dedup reads of a base BTF, which the same base always gives: labels, edges,
-    tokens and abstract keys (with their intern table), by base id ([0] for void). A
-    module's dedup spends most of its time there (virtio_net: 0.58 of 0.88 s), so
-    basecache.py keeps it on disk."""
+    """What the dedup reads of a base BTF, which the same base always gives: edges, tokens
+    and abstract keys (with their intern table, keyed by repr), by base id ([0] for void).
+    A module's dedup spent most of its time there (virtio_net: 0.58 of 0.88 s), so
+    basecache.py keeps it on disk; the labels are in the intern table's keys only (a
+    cache with labels as tuples took 0.18 s to load)."""
 
-    __slots__ = ("labels", "edges", "tokens", "keys", "intern")
+    __slots__ = ("edges", "tokens", "keys", "intern")
 
-    def __init__(self, labels: list, edges: list, tokens: list, keys: list[int],
-                 intern: dict):
-        self.labels = labels
+    def __init__(self, edges: list, tokens: list, keys: list[int], intern: dict):
         self.edges = edges
         self.tokens = tokens
         self.keys = keys
@@ -137,14 +140,14 @@ class BaseIndex:
         edges.insert(0, ())
         tokens.insert(0, None)
         intern: dict = {}
-        keys = _abstract_keys(labels, edges, tokens, intern)
-        return cls(labels, edges, tokens, keys, intern)
+        keys = _abstract_keys(labels, edges, tokens, intern, spelled=True)
+        return cls(edges, tokens, keys, intern)
 
     def fits(self, base: Btf) -> bool:
         """Whether the index has the shape of `base`'s (a cache file may be damaged)."""
         count = base.last_id + 1
-        return (len(self.labels) == len(self.edges) == len(self.tokens) == len(self.keys)
-                == count and isinstance(self.intern, dict))
+        return (len(self.edges) == len(self.tokens) == len(self.keys) == count
+                and isinstance(self.intern, dict))
 
 
 def equivalence_classes(btf: Btf, labels: list | None = None,
@@ -165,7 +168,8 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
         edges, tokens = _edges_and_tokens(btf, types, btf.first_id)
         edges = index.edges + edges
         tokens = index.tokens + tokens
-        keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys)
+        keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys,
+                              spelled=True)
     # A type alone with its key is a class of its own from the start to the end: it keeps
     # its id as a fixed rank, and only the others are refined (positions after every
     # id). On the 6.1 kernel's keyed merge 18 of 95,690 types share a key; in a
