@@ -103,6 +103,20 @@ def decide_functions(btf: Btf, consistent: bool = True
     loose = _LooseTypes(btf)
     for name in sorted(by_name):
         group = by_name[name]
+        if len(group) == 1:
+            # Most names have one candidate (40,752 of the 6.1 kernel's 41,605): decided
+            # here without the general case's generators and lambdas (0.20 -> 0.14 s).
+            chosen = group[0]
+            t = types[chosen]
+            if not t.extra & FUNC_NOCALL:
+                in_base = base_funcs.get((name, t.size_or_type)) if base_funcs else None
+                if in_base is not None:
+                    redirect[chosen] = in_base
+                else:
+                    kept[chosen] = Type(f.FUNC, t.name_off, 0, t.size_or_type,
+                                        f.LINKAGE_STATIC)
+                    redirect[chosen] = chosen
+                continue
         if any(types[c].extra & FUNC_NOCALL for c in group):
             report.nocall.append(name)
             redirect.update(dict.fromkeys(group, 0))
