@@ -84,7 +84,7 @@ def test_cold_warm_and_damaged_cache_give_the_same_bytes(tmp_path, monkeypatch):
         assert path.read_bytes() == good  # replaced by a good one
 
     # A sound file of the wrong shape (another base's index under this name).
-    other = marshal.dumps(([()], [None], [0], {}))
+    other = marshal.dumps(([()], [None], [0], {}, [0]))
     path.write_bytes(basecache.MAGIC + hashlib.sha256(other).digest() + other)
     assert encode_split(base) == cold
     assert path.read_bytes() == good

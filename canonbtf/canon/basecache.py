@@ -28,7 +28,7 @@ from . import dedup, labels
 from .dedup import BaseIndex
 
 CACHE_ENV = "CANONBTF_CACHE"
-MAGIC = b"canonbtf base index 2\n"
+MAGIC = b"canonbtf base index 3\n"
 KEEP = 4
 
 
@@ -84,7 +84,8 @@ def _read(path: Path, base: Btf) -> BaseIndex | None:
 def _write(path: Path, index: BaseIndex) -> None:
     """Store `index` atomically (a temporary file renamed); a cache that cannot be written
     is only a slower next run."""
-    payload = marshal.dumps((index.edges, index.tokens, index.keys, index.intern))
+    payload = marshal.dumps((index.edges, index.tokens, index.keys, index.intern,
+                             index.token_keys))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".base-", suffix=".tmp")

@@ -49,18 +49,23 @@ def _is_declaration(t: Type) -> bool:
 
 
 def _abstract_keys(labels: list, edges: list, tokens: list, intern: dict | None = None,
-                   key: list[int] | None = None, spelled: bool = False) -> list[int]:
+                   key: list[int] | None = None, spelled: bool = False,
+                   token_key: list[int] | None = None) -> list[int]:
     """Key of every type: its label and its edges, where an edge to a named aggregate or
     enum is that name and any other edge is the target's key (interned to ints). With
     `intern` and `key` (a base's, `BaseIndex`) only the types without a key are done; the
     numbers differ from a run over everything, the equalities do not. `spelled`: `intern`
     is keyed by the repr of what it interns (one string per key loads faster than the
-    tuples: BaseIndex)."""
+    tuples: BaseIndex). `token_key` (filled in place) holds the interned token of each
+    type that has one, 0 for the others; given, the types it covers are taken as done."""
     count = len(labels)
     intern = {} if intern is None else intern
     key = [0] * count if key is None else key + [0] * (count - len(key))
-    token_key = [0] * count
-    for node in range(1, count):
+    if token_key is None:
+        token_key = []
+    done = len(token_key)
+    token_key.extend([0] * (count - done))
+    for node in range(max(done, 1), count):
         if tokens[node] is not None:
             item = ("name", tokens[node])
             token_key[node] = intern.setdefault(repr(item) if spelled else item,
@@ -125,13 +130,15 @@ class BaseIndex:
     basecache.py keeps it on disk; the labels are in the intern table's keys only (a
     cache with labels as tuples took 0.18 s to load)."""
 
-    __slots__ = ("edges", "tokens", "keys", "intern")
+    __slots__ = ("edges", "tokens", "keys", "intern", "token_keys")
 
-    def __init__(self, edges: list, tokens: list, keys: list[int], intern: dict):
+    def __init__(self, edges: list, tokens: list, keys: list[int], intern: dict,
+                 token_keys: list[int]):
         self.edges = edges
         self.tokens = tokens
         self.keys = keys
         self.intern = intern
+        self.token_keys = token_keys
 
     @classmethod
     def of(cls, base: Btf) -> BaseIndex:
@@ -140,13 +147,16 @@ class BaseIndex:
         edges.insert(0, ())
         tokens.insert(0, None)
         intern: dict = {}
-        keys = _abstract_keys(labels, edges, tokens, intern, spelled=True)
-        return cls(edges, tokens, keys, intern)
+        token_keys: list[int] = []
+        keys = _abstract_keys(labels, edges, tokens, intern, spelled=True,
+                              token_key=token_keys)
+        return cls(edges, tokens, keys, intern, token_keys)
 
     def fits(self, base: Btf) -> bool:
         """Whether the index has the shape of `base`'s (a cache file may be damaged)."""
         count = base.last_id + 1
-        return (len(self.edges) == len(self.tokens) == len(self.keys) == count
+        return (len(self.edges) == len(self.tokens) == len(self.keys)
+                == len(self.token_keys) == count
                 and isinstance(self.intern, dict))
 
 
@@ -169,7 +179,7 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
         edges = index.edges + edges
         tokens = index.tokens + tokens
         keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys,
-                              spelled=True)
+                              spelled=True, token_key=list(index.token_keys))
     # A type alone with its key is a class of its own from the start to the end: it keeps
     # its id as a fixed rank, and only the others are refined (positions after every
     # id). On the 6.1 kernel's keyed merge 18 of 95,690 types share a key; in a
