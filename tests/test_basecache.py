@@ -117,3 +117,17 @@ def test_old_indexes_are_pruned(tmp_path, monkeypatch):
     assert len(left) == basecache.KEEP
     assert basecache.cache_path(base).name in left
     assert f"base-{0:064x}.idx" not in left
+
+
+def test_no_cache_without_an_absolute_directory(tmp_path, monkeypatch):
+    """A relative $XDG_CACHE_HOME (or an unknown home) is not a place to write to."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    base = golden_base()
+    assert basecache.cache_path(base) is None
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    expected = encode_split(base)
+    monkeypatch.delenv(basecache.CACHE_ENV)
+    assert encode_split(base) == expected
+    assert list(tmp_path.iterdir()) == []

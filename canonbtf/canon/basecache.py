@@ -32,9 +32,10 @@ MAGIC = b"canonbtf base index 3\n"
 KEEP = 4
 
 
-def cache_dir() -> Path:
+def cache_dir() -> Path | None:
+    """$XDG_CACHE_HOME/canonbtf, else ~/.cache/canonbtf; None without an absolute one."""
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "canonbtf"
+    return Path(root) / "canonbtf" if os.path.isabs(root) else None
 
 
 def _code_digest() -> bytes:
@@ -46,18 +47,25 @@ def _code_digest() -> bytes:
     return h.digest()
 
 
-def cache_path(base: Btf) -> Path:
-    """The file that holds `base`'s index."""
-    h = hashlib.sha256(_code_digest())
+def cache_path(base: Btf) -> Path | None:
+    """The file that holds `base`'s index (None: no cache directory, or no code files to
+    tell this version's index from another's)."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    try:
+        h = hashlib.sha256(_code_digest())
+    except (OSError, TypeError):
+        return None
     h.update(writer.write(base))
-    return cache_dir() / f"base-{h.hexdigest()}.idx"
+    return directory / f"base-{h.hexdigest()}.idx"
 
 
 def base_index(base: Btf) -> BaseIndex:
     """`BaseIndex.of(base)`, from the cache when it holds it (and then stored there)."""
-    if os.environ.get(CACHE_ENV) == "0":
+    path = None if os.environ.get(CACHE_ENV) == "0" else cache_path(base)
+    if path is None:
         return BaseIndex.of(base)
-    path = cache_path(base)
     index = _read(path, base)
     if index is None:
         index = BaseIndex.of(base)
