@@ -524,8 +524,8 @@ def test_reorder_after_functions_in_a_module():
 
 
 def test_reorder_declines_what_it_cannot_place():
-    """Two FUNCs of one name and prototype tie: the shortcut leaves them to the full
-    canonicalization rather than guess."""
+    """Two FUNCs of one name and prototype tie, a DECL_TAG on a DECL_TAG has no place
+    among the others: the shortcut leaves them to the full canonicalization."""
     from canonbtf.btf.model import Type
     from canonbtf.btf.strings import StringTable
     from canonbtf.dwarf.functions import FunctionChoice, reorder
@@ -540,3 +540,6 @@ def test_reorder_declines_what_it_cannot_place():
     assert reorder(btf, FunctionChoice({}, {}, {4}, set()), True) is not None
     assert reorder(btf, FunctionChoice({}, {}, {4}, set()), False) is None
     assert reorder(btf, FunctionChoice({}, {}, {4}, {4}), True) is None
+    tag_on_tag = Btf([types[0], Type(f.DECL_TAG, offset_of["f"], 0, 3, -1),
+                      Type(f.DECL_TAG, offset_of["f"], 0, 1, -1)], strings)
+    assert reorder(tag_on_tag, FunctionChoice({}, {}, set(), set()), True) is None

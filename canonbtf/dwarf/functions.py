@@ -249,6 +249,8 @@ def reorder(btf: Btf, choice: FunctionChoice, alone: bool) -> Btf | None:
     for n in tags:
         t = own[n - first]
         target = redirect.get(t.size_or_type, t.size_or_type)
+        if target >= first and target not in rank:
+            return None  # a tag on a tag, or on a type that goes: not a case to guess
         tag_keys.append((names(t.name_off), t.kflag, t.extra, rank.get(target, target)))
     if len(set(func_keys)) < len(func_keys) or len(set(tag_keys)) < len(tag_keys):
         return None  # a tie: leave it to the full canonicalization
