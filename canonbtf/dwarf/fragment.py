@@ -159,18 +159,34 @@ def _refine(component: list[int], inside: dict[int, Record], refs: list,
     labels = sorted(set(inside.values()), key=_label_key)
     rank = {label: i for i, label in enumerate(labels)}
     classes = {node: rank[inside[node]] for node in component}
-    if len(labels) == len(component):
-        return classes  # all apart already (struct list_head and its PTR)
-    while True:
-        signature = {
-            node: (classes[node], tuple([classes[r] for r in refs[node] if r in members]))
-            for node in component
-        }
-        distinct = sorted(set(signature.values()))
-        if len(distinct) == len(set(classes.values())):
-            return classes
-        rank = {sig: i for i, sig in enumerate(distinct)}
-        classes = {node: rank[signature[node]] for node in component}
+    count = len(labels)
+    while count < len(component):
+        # Signatures of the members of shared classes only: a class of one cannot split,
+        # and the new numbers are those of the sorted (class, signature) pairs, so a class
+        # of one moves by the splits before it. On xfs.ko's 3,043 cycles, computing every
+        # member's signature every round was 0.53 of 3.9 s of pooling (cProfile); the
+        # pooling of its 104 units takes 0.83 s instead of 1.05 s so.
+        by_class: list[list[int]] = [[] for _ in range(count)]
+        for node in component:
+            by_class[classes[node]].append(node)
+        renumbered: dict[int, int] = {}
+        new = 0
+        for group in by_class:
+            if len(group) == 1:
+                renumbered[group[0]] = new
+                new += 1
+                continue
+            signature = {node: tuple([classes[r] for r in refs[node] if r in members])
+                         for node in group}
+            rank = {sig: i for i, sig in enumerate(sorted(set(signature.values())), new)}
+            for node in group:
+                renumbered[node] = rank[signature[node]]
+            new += len(rank)
+        if new == count:
+            break
+        classes = renumbered
+        count = new
+    return classes
 
 
 def _label_key(record: Record) -> tuple:
