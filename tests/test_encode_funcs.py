@@ -520,3 +520,76 @@ def test_percpu_variable_at_address_zero_follows_pahole(tmp_path, linked, pure, 
         out = tmp_path / "pahole.btf"
         subprocess.run([pahole, f"--btf_encode_detached={out}", str(target)], check=True)
         assert var_names(reader.load(str(out))) == ours
+
+
+# -- the shortcut after choosing functions ---------------------------------------------
+
+def _deduplicated(dwarf, base: Btf | None = None):
+    """What encode_dwarf hands to decide_functions: the dedup's result and whether its
+    order needed no tie broken."""
+    from canonbtf.canon import canonicalize_checked
+    from canonbtf.dwarf.encode import as_split, context_for, encode_fragments, merge_fragments
+    from canonbtf.dwarf.functions import place_variables
+
+    groups, _ = encode_fragments(dwarf, 1, context=context_for(dwarf, DEFAULT))
+    merged = merge_fragments(groups)
+    if base is not None:
+        merged = as_split(merged, base)
+    return canonicalize_checked(place_variables(merged), dedup=True, strings=False)
+
+
+def _reorder_agrees(btf: Btf, alone: bool, consistent: bool) -> bool:
+    """The shortcut gives the bytes of a full canonicalization; True when it applied."""
+    from canonbtf.dwarf.functions import decide_functions, rebuild, reorder
+
+    choice, _ = decide_functions(btf, consistent)
+    full = writer.write(canonicalize(rebuild(btf, choice)))
+    short = reorder(btf, choice, alone)
+    if short is not None:
+        assert writer.write(short) == full
+    return short is not None
+
+
+@pytest.mark.parametrize("consistent", [True, False])
+def test_reorder_after_functions_is_a_full_canonicalization(consistent):
+    """On every golden object and a kernel sample, with and without consistent_func:
+    placing FUNCs and DECL_TAGs in the dedup's order gives the bytes the second full
+    ordering gives, and the shortcut applies where no tie or overlap forbids it."""
+    applied = []
+    for path in sorted(GOLDEN.glob("*.o")):
+        if path.name.startswith("unsupported"):
+            continue
+        btf, alone = _deduplicated(open_dwarf(str(path)))
+        applied.append(_reorder_agrees(btf, alone, consistent))
+    assert sum(applied) >= len(applied) - 2
+    btf, alone = _deduplicated(fetched_kernel_sample(60))
+    assert _reorder_agrees(btf, alone, consistent)
+
+
+def test_reorder_after_functions_in_a_module():
+    """Split BTF: FUNCs equal to the base's go to the base, decl tags may point there."""
+    base = load_cached(corpus_path(BASE_61.name))
+    btf, alone = _deduplicated(open_dwarf(str(module("virtio_net"))), base)
+    assert _reorder_agrees(btf, alone, True)
+
+
+def test_reorder_declines_what_it_cannot_place():
+    """Two FUNCs of one name and prototype tie, a DECL_TAG on a DECL_TAG has no place
+    among the others: the shortcut leaves them to the full canonicalization."""
+    from canonbtf.btf.model import Type
+    from canonbtf.btf.strings import StringTable
+    from canonbtf.dwarf.functions import FunctionChoice, reorder
+
+    strings, offset_of = StringTable.build(["f", "int"])
+    types = [Type(f.INT, offset_of["int"], 0, 4, 0x01000020),
+             Type(f.FUNC_PROTO, 0, 0, 1, 0, []),
+             Type(f.FUNC, offset_of["f"], 0, 2, f.LINKAGE_STATIC),
+             Type(f.FUNC, offset_of["f"], 0, 2, f.LINKAGE_STATIC)]
+    btf = Btf(types, strings)
+    assert reorder(btf, FunctionChoice({}, {}, set(), set()), True) is None
+    assert reorder(btf, FunctionChoice({}, {}, {4}, set()), True) is not None
+    assert reorder(btf, FunctionChoice({}, {}, {4}, set()), False) is None
+    assert reorder(btf, FunctionChoice({}, {}, {4}, {4}), True) is None
+    tag_on_tag = Btf([types[0], Type(f.DECL_TAG, offset_of["f"], 0, 3, -1),
+                      Type(f.DECL_TAG, offset_of["f"], 0, 1, -1)], strings)
+    assert reorder(tag_on_tag, FunctionChoice({}, {}, set(), set()), True) is None

@@ -5,15 +5,20 @@ Works on the btf/ model only; knows nothing of DWARF or of output formats.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..btf.model import Btf
 from ..btf.validator import order_dependent_reference
 from ..errors import InputError
 from ..gcpause import paused_gc
 from .labels import ORDERS
-from .order import canonical_order
+from .order import canonical_order, ordered
 from .renumber import renumber
 
-__all__ = ["ORDERS", "canonicalize", "canonical_order"]
+if TYPE_CHECKING:
+    from .dedup import BaseIndex
+
+__all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order"]
 
 
 def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
@@ -22,6 +27,16 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
     with `strings` false its string section is `btf`'s, not yet the canonical one.
     A pointer or modifier to a FUNC is an InputError: the kernel takes it only when the
     FUNC comes first, an order the canonical one cannot promise."""
+    return canonicalize_checked(btf, dedup=dedup, order=order, strings=strings)[0]
+
+
+def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
+                         strings: bool = True, index: BaseIndex | None = None
+                         ) -> tuple[Btf, bool]:
+    """`canonicalize`, and whether refinement by referenced types alone made the order (no
+    tie broken): then dropping types nothing left refers to keeps the others' order, which
+    lets encode skip a second full ordering after choosing functions (functions.py).
+    `index`: what the dedup reads of `btf.base`, made beforehand (basecache.py)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     hazard = order_dependent_reference(btf)
@@ -34,8 +49,8 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
         if dedup:
             from .dedup import all_labels, merge_map
 
-            labels = all_labels(btf)
-            into = merge_map(btf, labels)
+            labels = all_labels(btf, index)
+            into = merge_map(btf, labels, index)
             if into:
                 # Ordered and renumbered with references redirected on the fly, rather
                 # than through an intermediate Btf of the merged types.
@@ -46,7 +61,9 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
                 def edges_of(node: int) -> tuple:
                     return tuple([target(r, r) for r in types[node].refs()])
 
-                return renumber(btf, canonical_order(btf, order, kept, edges_of, labels),
-                                into, strings)
-            return renumber(btf, canonical_order(btf, order, labels=labels), strings=strings)
-        return renumber(btf, canonical_order(btf, order), strings=strings)
+                new_order, alone = ordered(btf, order, kept, edges_of, labels)
+                return renumber(btf, new_order, into, strings), alone
+            new_order, alone = ordered(btf, order, labels=labels)
+            return renumber(btf, new_order, strings=strings), alone
+        new_order, alone = ordered(btf, order)
+        return renumber(btf, new_order, strings=strings), alone

@@ -115,11 +115,21 @@ def canonical_order(btf: Btf, order: str = "kind", nodes: Sequence[int] | None =
     """`btf`'s own type ids in canonical order (a permutation: nothing merged), or the
     order of `nodes` (own ids) whose edges are `edges_of` (which must stay among them,
     base types and void), the others being left out as merged."""
+    return ordered(btf, order, nodes, edges_of, labels)[0]
+
+
+def ordered(btf: Btf, order: str = "kind", nodes: Sequence[int] | None = None,
+            edges_of: EdgesOf | None = None, labels: list | None = None
+            ) -> tuple[list[int], bool]:
+    """`canonical_order`, and whether refinement by referenced types alone made the order
+    (no tie broken by referrers): then the order of any subset closed under references
+    is this order restricted to it, whatever the types outside refer to."""
     if nodes is None:
         nodes = list(range(btf.first_id, btf.last_id + 1))
     if edges_of is None:
         edges_of = plain_edges(btf)
     partition = forward_partition(btf, nodes, edges_of, order, btf.first_id, labels)
-    if not partition.is_discrete():
-        break_ties(partition, nodes, edges_of)
-    return partition.order
+    if partition.is_discrete():
+        return partition.order, True
+    break_ties(partition, nodes, edges_of)
+    return partition.order, False

@@ -30,7 +30,7 @@ def record_refs(record: Record) -> list[int]:
     kind = record[0]
     if kind in _TYPED:
         if kind == f.FUNC_PROTO:
-            return [record[3], *(t for _, t in record[5])]
+            return [record[3], *[t for _, t in record[5]]]
         return [record[3]]
     if kind == f.STRUCT or kind == f.UNION:
         return [t for _, t, _ in record[5]]
@@ -40,15 +40,17 @@ def record_refs(record: Record) -> list[int]:
 
 
 def remap_record(record: Record, new: list[int] | dict[int, int]) -> Record:
-    """`record` with every reference r replaced by new[r] (void stays void)."""
+    """`record` with every reference r replaced by new[r] (void stays void). Lists made by
+    comprehensions, not generators: a module's pooling (xfs.ko, 104 units) spent 0.44 of
+    its 6.0 s (cProfile) in the generators' frames."""
     kind, name, kflag, sot, extra, items = record
     if kind in _TYPED:
         sot = new[sot] if sot else 0
         if kind == f.FUNC_PROTO and items:
-            items = tuple((n, new[t] if t else 0) for n, t in items)
+            items = tuple([(n, new[t] if t else 0) for n, t in items])
         return (kind, name, kflag, sot, extra, items)
     if kind == f.STRUCT or kind == f.UNION:
-        items = tuple((n, new[t] if t else 0, o) for n, t, o in items)
+        items = tuple([(n, new[t] if t else 0, o) for n, t, o in items])
         return (kind, name, kflag, sot, extra, items)
     if kind == f.ARRAY:
         elem, index, nelems = extra
@@ -83,7 +85,8 @@ class TypePool:
         """Pool the records of one unit (index = local number); returns local -> pool id.
         (`unit` is for the keyed pool's interface; records need no unit.)"""
         count = len(records)
-        refs = [()] + [tuple(r for r in record_refs(records[n]) if r) for n in range(1, count)]
+        refs = [()] + [tuple([r for r in record_refs(records[n]) if r])
+                       for n in range(1, count)]
         pool_id = [0] * count
         for component in _strongly_connected(refs, count):
             if len(component) == 1 and component[0] not in refs[component[0]]:
@@ -121,20 +124,21 @@ class TypePool:
                     pool_id: list[int]) -> None:
         """Pool a strongly connected set of types through its canonical form."""
         members = set(component)
-        inside = {}  # node -> its record with outside refs pooled, inside refs as -1
+        # The members' own entries of `pool_id` (not pooled yet) hold what a reference to
+        # them becomes while the set is keyed, so that one list maps every reference: a
+        # dict per record was 0.76 of xfs.ko's 6.0 s of pooling (cProfile).
         for node in component:
-            marker = {r: -1 if r in members else pool_id[r] for r in refs[node]}
-            inside[node] = remap_record(records[node], marker)
+            pool_id[node] = -1
+        # node -> its record with outside refs pooled, inside refs as -1
+        inside = {node: remap_record(records[node], pool_id) for node in component}
         classes = _refine(component, inside, refs, members)
         count = max(classes.values()) + 1
         representative: list[int] = [0] * count
         for node in component:
             representative[classes[node]] = node
-        # Refs inside the set become -1 - class: distinct from pool ids (>= 0).
-        key = tuple(
-            remap_record(records[node], {r: (-1 - classes[r]) if r in members else pool_id[r]
-                                         for r in refs[node]})
-            for node in representative)
+            # Refs inside the set become -1 - class: distinct from pool ids (>= 0).
+            pool_id[node] = -1 - classes[node]
+        key = tuple([remap_record(records[node], pool_id) for node in representative])
         ids = self._cyclic.get(key)
         if ids is None:
             first = len(self.records)
@@ -155,16 +159,34 @@ def _refine(component: list[int], inside: dict[int, Record], refs: list,
     labels = sorted(set(inside.values()), key=_label_key)
     rank = {label: i for i, label in enumerate(labels)}
     classes = {node: rank[inside[node]] for node in component}
-    while True:
-        signature = {
-            node: (classes[node], tuple(classes[r] for r in refs[node] if r in members))
-            for node in component
-        }
-        distinct = sorted(set(signature.values()))
-        if len(distinct) == len(set(classes.values())):
-            return classes
-        rank = {sig: i for i, sig in enumerate(distinct)}
-        classes = {node: rank[signature[node]] for node in component}
+    count = len(labels)
+    while count < len(component):
+        # Signatures of the members of shared classes only: a class of one cannot split,
+        # and the new numbers are those of the sorted (class, signature) pairs, so a class
+        # of one moves by the splits before it. On xfs.ko's 3,043 cycles, computing every
+        # member's signature every round was 0.53 of 3.9 s of pooling (cProfile); the
+        # pooling of its 104 units takes 0.83 s instead of 1.05 s so.
+        by_class: list[list[int]] = [[] for _ in range(count)]
+        for node in component:
+            by_class[classes[node]].append(node)
+        renumbered: dict[int, int] = {}
+        new = 0
+        for group in by_class:
+            if len(group) == 1:
+                renumbered[group[0]] = new
+                new += 1
+                continue
+            signature = {node: tuple([classes[r] for r in refs[node] if r in members])
+                         for node in group}
+            rank = {sig: i for i, sig in enumerate(sorted(set(signature.values())), new)}
+            for node in group:
+                renumbered[node] = rank[signature[node]]
+            new += len(rank)
+        if new == count:
+            break
+        classes = renumbered
+        count = new
+    return classes
 
 
 def _label_key(record: Record) -> tuple:
@@ -174,7 +196,10 @@ def _label_key(record: Record) -> tuple:
 
 
 def _strongly_connected(refs: list, count: int) -> list[list[int]]:
-    """Tarjan's SCCs of nodes 1..count-1, each emitted after every SCC it reaches."""
+    """Tarjan's SCCs of nodes 1..count-1, each emitted after every SCC it reaches. Each
+    node's edges are walked by one iterator that the DFS resumes, and a node without
+    edges is emitted as it is met: xfs.ko's 104 units took 0.80 s (cProfile) with a
+    (node, edge index) tuple pushed per edge."""
     index = [0] * count  # 0: unvisited; else visit order + 1
     low = [0] * count
     on_stack = [False] * count
@@ -184,38 +209,43 @@ def _strongly_connected(refs: list, count: int) -> list[list[int]]:
     for root in range(1, count):
         if index[root]:
             continue
-        work = [(root, 0)]
         index[root] = low[root] = counter
         counter += 1
+        if not refs[root]:
+            out.append([root])
+            continue
         stack.append(root)
         on_stack[root] = True
-        while work:
-            node, i = work[-1]
-            targets = refs[node]
-            if i < len(targets):
-                work[-1] = (node, i + 1)
-                target = targets[i]
+        path = [root]
+        walks = [iter(refs[root])]
+        while path:
+            node = path[-1]
+            for target in walks[-1]:
                 if not index[target]:
                     index[target] = low[target] = counter
                     counter += 1
+                    if not refs[target]:
+                        out.append([target])
+                        continue
                     stack.append(target)
                     on_stack[target] = True
-                    work.append((target, 0))
-                elif on_stack[target] and index[target] < low[node]:
+                    path.append(target)
+                    walks.append(iter(refs[target]))
+                    break
+                if on_stack[target] and index[target] < low[node]:
                     low[node] = index[target]
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                if low[node] < low[parent]:
-                    low[parent] = low[node]
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack[member] = False
-                    component.append(member)
-                    if member == node:
-                        break
-                out.append(component)
+            else:
+                path.pop()
+                walks.pop()
+                if path and low[node] < low[path[-1]]:
+                    low[path[-1]] = low[node]
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack[member] = False
+                        component.append(member)
+                        if member == node:
+                            break
+                    out.append(component)
     return out

