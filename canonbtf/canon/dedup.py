@@ -23,10 +23,13 @@ merge: two identical sections are one, two variables of one name and type are no
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..btf import format as f
 from ..btf.model import Btf, Type
 from .labels import label
 from .refine import Partition
+from .twins import declared_twins
 
 
 def _token(t: Type, name: str) -> tuple | None:
@@ -165,6 +168,25 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
     """(class of every type id, declaration -> the definition it stands for or 0), for
     every type including the base's; equal classes mean equivalent types. `index` holds
     what the base (`btf.base`) gives, computed once."""
+    refined = _refined(btf, labels, index)
+    return refined.classes, refined.stands_for
+
+
+@dataclass
+class _Refinement:
+    """The refined partition and what it was computed from (for `declared_twins`)."""
+
+    classes: list[int]
+    stands_for: list[int]
+    shared: list[int]
+    keys: list[int]
+    rank: list[int]
+    edges: list
+    tokens: list
+    types: list
+
+
+def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinement:
     last = btf.last_id
     types = btf.all_types()
     if labels is None:
@@ -235,26 +257,52 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
 
     partition.refine(signature, preds, after_round=after_round)
     classes = [rank[stands_for[n] or n] for n in range(last + 1)]
-    return classes, stands_for
+    return _Refinement(classes, stands_for, shared, keys, rank, edges, tokens, types)
+
+
+def _dedup_classes(btf: Btf, labels: list | None, index: BaseIndex | None
+                   ) -> tuple[list[int], list[bool]]:
+    """Classes of the dedup: equivalence, then declarations resolved in context
+    (twins.py); and which types joined a more defined class that way."""
+    r = _refined(btf, labels, index)
+    is_declaration = [False] + [_is_declaration(t) for t in r.types[1:]]
+    into = declared_twins(r.shared, r.keys, r.rank, r.edges, r.tokens, is_declaration,
+                          r.stands_for)
+    moved = [False] * len(r.classes)
+    for node in range(1, btf.first_id):
+        into.pop(r.classes[node], None)  # the base never changes
+    if not into:
+        return r.classes, moved
+    classes = list(r.classes)
+    for node, c in enumerate(classes):
+        final, steps = c, 0
+        while final in into and steps <= len(into):
+            final = into[final]
+            steps += 1
+        if final != c:
+            classes[node] = final
+            moved[node] = True
+    return classes, moved
 
 
 def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = None
               ) -> dict[int, int]:
     """Every type id (own or base) that merges into another -> the id it merges into,
     which itself merges into nothing."""
-    classes, _ = equivalence_classes(btf, labels, index)
+    classes, moved = _dedup_classes(btf, labels, index)
     types = btf.all_types()
     first = btf.first_id
     members: dict[int, list[int]] = {}
     for node in range(1, btf.last_id + 1):
         members.setdefault(classes[node], []).append(node)
     # A class becomes its lowest-id definition (a base type, if it has one), or its
-    # lowest-id declaration when it has no definition.
+    # lowest-id declaration when it has no definition; of a class that less defined
+    # twins joined (twins.py), one of its own types.
     into: dict[int, int] = {}
     for group in members.values():
         if len(group) < 2 or types[group[0]].kind == f.VAR:
             continue
-        rep = min(group, key=lambda n: (_is_declaration(types[n]), n))
+        rep = min(group, key=lambda n: (moved[n], _is_declaration(types[n]), n))
         for node in group:
             if node != rep:
                 into[node] = rep
