@@ -36,15 +36,17 @@ def _check_request(req: Request) -> None:
 
 def _without_languages(dwarf, languages: set[int]) -> None:
     """Drop the units whose DW_AT_language is excluded (pahole's --lang_exclude)."""
+    from .dwarf.constants import AT_language
+    from .dwarf.dies import unit_attribute
+    from .dwarf.unit_types import DwarfFormatError
+
     kept = []
     for unit in dwarf.units:
         try:
-            top = dwarf.dwarfinfo.get_CU_at(unit.offset).get_top_DIE()
-            attr = top.attributes.get("DW_AT_language")
-        except Exception as e:  # noqa: BLE001 -- pyelftools on a broken unit header
-            raise InputError(dwarf.path, f"unit at .debug_info offset {unit.offset:#x}: "
-                                         f"cannot read its language ({e})") from None
-        if attr is None or attr.value not in languages:
+            language = unit_attribute(dwarf, unit, AT_language)
+        except DwarfFormatError as e:
+            raise InputError(dwarf.path, f"cannot read a unit's language: {e}") from None
+        if language not in languages:
             kept.append(unit)
     dwarf.units = kept
 

@@ -91,6 +91,7 @@ UNIT_TAGS = frozenset({TAG_compile_unit, TAG_partial_unit})
 # Attributes.
 AT_location = 0x02
 AT_name = 0x03
+AT_language = 0x13
 AT_byte_size = 0x0B
 AT_bit_offset = 0x0C
 AT_bit_size = 0x0D
