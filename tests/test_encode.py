@@ -452,3 +452,17 @@ if __name__ == "__main__":
         regenerate()
     else:
         sys.exit("usage: python -m tests.test_encode --regenerate")
+
+
+@pytest.mark.parametrize("path", object_ids(OBJECTS))
+def test_unit_language_agrees_with_pyelftools(path):
+    """dies.unit_attribute (canonbtf-pahole's --lang_exclude) reads a unit's own DIE as
+    pyelftools does."""
+    from canonbtf.dwarf.constants import AT_language
+    from canonbtf.dwarf.dies import unit_attribute
+
+    dwarf = open_dwarf(str(path), for_reference=True)
+    for unit in dwarf.units:
+        top = dwarf.dwarfinfo.get_CU_at(unit.offset).get_top_DIE()
+        expected = top.attributes.get("DW_AT_language")
+        assert unit_attribute(dwarf, unit, AT_language) == (expected and expected.value)
