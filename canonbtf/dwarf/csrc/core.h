@@ -172,10 +172,8 @@ struct encoder {
     VEC(rec_t) recs;
     VEC(item_t) items;
     VEC(int32_t) owners;
-    VEC(int64_t) local;        /* per type node (index into types order by node) */
-    VEC(int32_t) node_local_index; /* node -> index into local, -1 */
+    VEC(int64_t) local;        /* per node: its record number, 0, FAILED or UNSET */
     intern_t nontype;          /* referenced offsets that are no type (counted once) */
-    VEC(int64_t) nontype_local;
     int64_t index_type;
     VEC(item_t) decl_tags;     /* name + component (in type) */
     VEC(int32_t) programs;
@@ -189,7 +187,6 @@ struct encoder {
     intern_t tokens;
     VEC(PyObject *) token_objs;
     intern_t entries;
-    uint32_t sent;             /* entries [1, sent] were sent; ids here are 0-based + 1 */
     PyObject *new_entries;     /* list */
     PyObject *unit_keys;       /* list of (unit offset, bytes of u32 key ids) */
     VEC(part_t) part;

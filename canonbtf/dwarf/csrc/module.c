@@ -37,7 +37,7 @@ static void Encoder_dealloc(encoder_t *e)
     FREE_VEC(e->abbrevs); FREE_VEC(e->specs); FREE_VEC(e->nodes); FREE_VEC(e->attrs);
     FREE_VEC(e->types); FREE_VEC(e->type_at); FREE_VEC(e->stack);
     FREE_VEC(e->pending_tags); FREE_VEC(e->recs); FREE_VEC(e->items); FREE_VEC(e->owners);
-    FREE_VEC(e->local); FREE_VEC(e->node_local_index); FREE_VEC(e->nontype_local);
+    FREE_VEC(e->local);
     FREE_VEC(e->decl_tags); FREE_VEC(e->programs); FREE_VEC(e->pending_skips);
     FREE_VEC(e->part); FREE_VEC(e->waiting); FREE_VEC(e->on_path); FREE_VEC(e->key);
     FREE_VEC(e->dfs); FREE_VEC(e->ser); FREE_VEC(e->unit_key_list);
