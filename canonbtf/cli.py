@@ -15,7 +15,7 @@ from typing import TextIO
 
 from . import ORDER_VERSION, __version__
 from .btf import reader
-from .dwarf.core import active_core
+from .dwarf.core import active_core, missing_core_note
 from .errors import InputError
 from .output import atomic_output, refuse_overwriting_input
 
@@ -173,6 +173,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
         objcopy = find_objcopy()
         if not args.in_place:
             refuse_overwriting_input(args.elf_out, [args.input, args.base])
+    note = missing_core_note()
+    if note:
+        print(f"canonbtf: {note}", file=sys.stderr)
     base = reader.load(args.base) if args.base else None
     btf, stats = encode_file(args.input, args.jobs, shuffle_seed_from_env(),
                              args.dwarf_reader, progress=sys.stderr.isatty(),

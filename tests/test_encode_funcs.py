@@ -593,3 +593,18 @@ def test_reorder_declines_what_it_cannot_place():
     tag_on_tag = Btf([types[0], Type(f.DECL_TAG, offset_of["f"], 0, 3, -1),
                       Type(f.DECL_TAG, offset_of["f"], 0, 1, -1)], strings)
     assert reorder(tag_on_tag, FunctionChoice({}, {}, set(), set()), True) is None
+
+
+def test_encode_says_when_the_compiled_core_is_missing(monkeypatch):
+    """pip shows the build's warning only with -v, so `encode` says it once, unless the
+    pure path was asked for (CANONBTF_PURE) or the interpreter is not CPython."""
+    import sys as system
+
+    from canonbtf.dwarf import core
+
+    monkeypatch.setattr(core, "compiled_module", lambda: None)
+    monkeypatch.delenv(core.PURE_ENV, raising=False)
+    expected = system.implementation.name == "cpython"
+    assert (core.missing_core_note() is not None) == expected
+    monkeypatch.setenv(core.PURE_ENV, "1")
+    assert core.missing_core_note() is None

@@ -58,6 +58,16 @@ def active_core() -> str:
     return "pure-Python core"
 
 
+def missing_core_note() -> str | None:
+    """One line for `encode` on CPython when the compiled core was not built and nobody
+    asked for the pure path: pip shows the build's warning only with -v."""
+    if (sys.implementation.name != "cpython" or compiled_module() is not None
+            or os.environ.get(PURE_ENV, "") not in ("", "0")):
+        return None
+    return ("note: the compiled core is not built (no C compiler at install time?); "
+            "encoding with the slower pure-Python core")
+
+
 def new_encoder(dwarf: DwarfFile, context: ConvertContext):
     """A compiled UnitEncoder for `dwarf`, or None when the pure path is in use."""
     module = compiled_module()
