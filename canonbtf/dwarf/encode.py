@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import os
 import random
+import signal
 import sys
 import time
 import traceback
@@ -197,32 +198,42 @@ class _Worker:
         return len(unit_types.types)
 
 
-def _worker_main(conn, dwarf: DwarfFile, reader: str, context: ConvertContext,
-                 keyed: bool) -> None:
-    """A forked worker: encode the batches it is sent until told to stop."""
-    import signal
-
+def _worker_main(conn, inherited: list, dwarf: DwarfFile, reader: str,
+                 context: ConvertContext, keyed: bool) -> None:
+    """A forked worker: encode the batches it is sent until told to stop, or until the
+    parent is gone (its pipe then ends: nobody is left to report to)."""
     # Ctrl-C reaches the whole process group; the parent stops the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked at the fork
+    # The parent's ends of this pipe and of the earlier workers' came along with the
+    # fork: while a worker holds them, a parent that died (SIGKILL) leaves no EOF to
+    # read and no reader to stop a send, and the worker would wait for ever.
+    for end in inherited:
+        end.close()
     worker = _Worker(dwarf, reader, context, keyed)
-    while True:
-        message = conn.recv()
-        if message is None:
-            return
-        index, units = message
+    try:
+        while True:
+            message = conn.recv()
+            if message is None:
+                return
+            index, units = message
 
-        def unit_done(index: int = index) -> None:
-            conn.send(("unit", index, None))
+            def unit_done(index: int = index) -> None:
+                conn.send(("unit", index, None))
 
-        try:
-            fragments = worker.encode_batch(units, unit_done)
-        except DwarfFormatError as e:
-            conn.send(("error", index, str(e)))
-            return
-        except Exception:  # noqa: BLE001 - the parent reports it and stops the run
-            conn.send(("crash", index, traceback.format_exc()))
-            return
-        conn.send(("done", index, fragments))
+            try:
+                fragments = worker.encode_batch(units, unit_done)
+            except DwarfFormatError as e:
+                conn.send(("error", index, str(e)))
+                return
+            except (EOFError, OSError):
+                raise
+            except Exception:  # noqa: BLE001 - the parent reports it and stops the run
+                conn.send(("crash", index, traceback.format_exc()))
+                return
+            conn.send(("done", index, fragments))
+    except (EOFError, OSError):
+        return
 
 
 class _Progress:
@@ -294,15 +305,22 @@ def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader:
     jobs = min(jobs, len(batches))
     workers = []
     try:
-        for _ in range(jobs):
-            parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker_main,
-                                      args=(child_end, dwarf, reader, convert_context,
-                                            keyed),
-                                      daemon=True)
-            process.start()
-            child_end.close()
-            workers.append((process, parent_end))
+        # Ctrl-C between a fork and the worker's place in `workers` would leave a worker
+        # nobody stops (holding the terminal's stderr open): it waits until all are listed.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            for _ in range(jobs):
+                parent_end, child_end = context.Pipe()
+                inherited = [end for _, end in workers] + [parent_end]
+                process = context.Process(target=_worker_main,
+                                          args=(child_end, inherited, dwarf, reader,
+                                                convert_context, keyed),
+                                          daemon=True)
+                process.start()
+                child_end.close()
+                workers.append((process, parent_end))
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         by_worker: list[list[list[tuple[int, Fragment]]]] = [[] for _ in workers]
         next_batch = 0
         busy = 0
