@@ -363,9 +363,12 @@ def test_ctrl_c_stops_every_worker_and_leaves_no_output(tmp_path):
     if not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists():
         pytest.skip("/proc does not list child processes here")
     out = tmp_path / "out.btf"
+    # A shell's background job ignores SIGINT, and Python keeps an inherited "ignore":
+    # give the command Ctrl-C as a terminal would, however the tests were started.
     proc = subprocess.Popen([sys.executable, "-c", _STUCK_WORKERS, "encode", "-j2",
                              str(MULTI_UNIT), "-o", str(out)], cwd=REPO,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     workers: list[int] = []
     deadline = time.monotonic() + 120
     while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
