@@ -1,5 +1,3 @@
-import sys
+from .entry import canonbtf
 
-from .cli import main
-
-sys.exit(main())
+canonbtf()

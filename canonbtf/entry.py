@@ -1,0 +1,37 @@
+"""The process entry points (console scripts, `python -m canonbtf`).
+
+`cli.main` and `pahole_front.main` are also library calls (the tests run them in
+process), so what only a process exiting should do happens here: once the job is done,
+a Ctrl-C that arrives while the interpreter shuts down is ignored instead of printing a
+KeyboardInterrupt traceback after the output is complete.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+
+
+def _exit_with(main: Callable[[], int]) -> None:
+    status = None
+    try:
+        status = main()  # handles a Ctrl-C during the job itself (exit status 130)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:
+        if status is None:  # before main could catch it
+            print("canonbtf: interrupted", file=sys.stderr)
+            status = 130
+    sys.exit(status)
+
+
+def canonbtf() -> None:
+    from .cli import main
+
+    _exit_with(main)
+
+
+def canonbtf_pahole() -> None:
+    from .pahole_front import main
+
+    _exit_with(main)
