@@ -149,16 +149,17 @@ class _Worker:
                     dies += self._pure_unit(unit, skips)
                 if progress is not None:
                     progress()
-        reader = self._reader
-        if reader is not None:
-            for tag, count in reader.skipped_tags.items():
-                skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
-            reader.skipped_tags.clear()
+        outside: list[dict[int, int]] = []  # DIEs of child tags met outside a type
+        if self._reader is not None:
+            outside.append(dict(self._reader.skipped_tags))
+            self._reader.skipped_tags.clear()
         if self.native is not None:
             reasons, tags, native_dies = self.native.take_counts()
             dies += native_dies
+            outside.append(tags)
             for reason, count in reasons.items():
                 skips.add(reason, count)
+        for tags in outside:
             for tag, count in tags.items():
                 skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
         if self.native is not None and self.keyed:
