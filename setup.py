@@ -1,9 +1,11 @@
-"""Builds the optional compiled encode core (canonbtf/dwarf/_core); everything else is in
-pyproject.toml. Without a C compiler the build goes on without it (pure Python), and
-canonbtf chooses the pure path at run time (canonbtf/dwarf/core.py).
+"""Builds the optional compiled parts; everything else is in pyproject.toml:
+- canonbtf.dwarf._core (canonbtf/dwarf/csrc/): the per-unit DWARF encoder;
+- canonbtf._btf (canonbtf/csrc/): the type section checked, ordered and renumbered.
+Without a C compiler the build goes on without them (pure Python), and canonbtf chooses
+the pure path at run time (canonbtf/native.py).
 
-CANONBTF_SANITIZE=1 builds the core with -fsanitize=address,undefined (CI runs the encode
-tests once that way)."""
+CANONBTF_SANITIZE=1 builds them with -fsanitize=address,undefined (CI runs their tests
+once that way)."""
 
 import os
 import platform
@@ -40,10 +42,17 @@ class OptionalBuildExt(build_ext):
 # PyPy runs the pure path faster than a C extension through its CPython emulation.
 BUILD_CORE = platform.python_implementation() == "CPython"
 
+BTF_SOURCES = ["module.c", "types.c", "partition.c", "renumber.c"]
+EXTENSIONS = [
+    Extension("canonbtf.dwarf._core", [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
+              depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],
+              extra_compile_args=flags, extra_link_args=link),
+    Extension("canonbtf._btf", [f"canonbtf/csrc/{name}" for name in BTF_SOURCES],
+              depends=["canonbtf/csrc/types.h"],
+              extra_compile_args=flags, extra_link_args=link),
+]
+
 setup(
-    ext_modules=[] if not BUILD_CORE else [Extension("canonbtf.dwarf._core",
-                           [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
-                           depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],
-                           extra_compile_args=flags, extra_link_args=link)],
+    ext_modules=EXTENSIONS if BUILD_CORE else [],
     cmdclass={"build_ext": OptionalBuildExt},
 )

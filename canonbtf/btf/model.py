@@ -122,19 +122,37 @@ class Type:
         )
 
 
+class Packed:
+    """A type section kept as words until someone reads its `Type`s: what the compiled
+    order (canon/compiled.py) reads and writes, so `sort` never makes 95 k objects.
+
+    `words` are the records in host byte order (a bytes-like of 32-bit words), already
+    checked as the reader checks them; `decode()` makes their `Type`s."""
+
+    __slots__ = ("words", "count", "decode")
+
+    def __init__(self, words: bytes, count: int, decode: Callable[[], list[Type]]):
+        self.words = words
+        self.count = count
+        self.decode = decode
+
+
 class Btf:
     """A BTF blob's types and strings; split BTF keeps a reference to its base."""
 
     def __init__(
         self,
-        types: list[Type],
+        types: list[Type] | None,
         strings: StringTable,
         base: Btf | None = None,
         byteorder: str = "<",
         header_tail: bytes = b"",
         layout: bytes = b"",
+        packed: Packed | None = None,
     ):
-        self.types = types
+        """`types`, or None with `packed` holding them undecoded."""
+        self._types = types
+        self._packed = packed if types is None else None
         self.strings = strings
         self.base = base
         self.byteorder = byteorder
@@ -143,16 +161,39 @@ class Btf:
         self.layout = layout
 
     @property
+    def types(self) -> list[Type]:
+        if self._types is None:
+            self._types = self._packed.decode()
+            self._packed = None
+        return self._types
+
+    @types.setter
+    def types(self, types: list[Type]) -> None:
+        self._types = types
+        self._packed = None
+
+    @property
+    def packed(self) -> Packed | None:
+        """The undecoded type section, until `types` is first read."""
+        return self._packed
+
+    @property
     def first_id(self) -> int:
         """Id of this BTF's first own type: 1, or one past the base's last."""
         return self.base.last_id + 1 if self.base is not None else 1
 
     @property
     def last_id(self) -> int:
-        return self.first_id + len(self.types) - 1
+        return self.first_id + len(self) - 1
 
     def __len__(self) -> int:
-        return len(self.types)
+        return self._packed.count if self._types is None else len(self._types)
+
+    def string_sections(self) -> list[tuple[int, bytes]]:
+        """(start offset, bytes) of each string section a name may come from: the deepest
+        base's first, this BTF's last (what the compiled order reads names from)."""
+        own = (self.strings.start, self.strings.data())
+        return [own] if self.base is None else [*self.base.string_sections(), own]
 
     def type_by_id(self, type_id: int) -> Type | None:
         """The type with that id (from the base for base ids); None for void."""

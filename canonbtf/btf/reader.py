@@ -14,10 +14,11 @@ from array import array
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from .. import native
 from ..errors import InputError
 from ..gcpause import paused_gc
 from . import format as f
-from .model import Btf, Type
+from .model import Btf, Packed, Type
 from .strings import StringTable
 
 ELF_MAGIC = b"\x7fELF"
@@ -166,19 +167,46 @@ def parse(data: bytes, path: str = "<bytes>", base: Btf | None = None) -> Btf:
                          f"offset {hdr_len + str_off + str_len - 1})")
     str_start = base.strings.end if base is not None else 0
     strings = StringTable(strs, str_start)
+    raw = data[hdr_len + type_off : hdr_len + type_off + type_len]
+    first_id = base.last_id + 1 if base is not None else 1
+    header_tail = bytes(data[24:hdr_len])
+    layout = bytes(data[hdr_len + layout_off : hdr_len + layout_off + layout_len])
+    packed = _packed(raw, byteorder, path, first_id, strings, base)
+    if packed is not None:
+        return Btf(None, strings, base, byteorder, header_tail, layout, packed)
     with paused_gc():
-        parsed = _parse_types(
-            data[hdr_len + type_off : hdr_len + type_off + type_len], byteorder, path,
-            hdr_len + type_off, base.last_id + 1 if base is not None else 1,
-        )
-    btf = Btf(
-        parsed.types, strings, base, byteorder,
-        header_tail=bytes(data[24:hdr_len]),
-        layout=bytes(data[hdr_len + layout_off : hdr_len + layout_off + layout_len]),
-    )
+        parsed = _parse_types(raw, byteorder, path, hdr_len + type_off, first_id)
+    btf = Btf(parsed.types, strings, base, byteorder, header_tail, layout)
     if parsed.max_ref > btf.last_id or parsed.max_name >= strings.end:
         _check_references(btf, path)
     return btf
+
+
+_HOST_ORDER = "<" if sys.byteorder == "little" else ">"
+
+
+def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: StringTable,
+            base: Btf | None) -> Packed | None:
+    """The type section checked by the compiled part and kept as words, decoded into
+    `Type`s when first read; None without it, or for a section it would not take as
+    `_parse_types` and `_check_references` do (they then give the message)."""
+    compiled = native.compiled("canonbtf._btf", "check")
+    if compiled is None:
+        return None
+    words = _unpack_words(raw, byteorder).tobytes()
+    sections = [*(base.string_sections() if base is not None else ()),
+                (strings.start, strings.data())]
+    try:
+        count = compiled.check(words, first_id, sections)
+    except ValueError:
+        return None
+    return Packed(words, count, lambda: unpacked_types(words, first_id))
+
+
+def unpacked_types(words: bytes, first_id: int) -> list[Type]:
+    """The `Type`s of a checked type section in host byte order (`Packed.words`)."""
+    with paused_gc():
+        return _parse_types(words, _HOST_ORDER, "<packed>", 0, first_id).types
 
 
 def _unpack_words(raw: bytes, byteorder: str) -> array:

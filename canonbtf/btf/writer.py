@@ -14,6 +14,10 @@ def type_words(btf: Btf) -> array:
 
     A record holding a value no 32-bit word can, or a field of the wrong shape (an
     encoder given corrupt input, a hand-built record) is a ValueError naming the type."""
+    if btf.packed is not None:
+        words = array("I")
+        words.frombytes(btf.packed.words)
+        return words
     try:
         return array("I", _words(btf.types))
     except (OverflowError, TypeError):

@@ -11,6 +11,7 @@ from ..btf.model import Btf
 from ..btf.validator import order_dependent_reference
 from ..errors import InputError
 from ..gcpause import paused_gc
+from . import compiled
 from .labels import ORDERS
 from .order import canonical_order, ordered
 from .renumber import renumber
@@ -39,7 +40,7 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
     `index`: what the dedup reads of `btf.base`, made beforehand (basecache.py)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
-    hazard = order_dependent_reference(btf)
+    hazard = compiled.refers_to_func(btf) is not False and order_dependent_reference(btf)
     if hazard:
         raise InputError(None, f"{hazard}: the kernel takes that only when the FUNC comes "
                          "first, which the canonical order cannot keep")
@@ -55,15 +56,15 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
                 # Ordered and renumbered with references redirected on the fly, rather
                 # than through an intermediate Btf of the merged types.
                 kept = [n for n in range(btf.first_id, btf.last_id + 1) if n not in into]
-                types = btf.all_types()
-                target = into.get
-
-                def edges_of(node: int) -> tuple:
-                    return tuple([target(r, r) for r in types[node].refs()])
-
-                new_order, alone = ordered(btf, order, kept, edges_of, labels)
-                return renumber(btf, new_order, into, strings), alone
+                new_order, alone = ordered(btf, order, kept, into, labels)
+                return _renumbered(btf, new_order, into, strings), alone
             new_order, alone = ordered(btf, order, labels=labels)
-            return renumber(btf, new_order, strings=strings), alone
+            return _renumbered(btf, new_order, None, strings), alone
         new_order, alone = ordered(btf, order)
-        return renumber(btf, new_order, strings=strings), alone
+        return _renumbered(btf, new_order, None, strings), alone
+
+
+def _renumbered(btf: Btf, new_order: list[int], into: dict[int, int] | None,
+                strings: bool) -> Btf:
+    result = compiled.renumbered(btf, new_order, into, strings)
+    return result if result is not None else renumber(btf, new_order, into, strings)

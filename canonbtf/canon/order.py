@@ -8,9 +8,10 @@ alone with their label, so the graph is built for the others only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..btf.model import Btf
+from . import compiled
 from .labels import label_head, scalars
 from .refine import Partition
 
@@ -20,6 +21,13 @@ EdgesOf = Callable[[int], tuple]
 def plain_edges(btf: Btf) -> EdgesOf:
     all_types = btf.all_types()
     return lambda node: tuple(all_types[node].refs())
+
+
+def redirected_edges(btf: Btf, into: Mapping[int, int]) -> EdgesOf:
+    """Edges with every reference to a merged type redirected to its target."""
+    all_types = btf.all_types()
+    target = into.get
+    return lambda node: tuple([target(r, r) for r in all_types[node].refs()])
 
 
 def _referrers(edges: dict[int, tuple[int, ...]]) -> dict[int, list[int]]:
@@ -109,25 +117,25 @@ def break_ties(partition: Partition, nodes: Sequence[int], edges_of: EdgesOf) ->
                          touched=[o for n in changed for o in neighbours.get(n, ())])
 
 
-def canonical_order(btf: Btf, order: str = "kind", nodes: Sequence[int] | None = None,
-                    edges_of: EdgesOf | None = None, labels: list | None = None
-                    ) -> list[int]:
-    """`btf`'s own type ids in canonical order (a permutation: nothing merged), or the
-    order of `nodes` (own ids) whose edges are `edges_of` (which must stay among them,
-    base types and void), the others being left out as merged."""
-    return ordered(btf, order, nodes, edges_of, labels)[0]
+def canonical_order(btf: Btf, order: str = "kind") -> list[int]:
+    """`btf`'s own type ids in canonical order (a permutation: nothing merged)."""
+    return ordered(btf, order)[0]
 
 
 def ordered(btf: Btf, order: str = "kind", nodes: Sequence[int] | None = None,
-            edges_of: EdgesOf | None = None, labels: list | None = None
+            into: Mapping[int, int] | None = None, labels: list | None = None
             ) -> tuple[list[int], bool]:
     """`canonical_order`, and whether refinement by referenced types alone made the order
     (no tie broken by referrers): then the order of any subset closed under references
-    is this order restricted to it, whatever the types outside refer to."""
+    is this order restricted to it, whatever the types outside refer to. `into` redirects
+    references (to merged types) to the types they merge into. The compiled part
+    computes the same when it applies (compiled.py); this is the reference."""
+    done = compiled.order(btf, order == "name", nodes, into)
+    if done is not None:
+        return done
     if nodes is None:
         nodes = list(range(btf.first_id, btf.last_id + 1))
-    if edges_of is None:
-        edges_of = plain_edges(btf)
+    edges_of = plain_edges(btf) if not into else redirected_edges(btf, into)
     partition = forward_partition(btf, nodes, edges_of, order, btf.first_id, labels)
     if partition.is_discrete():
         return partition.order, True

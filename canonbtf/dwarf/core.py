@@ -14,18 +14,18 @@ reference's error message. So both paths give the same bytes and the same errors
 
 from __future__ import annotations
 
-import os
 import sys
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ..native import PURE_ENV, compiled, pure_requested
 from .constants import TAG_NAMES
 
 if TYPE_CHECKING:  # the CLI asks for `active_core` without loading the encoder
     from .convert import ConvertContext
     from .sections import DwarfFile, Unit
 
-PURE_ENV = "CANONBTF_PURE"
+__all__ = ["PURE_ENV", "CoreFallback", "active_core", "compiled_module", "new_encoder"]
 
 # Feature name -> the bit the compiled core tests (core.h, F_*).
 FEATURE_BITS = {"func": 1, "var": 2, "global_var": 4, "float": 8, "enum64": 16,
@@ -38,22 +38,14 @@ class CoreFallback(Exception):
 
 def compiled_module() -> ModuleType | None:
     """The compiled core if it is built and not turned off by CANONBTF_PURE."""
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
-        return None
-    if sys.implementation.name != "cpython":
-        return None
-    try:
-        from . import _core
-    except ImportError:
-        return None
-    return _core if hasattr(_core, "UnitEncoder") else None
+    return compiled("canonbtf.dwarf._core", "UnitEncoder")
 
 
 def active_core() -> str:
     """What `canonbtf --version` says about the core in use."""
     if compiled_module() is not None:
         return "compiled core"
-    if os.environ.get(PURE_ENV, "") not in ("", "0"):
+    if pure_requested():
         return f"pure-Python core, {PURE_ENV} set"
     return "pure-Python core"
 
@@ -61,8 +53,7 @@ def active_core() -> str:
 def missing_core_note() -> str | None:
     """One line for `encode` on CPython when the compiled core was not built and nobody
     asked for the pure path: pip shows the build's warning only with -v."""
-    if (sys.implementation.name != "cpython" or compiled_module() is not None
-            or os.environ.get(PURE_ENV, "") not in ("", "0")):
+    if sys.implementation.name != "cpython" or compiled_module() is not None or pure_requested():
         return None
     return ("note: the compiled core is not built (no C compiler at install time?); "
             "encoding with the slower pure-Python core")

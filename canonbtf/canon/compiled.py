@@ -1,0 +1,120 @@
+"""The canonical order and renumbering in C (canonbtf._btf, canonbtf/csrc/), when built.
+
+order.py, refine.py, labels.py and renumber.py stay the reference: the compiled part
+mirrors them on the type section's words (docs/ORDER.md defines what both compute), and
+tests/test_compiled_order.py holds the two to the same ids and bytes. Each function here
+returns None where the compiled part does not apply (not built, CANONBTF_PURE set, a
+Btf-like graph that is not a Btf, records no 32-bit word holds); the caller then runs
+the reference. The result of `renumbered` stays packed: `sort` writes it without ever
+making its 95 k `Type`s."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+
+from .. import native
+from ..btf import writer
+from ..btf.model import Btf, Packed
+from ..btf.reader import unpacked_types
+from ..btf.strings import StringTable
+
+
+def _module() -> ModuleType | None:
+    return native.compiled("canonbtf._btf", "order")
+
+
+def _words(btf: Btf) -> bytes | None:
+    """The type section in host order: kept from the reader, or packed from the types."""
+    if btf.packed is not None:
+        return btf.packed.words
+    try:
+        return writer.type_words(btf).tobytes()
+    except ValueError:
+        return None
+
+
+def _applies(btf: object) -> bool:
+    chain = btf
+    while chain is not None:
+        if not isinstance(chain, Btf) or not isinstance(chain.strings, StringTable):
+            return False
+        chain = chain.base
+    return True
+
+
+def _redirect(btf: Btf, into: Mapping[int, int] | None) -> array | None:
+    if not into:
+        return None
+    redirect = array("I", range(btf.last_id + 1))
+    for old, target in into.items():
+        redirect[old] = target
+    return redirect
+
+
+def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
+          into: Mapping[int, int] | None = None) -> tuple[list[int], bool] | None:
+    """order.ordered: `nodes` (own ids, all by default) in canonical order with edges
+    redirected through `into`, and whether no tie was broken."""
+    module = _module()
+    if module is None or not _applies(btf):
+        return None
+    words = _words(btf)
+    if words is None:
+        return None
+    try:
+        raw, alone = module.order(words, btf.first_id, btf.string_sections(), by_name,
+                                  None if nodes is None else array("I", nodes),
+                                  _redirect(btf, into))
+    except ValueError:
+        return None
+    ids = array("I")
+    ids.frombytes(raw)
+    return ids.tolist(), alone
+
+
+def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | None = None,
+               strings: bool = True) -> Btf | None:
+    """renumber.renumber, the result packed."""
+    module = _module()
+    if module is None or not _applies(btf):
+        return None
+    words = _words(btf)
+    if words is None:
+        return None
+    try:
+        new_words, new_strings = module.renumber(words, btf.first_id, btf.string_sections(),
+                                                 array("I", new_order), _redirect(btf, into),
+                                                 strings)
+    except ValueError:
+        return None
+    table = btf.strings if new_strings is None else StringTable(new_strings, btf.strings.start)
+    first_id = btf.first_id
+    packed = Packed(new_words, len(new_order), lambda: unpacked_types(new_words, first_id))
+    return Btf(None, table, btf.base, btf.byteorder, btf.header_tail, btf.layout, packed)
+
+
+def refers_to_func(btf: Btf) -> bool | None:
+    """Whether validator.order_dependent_reference would find something (then it is run
+    for its message); None where the compiled part does not apply. Reads only packed
+    sections, for which it saves decoding the types."""
+    module = _module()
+    if module is None or btf.packed is None or not _applies(btf):
+        return None
+    base_kinds = bytes(1)
+    if btf.base is not None:
+        base_kinds = _kinds(module, btf.base)
+    try:
+        return module.func_reference(btf.packed.words, btf.first_id, btf.string_sections(),
+                                     base_kinds) != 0
+    except ValueError:
+        return None
+
+
+def _kinds(module: ModuleType, btf: Btf) -> bytes:
+    """The kind of every id of `btf`, base included; void's is 0."""
+    below = _kinds(module, btf.base) if btf.base is not None else bytes(1)
+    if btf.packed is not None:
+        return below + module.kinds(btf.packed.words, btf.first_id, btf.string_sections())
+    return below + bytes(t.kind & 0xFF for t in btf.types)

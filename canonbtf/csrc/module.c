@@ -1,0 +1,310 @@
+/* canonbtf._btf: the type section checked, ordered and renumbered in C.
+ *
+ * Every function takes the type section as 32-bit words in host order, checks it as
+ * the reader does, and raises ValueError for anything it would not take as the Python
+ * reference does (btf/reader.py and canon/compiled.py then run the reference, which
+ * gives the message).
+ * No global state; the GIL is held (each call is a fraction of a second). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "types.h"
+
+typedef struct {
+    types_t t;
+    uint32_t *words;
+    strtab_t *tabs;
+    Py_buffer *bufs;
+    int nbufs;
+} view_t;
+
+static void view_free(view_t *v)
+{
+    for (int k = 0; k < v->nbufs; k++) PyBuffer_Release(&v->bufs[k]);
+    free(v->bufs);
+    free(v->tabs);
+    free(v->words);
+    free(v->t.start);
+    memset(v, 0, sizeof *v);
+}
+
+static int bad(const char *what)
+{
+    PyErr_SetString(PyExc_ValueError, what);
+    return -1;
+}
+
+/* The string chain: a sequence of (start, bytes-like), deepest base first, own last. */
+static int read_tabs(view_t *v, PyObject *strings)
+{
+    PyObject *seq = PySequence_Fast(strings, "strings must be a sequence");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = -1;
+    if (n < 1 || n > 64) {
+        bad("strings must hold 1 to 64 tables");
+        goto done;
+    }
+    v->tabs = calloc((size_t)n, sizeof *v->tabs);
+    v->bufs = calloc((size_t)n, sizeof *v->bufs);
+    if (!v->tabs || !v->bufs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t end = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned long start;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "ky*", &start, &v->bufs[k]))
+            goto done;
+        v->nbufs++;
+        if (start != end || (uint64_t)start + (uint64_t)v->bufs[k].len > UINT32_MAX) {
+            bad("string tables must follow one another");
+            goto done;
+        }
+        v->tabs[k] = (strtab_t){v->bufs[k].buf, (uint32_t)start, (uint32_t)v->bufs[k].len};
+        end = start + (uint64_t)v->bufs[k].len;
+    }
+    v->t.tabs = v->tabs;
+    v->t.ntabs = (int)n;
+    rc = 0;
+done:
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* A checked view of a type section: words (bytes-like, host order), first own id. */
+static int view_init(view_t *v, PyObject *words, unsigned long first_id, PyObject *strings)
+{
+    memset(v, 0, sizeof *v);
+    Py_buffer b;
+    if (PyObject_GetBuffer(words, &b, PyBUF_SIMPLE)) return -1;
+    if (b.len % 4 || first_id < 1 || first_id > UINT32_MAX / 2) {
+        PyBuffer_Release(&b);
+        return bad("words must be whole 32-bit words and first_id in range");
+    }
+    v->words = malloc(b.len ? (size_t)b.len : 4);
+    if (!v->words) {
+        PyBuffer_Release(&b);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(v->words, b.buf, (size_t)b.len);
+    v->t.w = v->words;
+    v->t.nwords = (size_t)b.len / 4;
+    v->t.first_id = (uint32_t)first_id;
+    PyBuffer_Release(&b);
+    if (read_tabs(v, strings)) return -1;
+    const strtab_t *own_tab = &v->tabs[v->nbufs - 1];
+    if (index_types(&v->t, own_tab->start + own_tab->len))
+        return bad("the type section is not one the reader takes");
+    return 0;
+}
+
+/* A u32 array argument of `need` entries (0: any), copied; NULL for None. */
+static int u32_arg(PyObject *obj, size_t need, uint32_t **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    if (obj == Py_None) return 0;
+    Py_buffer b;
+    if (PyObject_GetBuffer(obj, &b, PyBUF_SIMPLE)) return -1;
+    if (b.len % 4 || (need && (size_t)b.len / 4 != need)) {
+        PyBuffer_Release(&b);
+        return bad("an id array has the wrong length");
+    }
+    *out = malloc(b.len ? (size_t)b.len : 4);
+    if (!*out) {
+        PyBuffer_Release(&b);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(*out, b.buf, (size_t)b.len);
+    *count = (size_t)b.len / 4;
+    PyBuffer_Release(&b);
+    return 0;
+}
+
+static int check_redirect(const view_t *v, const uint32_t *redirect)
+{
+    uint32_t nids = v->t.first_id + v->t.count;
+    for (uint32_t id = 0; id < nids; id++)
+        if (redirect[id] >= nids) return bad("redirect holds an id past the last one");
+    return 0;
+}
+
+static PyObject *py_order(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"words", "first_id", "strings", "by_name", "nodes", "redirect", NULL};
+    PyObject *words, *strings, *nodes_obj = Py_None, *redirect_obj = Py_None;
+    unsigned long first_id;
+    int by_name;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OkOp|OO", names, &words, &first_id, &strings,
+                                     &by_name, &nodes_obj, &redirect_obj))
+        return NULL;
+    view_t v;
+    uint32_t *nodes = NULL, *redirect = NULL, *out = NULL;
+    size_t nnodes = 0, nredirect;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    uint32_t nids = v.t.first_id + v.t.count;
+    if (u32_arg(nodes_obj, 0, &nodes, &nnodes) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+        goto done;
+    if (redirect && check_redirect(&v, redirect)) goto done;
+    if (!nodes) {
+        nnodes = v.t.count;
+        nodes = malloc((nnodes ? nnodes : 1) * sizeof *nodes);
+        if (!nodes) goto nomem;
+        for (uint32_t j = 0; j < v.t.count; j++) nodes[j] = v.t.first_id + j;
+    }
+    out = malloc((nnodes ? nnodes : 1) * sizeof *out);
+    if (!out) goto nomem;
+    int alone = 0;
+    int rc = canonical_order(&v.t, nodes, (uint32_t)nnodes, redirect, by_name, out, &alone);
+    if (rc == -2) {
+        bad("nodes must be distinct own ids and edges must stay among them");
+        goto done;
+    }
+    if (rc) goto nomem;
+    result = Py_BuildValue("(y#O)", (const char *)out, (Py_ssize_t)(nnodes * 4),
+                           alone ? Py_True : Py_False);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(out);
+    free(nodes);
+    free(redirect);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_renumber(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"words", "first_id", "strings", "order", "redirect", "names", NULL};
+    PyObject *words, *strings, *order_obj, *redirect_obj = Py_None;
+    unsigned long first_id;
+    int with_names = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OkOO|Op", names, &words, &first_id, &strings,
+                                     &order_obj, &redirect_obj, &with_names))
+        return NULL;
+    view_t v;
+    uint32_t *order = NULL, *redirect = NULL;
+    size_t norder, nredirect;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    uint32_t nids = v.t.first_id + v.t.count;
+    if (u32_arg(order_obj, 0, &order, &norder) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+        goto done;
+    if (redirect && check_redirect(&v, redirect)) goto done;
+    for (size_t j = 0; j < norder; j++)
+        if (order[j] < v.t.first_id || order[j] >= nids) {
+            bad("order holds an id that is not an own one");
+            goto done;
+        }
+    renumbered_t r;
+    if (renumber_types(&v.t, order, (uint32_t)norder, redirect, v.nbufs - 1, with_names, &r)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (with_names)
+        result = Py_BuildValue("(y#y#)", (const char *)r.words, (Py_ssize_t)(r.nwords * 4),
+                               (const char *)r.strings, (Py_ssize_t)r.strings_len);
+    else
+        result = Py_BuildValue("(y#O)", (const char *)r.words, (Py_ssize_t)(r.nwords * 4),
+                               Py_None);
+    free(r.words);
+    free(r.strings);
+done:
+    free(order);
+    free(redirect);
+    view_free(&v);
+    return result;
+}
+
+/* The first own PTR, TYPEDEF or modifier whose target is a FUNC (validator.
+ * order_dependent_reference), 0 when none; `base_kinds` holds the kind of each base id. */
+static PyObject *py_func_reference(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    Py_buffer kinds;
+    if (!PyArg_ParseTuple(args, "OkOy*", &words, &first_id, &strings, &kinds)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    if ((uint64_t)kinds.len != first_id) {
+        bad("base_kinds must hold one kind per id below first_id");
+        goto done;
+    }
+    const uint8_t *base_kinds = kinds.buf;
+    unsigned long found = 0;
+    for (uint32_t i = 0; i < v.t.count && !found; i++) {
+        uint32_t kind = t_kind(&v.t, i), target = t_sot(&v.t, i);
+        if (!(kind == K_PTR || kind == K_TYPEDEF || kind == K_VOLATILE || kind == K_CONST
+              || kind == K_RESTRICT || kind == K_TYPE_TAG) || !target)
+            continue;
+        uint32_t target_kind = target < v.t.first_id ? base_kinds[target]
+                                                     : t_kind(&v.t, target - v.t.first_id);
+        if (target_kind == K_FUNC) found = v.t.first_id + i;
+    }
+    result = PyLong_FromUnsignedLong(found);
+done:
+    PyBuffer_Release(&kinds);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_check(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings)) result = PyLong_FromUnsignedLong(v.t.count);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_kinds(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.t.count);
+    if (!result) goto done;
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
+    for (uint32_t i = 0; i < v.t.count; i++) out[i] = (uint8_t)t_kind(&v.t, i);
+done:
+    view_free(&v);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"check", py_check, METH_VARARGS,
+     "check(words, first_id, strings) -> the number of records (ValueError: not as the reader takes)"},
+    {"kinds", py_kinds, METH_VARARGS, "kinds(words, first_id, strings) -> one kind byte per record"},
+    {"order", (PyCFunction)(void (*)(void))py_order, METH_VARARGS | METH_KEYWORDS,
+     "order(words, first_id, strings, by_name, nodes=None, redirect=None) -> (u32 ids, alone)"},
+    {"renumber", (PyCFunction)(void (*)(void))py_renumber, METH_VARARGS | METH_KEYWORDS,
+     "renumber(words, first_id, strings, order, redirect=None) -> (words, strings)"},
+    {"func_reference", py_func_reference, METH_VARARGS,
+     "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_btf", "The type section checked, ordered and renumbered in C.", 0,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__btf(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,270 @@
+/* Renumbering with the canonical string section: canon/renumber.py in C. */
+#include "types.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Open addressing over names (pointer, length) -> u32; 0 hash marks an empty slot. */
+typedef struct {
+    uint64_t *hash;
+    const uint8_t **ptr;
+    uint32_t *len, *value;
+    size_t cap, count;
+} names_t;
+
+static uint64_t hash_name(const uint8_t *p, uint32_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ n;
+    for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+static int names_init(names_t *m, size_t expected)
+{
+    size_t cap = 64;
+    while (cap < expected * 2) cap *= 2;
+    memset(m, 0, sizeof *m);
+    m->cap = cap;
+    m->hash = calloc(cap, sizeof *m->hash);
+    m->ptr = malloc(cap * sizeof *m->ptr);
+    m->len = malloc(cap * sizeof *m->len);
+    m->value = malloc(cap * sizeof *m->value);
+    return m->hash && m->ptr && m->len && m->value ? 0 : -1;
+}
+
+static void names_free(names_t *m)
+{
+    free(m->hash);
+    free((void *)m->ptr);
+    free(m->len);
+    free(m->value);
+}
+
+/* The slot of a name: its own if present, else the empty one it would take. */
+static size_t names_slot(const names_t *m, const uint8_t *p, uint32_t n, uint64_t h)
+{
+    size_t j = h & (m->cap - 1);
+    while (m->hash[j] && !(m->hash[j] == h && m->len[j] == n && !memcmp(m->ptr[j], p, n)))
+        j = (j + 1) & (m->cap - 1);
+    return j;
+}
+
+static int names_grow(names_t *m)
+{
+    names_t bigger;
+    if (names_init(&bigger, m->cap)) {
+        names_free(&bigger);
+        return -1;
+    }
+    for (size_t j = 0; j < m->cap; j++) {
+        if (!m->hash[j]) continue;
+        size_t k = names_slot(&bigger, m->ptr[j], m->len[j], m->hash[j]);
+        bigger.hash[k] = m->hash[j];
+        bigger.ptr[k] = m->ptr[j];
+        bigger.len[k] = m->len[j];
+        bigger.value[k] = m->value[j];
+    }
+    bigger.count = m->count;
+    names_free(m);
+    *m = bigger;
+    return 0;
+}
+
+/* The value of a name, or UINT32_MAX; with `add` (not UINT32_MAX) it is stored when absent.
+ * Returns -2 when out of memory. */
+static int64_t names_get(names_t *m, const uint8_t *p, uint32_t n, uint32_t add)
+{
+    uint64_t h = hash_name(p, n);
+    size_t j = names_slot(m, p, n, h);
+    if (m->hash[j]) return m->value[j];
+    if (add == UINT32_MAX) return UINT32_MAX;
+    if ((m->count + 1) * 2 > m->cap) {
+        if (names_grow(m)) return -2;
+        j = names_slot(m, p, n, h);
+    }
+    m->hash[j] = h;
+    m->ptr[j] = p;
+    m->len[j] = n;
+    m->value[j] = add;
+    m->count++;
+    return UINT32_MAX;
+}
+
+/* Every whole string of a lender's section -> its lowest offset (StringTable.offset_of). */
+static int index_lender(names_t *m, const strtab_t *tab)
+{
+    if (names_init(m, 1024)) return -1;
+    uint32_t pos = 0;
+    while (pos < tab->len) {
+        const uint8_t *p = tab->data + pos;
+        const uint8_t *end = memchr(p, 0, tab->len - pos);
+        uint32_t n = end ? (uint32_t)(end - p) : tab->len - pos;
+        if (names_get(m, p, n, tab->start + pos) == -2) return -1;
+        pos += n + 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    names_t seen;                  /* name -> its number (first occurrence first) */
+    const uint8_t **ptr;
+    uint32_t *len, *offset;        /* by number: the name, then its new offset */
+    size_t n, cap, len_cap;
+    uint32_t *uses;                /* the number of each name the records hold, in order */
+    size_t nuses, uses_cap;
+} ordered_names_t;
+
+static int note_name(const types_t *t, ordered_names_t *o, uint32_t off)
+{
+    uint32_t n;
+    const uint8_t *p = name_at(t, off, &n);
+    int64_t number = names_get(&o->seen, p, n, (uint32_t)o->n);
+    if (number == -2 || GROW(o->uses, o->uses_cap, o->nuses + 1)) return -1;
+    if (number == UINT32_MAX) {
+        if (GROW(o->ptr, o->cap, o->n + 1) || GROW(o->len, o->len_cap, o->n + 1)) return -1;
+        number = (int64_t)o->n;
+        o->ptr[o->n] = p;
+        o->len[o->n++] = n;
+    }
+    o->uses[o->nuses++] = (uint32_t)number;
+    return 0;
+}
+
+/* The names of the ordered types in first-occurrence order. */
+static int collect_names(const types_t *t, const uint32_t *order, uint32_t n,
+                         ordered_names_t *o)
+{
+    if (names_init(&o->seen, (size_t)n + 16)) return -1;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t i = order[j] - t->first_id, kind = t_kind(t, i);
+        if (note_name(t, o, t_name(t, i))) return -1;
+        if (!items_named(kind)) continue;
+        uint32_t step = item_words(kind), vlen = t_vlen(t, i);
+        const uint32_t *item = t_rest(t, i);
+        for (uint32_t k = 0; k < vlen; k++, item += step)
+            if (note_name(t, o, item[0])) return -1;
+    }
+    return 0;
+}
+
+/* New offsets of the ordered names: "" at 0, a lender's lowest whole-string offset (the
+ * deepest lender first), the others appended to the new section `out` in order. */
+static int place_names(const types_t *t, ordered_names_t *o, int nlenders, uint8_t **out,
+                       size_t *out_len)
+{
+    const strtab_t *own_tab = &t->tabs[t->ntabs - 1];
+    o->offset = malloc((o->n + 1) * sizeof *o->offset);
+    if (!o->offset) return -1;
+    for (size_t j = 0; j < o->n; j++) o->offset[j] = o->len[j] ? UINT32_MAX : 0;
+    for (int k = 0; k < nlenders; k++) {
+        names_t lender;
+        if (index_lender(&lender, &t->tabs[k])) {
+            names_free(&lender);
+            return -1;
+        }
+        for (size_t j = 0; j < o->n; j++)
+            if (o->offset[j] == UINT32_MAX)
+                o->offset[j] = (uint32_t)names_get(&lender, o->ptr[j], o->len[j], UINT32_MAX);
+        names_free(&lender);
+    }
+    size_t size = nlenders ? 0 : 1;
+    for (size_t j = 0; j < o->n; j++)
+        size += o->offset[j] == UINT32_MAX ? (size_t)o->len[j] + 1 : 0;
+    uint8_t *data = malloc(size ? size : 1);
+    if (!data) return -1;
+    size_t pos = 0;
+    if (!nlenders) data[pos++] = 0;
+    for (size_t j = 0; j < o->n; j++) {
+        if (o->offset[j] != UINT32_MAX) continue;
+        o->offset[j] = (uint32_t)(own_tab->start + pos);
+        memcpy(data + pos, o->ptr[j], o->len[j]);
+        pos += o->len[j];
+        data[pos++] = 0;
+    }
+    *out = data;
+    *out_len = size;
+    return 0;
+}
+
+/* The next name of the records, in the order collect_names met them. */
+static uint32_t next_name(ordered_names_t *o, size_t *use, uint32_t off)
+{
+    if (!o) return off;
+    return o->offset[o->uses[(*use)++]];
+}
+
+/* One record with ids through new_id and names through the placed names (Type.remap). */
+static void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id,
+                         ordered_names_t *o, size_t *use, uint32_t *out)
+{
+    uint32_t kind = t_kind(t, i), words = t->start[i + 1] - t->start[i];
+    memcpy(out, t->w + t->start[i], words * sizeof *out);
+    out[0] = next_name(o, use, out[0]);
+    if (typed_kind(kind)) out[2] = new_id[out[2]];
+    if (kind == K_ARRAY) {
+        out[3] = new_id[out[3]];
+        out[4] = new_id[out[4]];
+    }
+    uint32_t vlen = kind == K_FUNC ? 0 : t_vlen(t, i), step = item_words(kind);
+    uint32_t *item = out + 3 + fixed_words(kind);
+    for (uint32_t k = 0; k < vlen; k++, item += step) {
+        if (kind == K_DATASEC) {
+            item[0] = new_id[item[0]];
+            continue;
+        }
+        item[0] = next_name(o, use, item[0]);
+        if (kind == K_STRUCT || kind == K_UNION || kind == K_FUNC_PROTO)
+            item[1] = new_id[item[1]];
+    }
+}
+
+int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
+                   const uint32_t *redirect, int nlenders, int names, renumbered_t *out)
+{
+    uint32_t nids = t->first_id + t->count;
+    uint32_t *new_id = malloc((size_t)nids * sizeof *new_id);
+    ordered_names_t o;
+    memset(&o, 0, sizeof o);
+    memset(out, 0, sizeof *out);
+    int rc = -1;
+    if (!new_id) goto done;
+    for (uint32_t id = 0; id < nids; id++) new_id[id] = id;
+    for (uint32_t j = 0; j < n; j++) new_id[order[j]] = t->first_id + j;
+    if (redirect)  /* the dedup may merge base types too (into each other or own ones) */
+        for (uint32_t id = 1; id < nids; id++)
+            if (redirect[id] != id) new_id[id] = new_id[redirect[id]];
+    if (names && (collect_names(t, order, n, &o)
+                  || place_names(t, &o, nlenders, &out->strings, &out->strings_len)))
+        goto done;
+    size_t words = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t i = order[j] - t->first_id;
+        words += t->start[i + 1] - t->start[i];
+    }
+    out->words = malloc((words ? words : 1) * sizeof *out->words);
+    if (!out->words) goto done;
+    size_t pos = 0, use = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t i = order[j] - t->first_id;
+        remap_record(t, i, new_id, names ? &o : NULL, &use, out->words + pos);
+        pos += t->start[i + 1] - t->start[i];
+    }
+    out->nwords = words;
+    rc = 0;
+done:
+    free(new_id);
+    names_free(&o.seen);
+    free((void *)o.ptr);
+    free(o.len);
+    free(o.offset);
+    free(o.uses);
+    if (rc) {
+        free(out->words);
+        free(out->strings);
+        memset(out, 0, sizeof *out);
+    }
+    return rc;
+}

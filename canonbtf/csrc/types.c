@@ -1,0 +1,339 @@
+/* Reading the type section: record starts, edges, names and labels (labels.py). */
+#include "types.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int grow_array(void **a, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) {
+        if (n > SIZE_MAX / 4 / size) return -1;
+        n *= 2;
+    }
+    void *p = realloc(*a, n * size);
+    if (!p) return -1;
+    *a = p;
+    *cap = n;
+    return 0;
+}
+
+uint32_t item_words(uint32_t kind)
+{
+    switch (kind) {
+    case K_STRUCT: case K_UNION: case K_DATASEC: case K_ENUM64: return 3;
+    case K_ENUM: case K_FUNC_PROTO: return 2;
+    default: return 0;
+    }
+}
+
+uint32_t fixed_words(uint32_t kind)
+{
+    switch (kind) {
+    case K_ARRAY: return 3;
+    case K_INT: case K_VAR: case K_DECL_TAG: return 1;
+    default: return 0;
+    }
+}
+
+int items_named(uint32_t kind)
+{
+    return kind == K_STRUCT || kind == K_UNION || kind == K_ENUM || kind == K_ENUM64
+        || kind == K_FUNC_PROTO;
+}
+
+int typed_kind(uint32_t kind)
+{
+    switch (kind) {
+    case K_PTR: case K_TYPEDEF: case K_VOLATILE: case K_CONST: case K_RESTRICT: case K_FUNC:
+    case K_FUNC_PROTO: case K_VAR: case K_DECL_TAG: case K_TYPE_TAG: return 1;
+    default: return 0;
+    }
+}
+
+/* Kinds whose vlen must be 0 (reader._parse_types: all but FUNC and the item kinds). */
+static int vlen_must_be_zero(uint32_t kind)
+{
+    return kind != K_FUNC && !item_words(kind);
+}
+
+static int check_record(const uint32_t *w, uint32_t kind, uint32_t vlen, uint32_t last_id,
+                        uint32_t str_end)
+{
+    if (w[0] >= str_end) return -1;
+    if (typed_kind(kind) && w[2] > last_id) return -1;
+    const uint32_t *rest = w + 3 + fixed_words(kind);
+    if (kind == K_ARRAY && (w[3] > last_id || w[4] > last_id)) return -1;
+    uint32_t step = item_words(kind);
+    for (uint32_t j = 0; j < vlen; j++) {
+        const uint32_t *item = rest + (size_t)j * step;
+        if (kind == K_DATASEC) {
+            if (item[0] > last_id) return -1;
+            continue;
+        }
+        if (item[0] >= str_end) return -1;
+        if ((kind == K_STRUCT || kind == K_UNION || kind == K_FUNC_PROTO) && item[1] > last_id)
+            return -1;
+    }
+    return 0;
+}
+
+int index_types(types_t *t, uint32_t str_end)
+{
+    size_t pos = 0, n = t->nwords, cap = 0;
+    uint32_t count = 0;
+    t->start = NULL;
+    while (pos < n) {
+        if (pos + 3 > n) goto bad;
+        uint32_t info = t->w[pos + 1];
+        uint32_t kind = (info >> 24) & 0x7F, vlen = info & 0xFFFFFF;
+        if (kind == 0 || kind > K_MAX) goto bad;
+        if (vlen && vlen_must_be_zero(kind)) goto bad;
+        size_t words = 3 + fixed_words(kind);
+        if (kind != K_FUNC) words += (size_t)vlen * item_words(kind);
+        if (words > n - pos || count >= UINT32_MAX - t->first_id - 1) goto bad;
+        if (GROW(t->start, cap, (size_t)count + 2)) goto bad;
+        t->start[count++] = (uint32_t)pos;
+        pos += words;
+    }
+    if (GROW(t->start, cap, (size_t)count + 1)) goto bad;
+    t->start[count] = (uint32_t)pos;
+    t->count = count;
+    uint32_t last_id = t->first_id + count - 1;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t kind = t_kind(t, i);
+        if (check_record(t->w + t->start[i], kind, kind == K_FUNC ? 0 : t_vlen(t, i), last_id,
+                         str_end))
+            goto bad;
+    }
+    return 0;
+bad:
+    free(t->start);
+    t->start = NULL;
+    return -1;
+}
+
+uint32_t edge_count(const types_t *t, uint32_t i)
+{
+    uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i);
+    switch (kind) {
+    case K_FUNC_PROTO: return 1 + vlen;
+    case K_STRUCT: case K_UNION: case K_DATASEC: return vlen;
+    case K_ARRAY: return 2;
+    default: return typed_kind(kind);
+    }
+}
+
+uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out)
+{
+    uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i);
+    const uint32_t *rest = t_rest(t, i);
+    switch (kind) {
+    case K_FUNC_PROTO:
+        out[0] = t_sot(t, i);
+        for (uint32_t j = 0; j < vlen; j++) out[1 + j] = rest[2 * j + 1];
+        return 1 + vlen;
+    case K_STRUCT: case K_UNION:
+        for (uint32_t j = 0; j < vlen; j++) out[j] = rest[3 * j + 1];
+        return vlen;
+    case K_DATASEC:
+        for (uint32_t j = 0; j < vlen; j++) out[j] = rest[3 * j];
+        return vlen;
+    case K_ARRAY:
+        out[0] = rest[0];
+        out[1] = rest[1];
+        return 2;
+    default:
+        if (!typed_kind(kind)) return 0;
+        out[0] = t_sot(t, i);
+        return 1;
+    }
+}
+
+const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len)
+{
+    for (int k = t->ntabs - 1; k >= 0; k--) {
+        const strtab_t *tab = &t->tabs[k];
+        if (off < tab->start) continue;
+        uint32_t rel = off - tab->start;
+        if (rel >= tab->len) break;
+        const uint8_t *p = tab->data + rel;
+        const uint8_t *end = memchr(p, 0, tab->len - rel);
+        *len = end ? (uint32_t)(end - p) : tab->len - rel;
+        return p;
+    }
+    *len = 0;
+    return (const uint8_t *)"";
+}
+
+#define CMP(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
+
+static int name_cmp(const types_t *t, uint32_t a, uint32_t b)
+{
+    if (a == b) return 0;
+    uint32_t la, lb;
+    const uint8_t *pa = name_at(t, a, &la), *pb = name_at(t, b, &lb);
+    int c = memcmp(pa, pb, la < lb ? la : lb);
+    if (c) return c < 0 ? -1 : 1;
+    CMP(la, lb);
+    return 0;
+}
+
+int cache_names(types_t *t)
+{
+    t->name_ptr = malloc(((size_t)t->count + 1) * sizeof *t->name_ptr);
+    t->name_len = malloc(((size_t)t->count + 1) * sizeof *t->name_len);
+    if (!t->name_ptr || !t->name_len) return -1;
+    for (uint32_t i = 0; i < t->count; i++) t->name_ptr[i] = name_at(t, t_name(t, i), &t->name_len[i]);
+    return 0;
+}
+
+void free_names(types_t *t)
+{
+    free((void *)t->name_ptr);
+    free(t->name_len);
+    t->name_ptr = NULL;
+    t->name_len = NULL;
+}
+
+/* The names of own types a and b, from the cache when there is one. */
+static int type_name_cmp(const types_t *t, uint32_t a, uint32_t b)
+{
+    if (!t->name_ptr) return name_cmp(t, t_name(t, a), t_name(t, b));
+    uint32_t la = t->name_len[a], lb = t->name_len[b];
+    int c = memcmp(t->name_ptr[a], t->name_ptr[b], la < lb ? la : lb);
+    if (c) return c < 0 ? -1 : 1;
+    CMP(la, lb);
+    return 0;
+}
+
+static int64_t signed_bits(uint64_t v, int bits)
+{
+    if (bits == 32) return (int32_t)(uint32_t)v;
+    return (int64_t)v;
+}
+
+/* The scalars (labels.scalars) of two types of equal kind, vlen and kind_flag. */
+static int scalars_cmp(const types_t *t, uint32_t a, uint32_t b)
+{
+    uint32_t kind = t_kind(t, a), vlen = t_vlen(t, a), kflag = t_kflag(t, a);
+    const uint32_t *ra = t_rest(t, a), *rb = t_rest(t, b);
+    int c;
+    switch (kind) {
+    case K_STRUCT: case K_UNION:
+        for (uint32_t j = 0; j < vlen; j++, ra += 3, rb += 3) {
+            if ((c = name_cmp(t, ra[0], rb[0]))) return c;
+            if (kflag) {
+                CMP(ra[2] & 0xFFFFFF, rb[2] & 0xFFFFFF);
+                CMP(ra[2] >> 24, rb[2] >> 24);
+            } else {
+                CMP(ra[2], rb[2]);
+            }
+        }
+        return 0;
+    case K_INT:
+        CMP((ra[0] >> 24) & 0xF, (rb[0] >> 24) & 0xF);
+        CMP((ra[0] >> 16) & 0xFF, (rb[0] >> 16) & 0xFF);
+        CMP(ra[0] & 0xFF, rb[0] & 0xFF);
+        return 0;
+    case K_ENUM: case K_ENUM64: {
+        uint32_t step = kind == K_ENUM ? 2 : 3;
+        for (uint32_t j = 0; j < vlen; j++, ra += step, rb += step) {
+            if ((c = name_cmp(t, ra[0], rb[0]))) return c;
+            uint64_t va = ra[1], vb = rb[1];
+            if (kind == K_ENUM64) {
+                va |= (uint64_t)ra[2] << 32;
+                vb |= (uint64_t)rb[2] << 32;
+            }
+            if (kflag) {
+                int bits = kind == K_ENUM ? 32 : 64;
+                CMP(signed_bits(va, bits), signed_bits(vb, bits));
+            } else {
+                CMP(va, vb);
+            }
+        }
+        return 0;
+    }
+    case K_FUNC_PROTO:
+        for (uint32_t j = 0; j < vlen; j++)
+            if ((c = name_cmp(t, ra[2 * j], rb[2 * j]))) return c;
+        return 0;
+    case K_ARRAY:
+        CMP(ra[2], rb[2]);
+        return 0;
+    case K_DATASEC:
+        for (uint32_t j = 0; j < vlen; j++, ra += 3, rb += 3) {
+            CMP(ra[1], rb[1]);
+            CMP(ra[2], rb[2]);
+        }
+        return 0;
+    case K_VAR:
+        CMP(ra[0], rb[0]);
+        return 0;
+    case K_DECL_TAG:
+        CMP((int32_t)ra[0], (int32_t)rb[0]);
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static uint32_t label_size(const types_t *t, uint32_t i)
+{
+    switch (t_kind(t, i)) {
+    case K_INT: case K_STRUCT: case K_UNION: case K_ENUM: case K_DATASEC: case K_FLOAT:
+    case K_ENUM64: return t_sot(t, i);
+    default: return 0;
+    }
+}
+
+int label_cmp(const types_t *t, uint32_t a, uint32_t b, int by_name)
+{
+    int c;
+    if (by_name && (c = type_name_cmp(t, a, b))) return c;
+    CMP(t_kind(t, a), t_kind(t, b));
+    CMP(t_vlen(t, a), t_vlen(t, b));
+    if (!by_name && (c = type_name_cmp(t, a, b))) return c;
+    CMP(t_kflag(t, a), t_kflag(t, b));
+    CMP(label_size(t, a), label_size(t, b));
+    return scalars_cmp(t, a, b);
+}
+
+static void merge_pass(uint32_t *a, uint32_t *tmp, size_t lo, size_t mid, size_t hi,
+                       cmp_fn cmp, const void *ctx)
+{
+    size_t i = lo, j = mid, k = lo;
+    while (i < mid && j < hi) tmp[k++] = cmp(ctx, a[j], a[i]) < 0 ? a[j++] : a[i++];
+    while (i < mid) tmp[k++] = a[i++];
+    while (j < hi) tmp[k++] = a[j++];
+    memcpy(a + lo, tmp + lo, (hi - lo) * sizeof *a);
+}
+
+int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx)
+{
+    if (n < 2) return 0;
+    /* Runs of 16 by insertion, then bottom-up merges. */
+    for (size_t lo = 0; lo < n; lo += 16) {
+        size_t hi = lo + 16 < n ? lo + 16 : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            uint32_t x = a[i];
+            size_t j = i;
+            while (j > lo && cmp(ctx, x, a[j - 1]) < 0) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = x;
+        }
+    }
+    if (n <= 16) return 0;
+    uint32_t *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return -1;
+    for (size_t width = 16; width < n; width *= 2)
+        for (size_t lo = 0; lo + width < n; lo += 2 * width) {
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            merge_pass(a, tmp, lo, lo + width, hi, cmp, ctx);
+        }
+    free(tmp);
+    return 0;
+}

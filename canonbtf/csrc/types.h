@@ -1,0 +1,96 @@
+/* canonbtf._btf, the type section checked, ordered and renumbered: declarations.
+ *
+ * canon/order.py, canon/refine.py, canon/labels.py and canon/renumber.py are the
+ * reference; this mirrors them on the raw type section (32-bit words in host order),
+ * so no Python object is made per type. docs/ORDER.md defines what both compute. */
+#ifndef CANONBTF_ORDER_TYPES_H
+#define CANONBTF_ORDER_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    K_INT = 1, K_PTR, K_ARRAY, K_STRUCT, K_UNION, K_ENUM, K_FWD, K_TYPEDEF, K_VOLATILE,
+    K_CONST, K_RESTRICT, K_FUNC, K_FUNC_PROTO, K_VAR, K_DATASEC, K_FLOAT, K_DECL_TAG,
+    K_TYPE_TAG, K_ENUM64, K_MAX = K_ENUM64
+};
+
+/* One string section of the chain (a base's, the base's base's, or the BTF's own). */
+typedef struct {
+    const uint8_t *data;
+    uint32_t start, len;
+} strtab_t;
+
+/* The own types of one BTF: record starts into the word array, and the string chain. */
+typedef struct {
+    const uint32_t *w;
+    size_t nwords;
+    uint32_t first_id, count;   /* own ids are first_id .. first_id + count - 1 */
+    uint32_t *start;            /* count + 1 word positions */
+    const strtab_t *tabs;       /* deepest base first, own last */
+    int ntabs;
+    const uint8_t **name_ptr;   /* each own type's name, when cached (label sorting) */
+    uint32_t *name_len;
+} types_t;
+
+static inline uint32_t t_kind(const types_t *t, uint32_t i) { return (t->w[t->start[i] + 1] >> 24) & 0x7F; }
+static inline uint32_t t_vlen(const types_t *t, uint32_t i) { return t->w[t->start[i] + 1] & 0xFFFFFF; }
+static inline uint32_t t_kflag(const types_t *t, uint32_t i) { return t->w[t->start[i] + 1] >> 31; }
+static inline uint32_t t_name(const types_t *t, uint32_t i) { return t->w[t->start[i]]; }
+static inline uint32_t t_sot(const types_t *t, uint32_t i) { return t->w[t->start[i] + 2]; }
+/* The words after the common three. */
+static inline const uint32_t *t_rest(const types_t *t, uint32_t i) { return t->w + t->start[i] + 3; }
+
+/* Words per vlen item (0: none) and fixed words after the common three, by kind. */
+uint32_t item_words(uint32_t kind);
+uint32_t fixed_words(uint32_t kind);
+/* Whether the third word of `kind` is a type id (format.TYPED_KINDS). */
+int typed_kind(uint32_t kind);
+/* Whether items of `kind` start with a name offset (STRUCT, UNION, ENUM, ENUM64,
+ * FUNC_PROTO: renumber.NAMED_ITEMS). */
+int items_named(uint32_t kind);
+/* Record starts of a type section (t->w, t->nwords, t->first_id set), checked as
+ * reader._parse_types and _check_references check it (references up to the last own id,
+ * names below str_end); 0, or -1 when the reference would reject the section (it then
+ * gives the message). */
+int index_types(types_t *t, uint32_t str_end);
+/* Referenced ids of own type i, in record order (Type.refs); returns how many. */
+uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out);
+uint32_t edge_count(const types_t *t, uint32_t i);
+/* The name at a string offset (length-bounded, as StringTable.get). */
+const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len);
+/* Caches each own type's name for label_cmp; 0 or -1 (out of memory). */
+int cache_names(types_t *t);
+void free_names(types_t *t);
+/* Label order of own types a and b (labels.label), name first when by_name. */
+int label_cmp(const types_t *t, uint32_t a, uint32_t b, int by_name);
+
+/* A stable merge sort of u32 values with a context comparator. */
+typedef int (*cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
+int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx);
+
+/* The canonical order of `nodes` (own ids) with edges redirected through `redirect`
+ * (indexed by id, NULL: none): written to `out` (count of nodes). Sets *alone when
+ * refinement by referenced types alone made it. 0, or -1 when out of memory. */
+int canonical_order(const types_t *t, const uint32_t *nodes, uint32_t nnodes,
+                    const uint32_t *redirect, int by_name, uint32_t *out, int *alone);
+
+/* The renumbered type section (host-order words) and its new string section. */
+typedef struct {
+    uint32_t *words;
+    size_t nwords;
+    uint8_t *strings;
+    size_t strings_len;
+} renumbered_t;
+
+/* canon/renumber.renumber: the types `order` (own ids) in that order, ids through new
+ * ids (merged ids, redirect[id] != id, take their target's); with `names`, names into a
+ * new section after the first `nlenders` string tables, which lend the names they hold
+ * (else names and strings stay as they are). */
+int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
+                   const uint32_t *redirect, int nlenders, int names, renumbered_t *out);
+
+#define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+int grow_array(void **a, size_t *cap, size_t need, size_t size);
+
+#endif

@@ -1,0 +1,256 @@
+"""The compiled type-section part (canonbtf._btf) against its Python reference.
+
+The reference is order.py/refine.py/labels.py (the order), renumber.py (ids and the
+string section), reader.py (what a type section may hold) and validator's
+order_dependent_reference. Judges: the same ids and bytes on every corpus BTF and on
+random graphs full of structurally alike types (where ties must be broken); the same
+outcome, message for message, on damaged blobs.
+"""
+
+from __future__ import annotations
+
+import random
+from array import array
+
+import pytest
+
+from canonbtf import native
+from canonbtf.btf import format as f
+from canonbtf.btf import reader, writer
+from canonbtf.btf.model import Btf, Type
+from canonbtf.btf.strings import StringTable
+from canonbtf.canon import canonicalize, compiled
+from canonbtf.canon.order import ordered
+from canonbtf.errors import InputError
+
+from . import fuzzing
+from .conftest import BASE_61, MODULE_BLOBS, VMLINUX_BLOBS, corpus_path, load_cached
+
+pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "order") is None,
+                                reason="canonbtf._btf is not built (no compiler, PyPy, or "
+                                       "CANONBTF_PURE set)")
+
+
+@pytest.fixture
+def pure(monkeypatch):
+    """A switch: `pure(True)` runs the Python reference, `pure(False)` the compiled part."""
+    def switch(on: bool) -> None:
+        if on:
+            monkeypatch.setenv(native.PURE_ENV, "1")
+        else:
+            monkeypatch.delenv(native.PURE_ENV, raising=False)
+    return switch
+
+
+def both_ways(pure, make, *args, **kwargs):
+    """`make(*args, **kwargs)` with the reference, then with the compiled part."""
+    pure(True)
+    reference = make(*args, **kwargs)
+    pure(False)
+    return reference, make(*args, **kwargs)
+
+
+def sorted_blob(btf_or_blob: Btf | bytes, base: Btf | None = None, **options) -> bytes:
+    """The canonical bytes of a Btf, or of a blob read (both ways) with `base`."""
+    btf = btf_or_blob
+    if isinstance(btf_or_blob, bytes):
+        btf = reader.parse(btf_or_blob, base=base)
+    return writer.write(canonicalize(btf, **options))
+
+
+def random_btf(rng: random.Random, count: int, base: Btf | None = None) -> Btf:
+    """Types of every kind with few names and sizes: many are alike, many are tied."""
+    first = base.last_id + 1 if base is not None else 1
+    names = ["", "a", "b", "ab"]
+    strings, offset = StringTable.build(names[1:], base.strings.end if base else 0)
+    last = first + count - 1
+
+    def any_id() -> int:
+        return rng.randrange(0, last + 1)
+
+    def name() -> int:
+        return offset[rng.choice(names)]
+
+    def items(size: int, make) -> list:
+        return [make() for _ in range(rng.randrange(size))]
+
+    makers = {
+        f.INT: lambda: Type(f.INT, name(), 0, 4, rng.choice([32, 0x01000020, 0x01000008])),
+        f.STRUCT: lambda: Type(f.STRUCT, name(), rng.randrange(2), 8, 0, items(
+            4, lambda: (name(), any_id(), rng.choice([0, 32, 0x01000000])))),
+        f.UNION: lambda: Type(f.UNION, name(), 0, 8, 0, items(3, lambda: (name(), any_id(), 0))),
+        f.ARRAY: lambda: Type(f.ARRAY, 0, 0, 0, (any_id(), any_id(), rng.randrange(3))),
+        f.FUNC_PROTO: lambda: Type(f.FUNC_PROTO, 0, 0, any_id(), 0, items(
+            3, lambda: (name(), any_id()))),
+        f.ENUM: lambda: Type(f.ENUM, name(), rng.randrange(2), 4, 0, items(
+            3, lambda: (name(), rng.choice([0, 1, 0xFFFFFFFF])))),
+        f.ENUM64: lambda: Type(f.ENUM64, name(), rng.randrange(2), 8, 0, items(
+            2, lambda: (name(), rng.choice([0, 1, 1 << 63, (1 << 64) - 1])))),
+        f.DATASEC: lambda: Type(f.DATASEC, name(), 0, 8, 0, items(
+            3, lambda: (any_id(), rng.randrange(2), 4))),
+        f.FWD: lambda: Type(f.FWD, name(), rng.randrange(2)),
+        f.VAR: lambda: Type(f.VAR, name(), 0, any_id(), rng.randrange(2)),
+        f.FUNC: lambda: Type(f.FUNC, name(), 0, any_id(), rng.randrange(3)),
+        f.DECL_TAG: lambda: Type(f.DECL_TAG, name(), 0, any_id(), rng.choice([-1, 0, 1])),
+        f.FLOAT: lambda: Type(f.FLOAT, name(), 0, rng.choice([4, 8])),
+        f.TYPEDEF: lambda: Type(f.TYPEDEF, name(), 0, any_id()),
+    }
+    for kind in (f.PTR, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
+        makers[kind] = lambda kind=kind: Type(kind, 0, 0, any_id())
+    kinds = list(makers) + [f.STRUCT, f.PTR, f.PTR]
+    types = [makers[rng.choice(kinds)]() for _ in range(count)]
+    # A pointer or modifier to a FUNC is refused (test_a_pointer_to_a_func_is_refused_alike).
+    for t in types:
+        if t.kind not in f.MODIFIER_KINDS | {f.PTR, f.TYPEDEF}:
+            continue
+        ref = t.size_or_type
+        target = types[ref - first] if ref >= first else base.type_by_id(ref) if base else None
+        if target is not None and target.kind == f.FUNC:
+            t.size_or_type = 0
+    return Btf(types, strings, base)
+
+
+@pytest.mark.parametrize("name", VMLINUX_BLOBS + MODULE_BLOBS)
+@pytest.mark.parametrize("order", ["kind", "name"])
+def test_corpus_order_and_bytes_match_the_reference(name, order, pure):
+    base = load_cached(corpus_path(BASE_61.name)) if name.startswith("mod-") else None
+    path = str(corpus_path(name))
+    btf = load_cached(corpus_path(name), BASE_61 if base else None)
+    done = compiled.order(btf, order == "name")
+    assert done is not None
+    pure(True)
+    assert done == ordered(btf, order)
+    blob = reader.btf_bytes(path)
+    for dedup in (False, True):
+        reference, fast = both_ways(pure, sorted_blob, blob, base, dedup=dedup, order=order)
+        assert fast == reference
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_graphs_with_ties_match_the_reference(seed, pure):
+    rng = random.Random(seed)
+    tied = 0
+    for _ in range(10):
+        btf = random_btf(rng, rng.randrange(1, 50))
+        for order in ("kind", "name"):
+            done = compiled.order(btf, order == "name")
+            pure(True)
+            reference = ordered(btf, order)
+            pure(False)
+            assert done == reference
+            tied += not done[1]
+            for dedup in (False, True):
+                reference, fast = both_ways(pure, sorted_blob, btf, dedup=dedup, order=order)
+                assert fast == reference
+    assert tied  # the tie-breaking path ran
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_random_split_graphs_over_a_base_match_the_reference(seed, pure):
+    """Split BTF: base ids keep their ranks, base strings lend their offsets, and the
+    dedup redirects references into the base."""
+    rng = random.Random(1000 + seed)
+    base = random_btf(rng, 30)
+    base = reader.parse(writer.write(base))
+    for _ in range(5):
+        split = random_btf(rng, rng.randrange(1, 40), base)
+        blob = writer.write(split)
+        for dedup in (False, True):
+            reference, fast = both_ways(pure, sorted_blob, blob, base, dedup=dedup)
+            assert fast == reference
+
+
+def test_packed_types_decode_to_what_the_reader_makes(pure):
+    btf = random_btf(random.Random(7), 200)
+    blob = writer.write(btf)
+    reference, fast = both_ways(pure, reader.parse, blob)
+    assert fast.packed is not None and reference.packed is None
+    assert len(fast) == len(reference)
+    assert fast.types == reference.types
+
+
+def test_big_endian_blobs_sort_alike(pure):
+    btf = random_btf(random.Random(8), 100)
+    blob = writer.write(btf, ">")
+    reference, fast = both_ways(pure, sorted_blob, blob)
+    assert fast == reference and fast[:2] == b"\xeb\x9f"
+
+
+def test_a_pointer_to_a_func_is_refused_alike(pure):
+    strings, offset = StringTable.build(["f"])
+    btf = Btf([Type(f.FUNC_PROTO, 0, 0, 0), Type(f.FUNC, offset["f"], 0, 1, 1),
+               Type(f.PTR, 0, 0, 2)], strings)
+    blob = writer.write(btf)
+
+    def message() -> str:
+        with pytest.raises(InputError) as caught:
+            canonicalize(reader.parse(blob))
+        return str(caught.value)
+
+    reference, fast = both_ways(pure, message)
+    assert fast == reference and "refers to FUNC" in fast
+
+
+def test_graphs_that_are_not_btf_take_the_reference():
+    class Graph:
+        first_id = 1
+
+    assert compiled.order(Graph(), False) is None  # type: ignore[arg-type]
+
+
+def test_ids_that_no_word_holds_take_the_reference():
+    strings, _ = StringTable.build([])
+    btf = Btf([Type(f.PTR, 0, 0, 1 << 33)], strings)
+    assert compiled.order(btf, False) is None
+
+
+def outcome(blob: bytes, base: Btf | None):
+    """What reading and sorting a blob gives: its output bytes or its error message."""
+    try:
+        return "ok", writer.write(canonicalize(reader.parse(blob, "blob", base)))
+    except InputError as e:
+        return "error", str(e)
+
+
+@pytest.mark.parametrize("seed_name", ["handmade", "handmade-be", "handmade-layout"])
+def test_damaged_blobs_end_alike(seed_name, pure):
+    """Every check the reader makes, the compiled part makes too: a blob it took that the
+    reference refuses would fail later, with another message."""
+    seed = {"handmade": fuzzing.handmade_seed, "handmade-be": lambda: fuzzing.handmade_seed(">"),
+            "handmade-layout": fuzzing.layout_seed}[seed_name]()
+    rnd = random.Random(seed_name)
+    results = {"ok": 0, "error": 0}
+    for _ in range(400):
+        blob, _names = fuzzing.mutate(seed, rnd)
+        reference, fast = both_ways(pure, outcome, blob, None)
+        assert fast == reference
+        results[fast[0]] += 1
+    assert results["ok"] and results["error"]
+
+
+def test_damaged_module_blobs_end_alike(pure):
+    base = load_cached(corpus_path(BASE_61.name))
+    module = corpus_path(MODULE_BLOBS[1])
+    seed = fuzzing.split_seed("bridge", module, corpus_path(BASE_61.name), base)
+    rnd = random.Random(5)
+    for _ in range(60):
+        blob, _names = fuzzing.mutate(seed, rnd)
+        reference, fast = both_ways(pure, outcome, blob, base)
+        assert fast == reference
+
+
+def test_bad_arguments_are_value_errors():
+    module = native.compiled("canonbtf._btf", "order")
+    words = array("I", [0, f.INT << 24, 4, 32]).tobytes()
+    strings = [(0, b"\0")]
+    assert module.check(words, 1, strings) == 1
+    for args in [(words[:-1], 1, strings), (words, 0, strings), (words, 1, []),
+                 (words, 1, [(5, b"\0")])]:
+        with pytest.raises(ValueError):
+            module.check(*args)
+    with pytest.raises(ValueError):
+        module.order(words, 1, strings, False, array("I", [1, 1]))
+    with pytest.raises(ValueError):
+        module.order(words, 1, strings, False, None, array("I", [0, 9]))
+    with pytest.raises(ValueError):
+        module.renumber(words, 1, strings, array("I", [2]))
