@@ -200,12 +200,17 @@ def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: Strin
         count = compiled.check(words, first_id, sections)
     except ValueError:
         return None
-    return Packed(words, count, lambda: unpacked_types(words, first_id))
+    return Packed(words, count, lambda: unpacked_types(words, first_id, sections))
 
 
-def unpacked_types(words: bytes, first_id: int) -> list[Type]:
-    """The `Type`s of a checked type section in host byte order (`Packed.words`)."""
+def unpacked_types(words: bytes, first_id: int, sections: list[tuple[int, bytes]]
+                   ) -> list[Type]:
+    """The `Type`s of a type section in host byte order (`Packed.words`) that the
+    compiled part checked against the string `sections` (Btf.string_sections)."""
     with paused_gc():
+        compiled = native.compiled("canonbtf._btf", "decode")
+        if compiled is not None:
+            return compiled.decode(words, first_id, sections, Type)
         return _parse_types(words, _HOST_ORDER, "<packed>", 0, first_id).types
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from array import array
 
+from .. import native
 from . import format as f
 from .model import Btf, Type
 
@@ -14,10 +16,15 @@ def type_words(btf: Btf) -> array:
 
     A record holding a value no 32-bit word can, or a field of the wrong shape (an
     encoder given corrupt input, a hand-built record) is a ValueError naming the type."""
+    words = array("I")
     if btf.packed is not None:
-        words = array("I")
         words.frombytes(btf.packed.words)
         return words
+    compiled = native.compiled("canonbtf._btf", "pack")
+    if compiled is not None:
+        with contextlib.suppress(ValueError):  # the Python path names the record
+            words.frombytes(compiled.pack(btf.types))
+            return words
     try:
         return array("I", _words(btf.types))
     except (OverflowError, TypeError):
@@ -26,7 +33,11 @@ def type_words(btf: Btf) -> array:
 
 def _bad_record(btf: Btf) -> str:
     for type_id, t in btf.own():
-        where = f"type {type_id} ({f.kind_name(t.kind)} {btf.name(t.name_off)!r})"
+        try:
+            name = repr(btf.name(t.name_off))
+        except (AttributeError, KeyError, TypeError):  # the name offset is itself bad
+            name = f"name offset {t.name_off!r}"
+        where = f"type {type_id} ({f.kind_name(t.kind)} {name})"
         try:
             bad = [w for w in _words([t]) if not 0 <= w <= 0xFFFFFFFF]
         except TypeError:

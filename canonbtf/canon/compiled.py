@@ -91,7 +91,9 @@ def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | Non
         return None
     table = btf.strings if new_strings is None else StringTable(new_strings, btf.strings.start)
     first_id = btf.first_id
-    packed = Packed(new_words, len(new_order), lambda: unpacked_types(new_words, first_id))
+    sections = [*btf.string_sections()[:-1], (table.start, table.data())]
+    packed = Packed(new_words, len(new_order),
+                    lambda: unpacked_types(new_words, first_id, sections))
     return Btf(None, table, btf.base, btf.byteorder, btf.header_tail, btf.layout, packed)
 
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "records.h"
 #include "types.h"
 
 typedef struct {
@@ -286,7 +287,27 @@ done:
     return result;
 }
 
+static PyObject *py_decode(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *type_class;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &type_class)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings)) result = decode_types(&v.t, type_class);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_pack(PyObject *self, PyObject *types)
+{
+    return pack_types(types);
+}
+
 static PyMethodDef methods[] = {
+    {"decode", py_decode, METH_VARARGS,
+     "decode(words, first_id, strings, Type) -> [Type, ...] as the reader makes them"},
+    {"pack", py_pack, METH_O, "pack(types) -> bytes: the type section as the writer packs it"},
     {"check", py_check, METH_VARARGS,
      "check(words, first_id, strings) -> the number of records (ValueError: not as the reader takes)"},
     {"kinds", py_kinds, METH_VARARGS, "kinds(words, first_id, strings) -> one kind byte per record"},

@@ -1,0 +1,208 @@
+/* Records to and from `Type` objects: reader._parse_types and writer._words in C.
+ *
+ * `decode` makes exactly the objects the reader makes (the same fields, () for no items,
+ * a list of tuples otherwise); `pack` writes exactly the words the writer writes, and
+ * raises ValueError wherever the writer would fail, so the writer's message is given. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "records.h"
+
+static PyObject *item_tuple(uint32_t kind, const uint32_t *item)
+{
+    switch (kind) {
+    case K_ENUM:
+    case K_FUNC_PROTO:
+        return Py_BuildValue("(kk)", (unsigned long)item[0], (unsigned long)item[1]);
+    case K_ENUM64:
+        return Py_BuildValue("(kK)", (unsigned long)item[0],
+                             (unsigned long long)item[1] | ((unsigned long long)item[2] << 32));
+    default:
+        return Py_BuildValue("(kkk)", (unsigned long)item[0], (unsigned long)item[1],
+                             (unsigned long)item[2]);
+    }
+}
+
+static PyObject *items_of(const types_t *t, uint32_t i)
+{
+    uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i), step = item_words(kind);
+    if (!step || !vlen) return PyTuple_New(0);
+    PyObject *items = PyList_New(vlen);
+    if (!items) return NULL;
+    const uint32_t *item = t_rest(t, i);
+    for (uint32_t j = 0; j < vlen; j++, item += step) {
+        PyObject *one = item_tuple(kind, item);
+        if (!one) {
+            Py_DECREF(items);
+            return NULL;
+        }
+        PyList_SET_ITEM(items, j, one);
+    }
+    return items;
+}
+
+static PyObject *extra_of(const types_t *t, uint32_t i)
+{
+    const uint32_t *rest = t_rest(t, i);
+    switch (t_kind(t, i)) {
+    case K_FUNC: return PyLong_FromUnsignedLong(t_vlen(t, i));
+    case K_ARRAY:
+        return Py_BuildValue("(kkk)", (unsigned long)rest[0], (unsigned long)rest[1],
+                             (unsigned long)rest[2]);
+    case K_INT: case K_VAR: return PyLong_FromUnsignedLong(rest[0]);
+    case K_DECL_TAG: return PyLong_FromLong((int32_t)rest[0]);
+    default: return PyLong_FromLong(0);
+    }
+}
+
+PyObject *decode_types(const types_t *t, PyObject *type_class)
+{
+    PyObject *out = PyList_New(t->count);
+    if (!out) return NULL;
+    for (uint32_t i = 0; i < t->count; i++) {
+        PyObject *extra = extra_of(t, i), *items = extra ? items_of(t, i) : NULL, *one = NULL;
+        if (items)
+            one = PyObject_CallFunction(type_class, "kkkkOO", (unsigned long)t_kind(t, i),
+                                        (unsigned long)t_name(t, i),
+                                        (unsigned long)t_kflag(t, i),
+                                        (unsigned long)t_sot(t, i), extra, items);
+        Py_XDECREF(extra);
+        Py_XDECREF(items);
+        if (!one) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, one);
+    }
+    return out;
+}
+
+typedef struct {
+    uint32_t *w;
+    size_t n, cap;
+} words_t;
+
+static int push(words_t *w, uint64_t value)
+{
+    if (value > UINT32_MAX) return -1;
+    if (GROW(w->w, w->cap, w->n + 1)) return -1;
+    w->w[w->n++] = (uint32_t)value;
+    return 0;
+}
+
+/* A non-negative int that fits 64 bits, or -1 (an exception may be set: cleared later). */
+static int word_of(PyObject *obj, uint64_t *out)
+{
+    if (!PyLong_Check(obj)) return -1;
+    unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    *out = v;
+    return 0;
+}
+
+static int attr_word(PyObject *t, PyObject *name, uint64_t *out)
+{
+    PyObject *v = PyObject_GetAttr(t, name);
+    if (!v) return -1;
+    int rc = word_of(v, out);
+    Py_DECREF(v);
+    return rc;
+}
+
+static int pack_items(words_t *w, uint64_t kind, PyObject *items)
+{
+    PyObject *seq = PySequence_Fast(items, "items");
+    if (!seq) return -1;
+    int rc = 0;
+    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq) && !rc; j++) {
+        PyObject *item = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, j), "item");
+        if (!item) {
+            rc = -1;
+            break;
+        }
+        Py_ssize_t size = PySequence_Fast_GET_SIZE(item);
+        uint64_t v;
+        if (kind == K_ENUM64) {
+            rc = size != 2 || word_of(PySequence_Fast_GET_ITEM(item, 0), &v) || push(w, v);
+            if (!rc) rc = word_of(PySequence_Fast_GET_ITEM(item, 1), &v)
+                          || push(w, v & 0xFFFFFFFF) || push(w, v >> 32);
+        } else {
+            for (Py_ssize_t k = 0; k < size && !rc; k++)
+                rc = word_of(PySequence_Fast_GET_ITEM(item, k), &v) || push(w, v);
+        }
+        Py_DECREF(item);
+    }
+    Py_DECREF(seq);
+    return rc ? -1 : 0;
+}
+
+/* The fixed words of INT, VAR, DECL_TAG (extra & 0xFFFFFFFF) and ARRAY (three words). */
+static int pack_extra(words_t *w, uint64_t kind, PyObject *extra)
+{
+    if (kind == K_ARRAY) {
+        PyObject *seq = PySequence_Fast(extra, "extra");
+        if (!seq) return -1;
+        int rc = 0;
+        uint64_t v;
+        for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq) && !rc; k++)
+            rc = word_of(PySequence_Fast_GET_ITEM(seq, k), &v) || push(w, v);
+        Py_DECREF(seq);
+        return rc ? -1 : 0;
+    }
+    if (!PyLong_Check(extra)) return -1;
+    unsigned long long v = PyLong_AsUnsignedLongLongMask(extra);
+    if (PyErr_Occurred()) return -1;
+    return push(w, v & 0xFFFFFFFF);
+}
+
+static int pack_one(words_t *w, PyObject *t, PyObject *const *names)
+{
+    uint64_t kind, name_off, kflag, sot, vlen;
+    if (attr_word(t, names[0], &kind) || attr_word(t, names[1], &name_off)
+        || attr_word(t, names[2], &kflag) || attr_word(t, names[3], &sot))
+        return -1;
+    PyObject *extra = PyObject_GetAttr(t, names[4]);
+    PyObject *items = extra ? PyObject_GetAttr(t, names[5]) : NULL;
+    int rc = -1;
+    if (!items) goto done;
+    Py_ssize_t count = PyObject_Length(items);
+    if (count < 0) goto done;
+    if (kind == K_FUNC) {
+        if (word_of(extra, &vlen)) goto done;
+    } else {
+        vlen = (uint64_t)count;
+    }
+    if (kflag > 1 || kind > 0xFF || push(w, name_off) || push(w, (kflag << 31) | (kind << 24) | vlen)
+        || push(w, sot))
+        goto done;
+    if (fixed_words((uint32_t)kind) && pack_extra(w, kind, extra)) goto done;
+    rc = count ? pack_items(w, kind, items) : 0;
+done:
+    Py_XDECREF(extra);
+    Py_XDECREF(items);
+    return rc;
+}
+
+PyObject *pack_types(PyObject *types)
+{
+    static const char *const attr[] = {"kind", "name_off", "kflag", "size_or_type", "extra",
+                                       "items"};
+    PyObject *names[6] = {NULL};
+    PyObject *seq = PySequence_Fast(types, "types must be a sequence"), *result = NULL;
+    words_t w = {NULL, 0, 0};
+    if (!seq) return NULL;
+    for (int k = 0; k < 6; k++)
+        if (!(names[k] = PyUnicode_InternFromString(attr[k]))) goto done;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++)
+        if (pack_one(&w, PySequence_Fast_GET_ITEM(seq, i), names)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "a record the writer would refuse");
+            goto done;
+        }
+    result = PyBytes_FromStringAndSize((const char *)w.w, (Py_ssize_t)(w.n * 4));
+done:
+    for (int k = 0; k < 6; k++) Py_XDECREF(names[k]);
+    Py_DECREF(seq);
+    free(w.w);
+    return result;
+}
