@@ -15,8 +15,9 @@ from typing import TextIO
 
 from . import ORDER_VERSION, __version__
 from .btf import reader
-from .dwarf.core import active_core, missing_core_note
+from .dwarf.core import missing_core_note
 from .errors import InputError
+from .native import active_core
 from .output import atomic_output, refuse_overwriting_input
 
 EXIT_OK = 0

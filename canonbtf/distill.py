@@ -80,8 +80,8 @@ def _distilled_record(t: Type, name_off: int) -> Type:
 def distill_base(split: Btf) -> tuple[Btf, Btf]:
     """(distilled base, split BTF over it) for split BTF `split`, both in canonical
     order; the same split BTF always gives the same pair."""
-    from .canon import canonical_order, canonicalize
-    from .canon.renumber import new_ids, renumber
+    from .canon import canonical_order, canonicalize, renumbered
+    from .canon.renumber import new_ids
 
     if split.base is None:
         raise InputError(None, "distilled base: the BTF is not split BTF (no base)")
@@ -96,7 +96,7 @@ def distill_base(split: Btf) -> tuple[Btf, Btf]:
                 for i, n in zip(kept, names)], strings, None, split.byteorder)
     order = canonical_order(dist)
     position = new_ids(dist, order)
-    dist = renumber(dist, order)
+    dist = renumbered(dist, order)
     # Split part: own types then the moved ones, ids continuing after the distilled base.
     own = [t for _, t in split.own()]
     sources = own + [split.type_by_id(i) for i in moved]

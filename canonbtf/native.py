@@ -29,3 +29,20 @@ def compiled(name: str, marker: str) -> ModuleType | None:
     except ImportError:
         return None
     return module if hasattr(module, marker) else None
+
+
+# What each compiled part is called in `canonbtf --version`: (module, marker, name).
+PARTS = (("canonbtf.dwarf._core", "UnitEncoder", "DWARF encoder"),
+         ("canonbtf._btf", "order", "type order"))
+
+
+def active_core() -> str:
+    """What `canonbtf --version` says about the implementation in use."""
+    if pure_requested():
+        return f"pure-Python core, {PURE_ENV} set"
+    built = [name for module, marker, name in PARTS if compiled(module, marker) is not None]
+    if not built:
+        return "pure-Python core"
+    if len(built) == len(PARTS):
+        return "compiled core"
+    return f"compiled {', '.join(built)}; the rest in pure Python"

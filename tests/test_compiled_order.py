@@ -307,3 +307,15 @@ def test_packing_matches_the_writer_on_random_types(pure):
     btf = random_btf(random.Random(10), 500)
     reference, fast = both_ways(pure, writer.type_words, btf)
     assert fast == reference
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_labels_are_the_references_to_the_repr(seed, pure):
+    """The dedup keys its classes by labels (and a base cache by their repr)."""
+    from canonbtf.canon.dedup import all_labels
+
+    rng = random.Random(2000 + seed)
+    base = reader.parse(writer.write(random_btf(rng, 80)))
+    split = writer.write(random_btf(rng, 80, base))
+    reference, fast = both_ways(pure, lambda: repr(all_labels(reader.parse(split, base=base))))
+    assert fast == reference

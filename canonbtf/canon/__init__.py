@@ -5,6 +5,7 @@ Works on the btf/ model only; knows nothing of DWARF or of output formats.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..btf.model import Btf
@@ -19,7 +20,7 @@ from .renumber import renumber
 if TYPE_CHECKING:
     from .dedup import BaseIndex
 
-__all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order"]
+__all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order", "renumbered"]
 
 
 def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
@@ -57,14 +58,15 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
                 # than through an intermediate Btf of the merged types.
                 kept = [n for n in range(btf.first_id, btf.last_id + 1) if n not in into]
                 new_order, alone = ordered(btf, order, kept, into, labels)
-                return _renumbered(btf, new_order, into, strings), alone
+                return renumbered(btf, new_order, into, strings), alone
             new_order, alone = ordered(btf, order, labels=labels)
-            return _renumbered(btf, new_order, None, strings), alone
+            return renumbered(btf, new_order, None, strings), alone
         new_order, alone = ordered(btf, order)
-        return _renumbered(btf, new_order, None, strings), alone
+        return renumbered(btf, new_order, None, strings), alone
 
 
-def _renumbered(btf: Btf, new_order: list[int], into: dict[int, int] | None,
-                strings: bool) -> Btf:
+def renumbered(btf: Btf, new_order: Sequence[int], into: dict[int, int] | None = None,
+               strings: bool = True) -> Btf:
+    """renumber.renumber (the reference), by the compiled part when it applies."""
     result = compiled.renumbered(btf, new_order, into, strings)
     return result if result is not None else renumber(btf, new_order, into, strings)

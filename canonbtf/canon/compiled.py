@@ -97,6 +97,20 @@ def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | Non
     return Btf(None, table, btf.base, btf.byteorder, btf.header_tail, btf.layout, packed)
 
 
+def labels(btf: Btf) -> list[tuple] | None:
+    """labels.label of each of `btf`'s own types ("kind" order), in id order."""
+    module = _module()
+    if module is None or not _applies(btf):
+        return None
+    words = _words(btf)
+    if words is None:
+        return None
+    try:
+        return module.labels(words, btf.first_id, btf.string_sections())
+    except ValueError:
+        return None
+
+
 def refers_to_func(btf: Btf) -> bool | None:
     """Whether validator.order_dependent_reference would find something (then it is run
     for its message); None where the compiled part does not apply. Reads only packed

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from . import compiled
 from .labels import label
 from .refine import Partition
 from .twins import declared_twins
@@ -111,10 +112,21 @@ def _abstract_keys(labels: list, edges: list, tokens: list, intern: dict | None 
 def all_labels(btf: Btf, index: BaseIndex | None = None) -> list:
     """The label of every type id, base included ([0] is None), as dedup reads them; with
     `index` the base's are None (its keys are made: nothing reads them)."""
-    names = btf.names
     if index is not None:
-        return [None] * btf.first_id + [label(t, names) for t in btf.types]
-    return [None] + [label(t, names) for t in btf.all_types()[1:]]
+        return [None] * btf.first_id + _own_labels(btf)
+    chain = []
+    while btf is not None:
+        chain.append(btf)
+        btf = btf.base
+    return [None] + [one for part in reversed(chain) for one in _own_labels(part)]
+
+
+def _own_labels(btf: Btf) -> list:
+    done = compiled.labels(btf)
+    if done is not None:
+        return done
+    names = btf.names
+    return [label(t, names) for t in btf.types]
 
 
 def _edges_and_tokens(btf: Btf, types: list, start: int) -> tuple[list, list]:

@@ -299,6 +299,18 @@ static PyObject *py_decode(PyObject *self, PyObject *args)
     return result;
 }
 
+static PyObject *py_labels(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings)) result = label_tuples(&v.t);
+    view_free(&v);
+    return result;
+}
+
 static PyObject *py_pack(PyObject *self, PyObject *types)
 {
     return pack_types(types);
@@ -307,6 +319,8 @@ static PyObject *py_pack(PyObject *self, PyObject *types)
 static PyMethodDef methods[] = {
     {"decode", py_decode, METH_VARARGS,
      "decode(words, first_id, strings, Type) -> [Type, ...] as the reader makes them"},
+    {"labels", py_labels, METH_VARARGS,
+     "labels(words, first_id, strings) -> [label tuple of each own type] (labels.label)"},
     {"pack", py_pack, METH_O, "pack(types) -> bytes: the type section as the writer packs it"},
     {"check", py_check, METH_VARARGS,
      "check(words, first_id, strings) -> the number of records (ValueError: not as the reader takes)"},

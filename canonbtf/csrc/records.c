@@ -206,3 +206,151 @@ done:
     free(w.w);
     return result;
 }
+
+/* Names as `str` (latin-1, as StringTable holds them), one object per offset. */
+typedef struct {
+    const types_t *t;
+    uint32_t *key;
+    PyObject **value;
+    size_t cap, count;
+} name_cache_t;
+
+static int cache_grow(name_cache_t *c)
+{
+    size_t cap = c->cap ? c->cap * 2 : 4096;
+    uint32_t *key = malloc(cap * sizeof *key);
+    PyObject **value = calloc(cap, sizeof *value);
+    if (!key || !value) {
+        free(key);
+        free(value);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t j = 0; j < c->cap; j++) {
+        if (!c->value[j]) continue;
+        size_t k = (c->key[j] * 0x9E3779B1u) & (cap - 1);
+        while (value[k]) k = (k + 1) & (cap - 1);
+        key[k] = c->key[j];
+        value[k] = c->value[j];
+    }
+    free(c->key);
+    free(c->value);
+    c->key = key;
+    c->value = value;
+    c->cap = cap;
+    return 0;
+}
+
+/* A borrowed reference to the name at `off`. */
+static PyObject *cached_name(name_cache_t *c, uint32_t off)
+{
+    if ((c->count + 1) * 2 > c->cap && cache_grow(c)) return NULL;
+    size_t k = (off * 0x9E3779B1u) & (c->cap - 1);
+    while (c->value[k] && c->key[k] != off) k = (k + 1) & (c->cap - 1);
+    if (c->value[k]) return c->value[k];
+    uint32_t len;
+    const uint8_t *p = name_at(c->t, off, &len);
+    PyObject *name = PyUnicode_DecodeLatin1((const char *)p, len, NULL);
+    if (!name) return NULL;
+    c->key[k] = off;
+    c->value[k] = name;
+    c->count++;
+    return name;
+}
+
+static void cache_free(name_cache_t *c)
+{
+    for (size_t j = 0; j < c->cap; j++) Py_XDECREF(c->value[j]);
+    free(c->key);
+    free(c->value);
+}
+
+static PyObject *signed_value(uint64_t v, uint32_t kind, uint32_t kflag)
+{
+    if (!kflag) return PyLong_FromUnsignedLongLong(v);
+    return PyLong_FromLongLong(kind == K_ENUM ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v);
+}
+
+static PyObject *member_scalar(name_cache_t *c, uint32_t kind, uint32_t kflag,
+                               const uint32_t *item)
+{
+    PyObject *name = cached_name(c, item[0]);
+    if (!name) return NULL;
+    switch (kind) {
+    case K_STRUCT: case K_UNION:
+        if (kflag)
+            return Py_BuildValue("(Okk)", name, (unsigned long)(item[2] & 0xFFFFFF),
+                                 (unsigned long)(item[2] >> 24));
+        return Py_BuildValue("(Okk)", name, (unsigned long)item[2], 0UL);
+    case K_FUNC_PROTO:
+        Py_INCREF(name);
+        return name;
+    default: {
+        uint64_t v = item[1];
+        if (kind == K_ENUM64) v |= (uint64_t)item[2] << 32;
+        PyObject *value = signed_value(v, kind, kflag);
+        if (!value) return NULL;
+        PyObject *pair = PyTuple_Pack(2, name, value);
+        Py_DECREF(value);
+        return pair;
+    }
+    }
+}
+
+/* labels.scalars of own type i. */
+static PyObject *scalars_of(name_cache_t *c, uint32_t i)
+{
+    const types_t *t = c->t;
+    uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i), kflag = t_kflag(t, i);
+    const uint32_t *rest = t_rest(t, i);
+    switch (kind) {
+    case K_INT:
+        return Py_BuildValue("(kkk)", (unsigned long)((rest[0] >> 24) & 0xF),
+                             (unsigned long)((rest[0] >> 16) & 0xFF), (unsigned long)(rest[0] & 0xFF));
+    case K_ARRAY: return Py_BuildValue("(k)", (unsigned long)rest[2]);
+    case K_VAR: return Py_BuildValue("(k)", (unsigned long)rest[0]);
+    case K_DECL_TAG: return Py_BuildValue("(l)", (long)(int32_t)rest[0]);
+    case K_STRUCT: case K_UNION: case K_ENUM: case K_ENUM64: case K_FUNC_PROTO: case K_DATASEC:
+        break;
+    default: return PyTuple_New(0);
+    }
+    PyObject *out = PyTuple_New(vlen);
+    uint32_t step = item_words(kind);
+    for (uint32_t j = 0; out && j < vlen; j++, rest += step) {
+        PyObject *one = kind == K_DATASEC
+            ? Py_BuildValue("(kk)", (unsigned long)rest[1], (unsigned long)rest[2])
+            : member_scalar(c, kind, kflag, rest);
+        if (!one) Py_CLEAR(out);
+        else PyTuple_SET_ITEM(out, j, one);
+    }
+    return out;
+}
+
+static uint32_t size_field(const types_t *t, uint32_t i)
+{
+    switch (t_kind(t, i)) {
+    case K_INT: case K_STRUCT: case K_UNION: case K_ENUM: case K_DATASEC: case K_FLOAT:
+    case K_ENUM64: return t_sot(t, i);
+    default: return 0;
+    }
+}
+
+PyObject *label_tuples(const types_t *t)
+{
+    name_cache_t cache = {t, NULL, NULL, 0, 0};
+    PyObject *out = PyList_New(t->count);
+    for (uint32_t i = 0; out && i < t->count; i++) {
+        PyObject *name = cached_name(&cache, t_name(t, i));
+        PyObject *scalars = name ? scalars_of(&cache, i) : NULL;
+        PyObject *one = scalars ? Py_BuildValue("(kkOkkO)", (unsigned long)t_kind(t, i),
+                                                (unsigned long)t_vlen(t, i), name,
+                                                (unsigned long)t_kflag(t, i),
+                                                (unsigned long)size_field(t, i), scalars)
+                                : NULL;
+        Py_XDECREF(scalars);
+        if (!one) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, i, one);
+    }
+    cache_free(&cache);
+    return out;
+}

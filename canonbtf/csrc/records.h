@@ -13,4 +13,7 @@ PyObject *decode_types(const types_t *t, PyObject *type_class);
  * writer.type_words packs them; ValueError where the writer would fail. */
 PyObject *pack_types(PyObject *types);
 
+/* labels.label(t, names) of every own type, in id order ("kind" order). */
+PyObject *label_tuples(const types_t *t);
+
 #endif

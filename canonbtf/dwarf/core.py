@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the CLI asks for `active_core` without loading the encoder
     from .convert import ConvertContext
     from .sections import DwarfFile, Unit
 
-__all__ = ["PURE_ENV", "CoreFallback", "active_core", "compiled_module", "new_encoder"]
+__all__ = ["PURE_ENV", "CoreFallback", "compiled_module", "new_encoder"]
 
 # Feature name -> the bit the compiled core tests (core.h, F_*).
 FEATURE_BITS = {"func": 1, "var": 2, "global_var": 4, "float": 8, "enum64": 16,
@@ -39,15 +39,6 @@ class CoreFallback(Exception):
 def compiled_module() -> ModuleType | None:
     """The compiled core if it is built and not turned off by CANONBTF_PURE."""
     return compiled("canonbtf.dwarf._core", "UnitEncoder")
-
-
-def active_core() -> str:
-    """What `canonbtf --version` says about the core in use."""
-    if compiled_module() is not None:
-        return "compiled core"
-    if pure_requested():
-        return f"pure-Python core, {PURE_ENV} set"
-    return "pure-Python core"
 
 
 def missing_core_note() -> str | None:

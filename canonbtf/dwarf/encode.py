@@ -453,8 +453,7 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
     """Encode the units listed in `dwarf.units` (tests pass a sample of a kernel's).
     `merge="records"` sends every unit's records instead of keys (the tests' reference
     for the keyed merge; always so with a base)."""
-    from ..canon import canonicalize, canonicalize_checked
-    from ..canon.renumber import renumber
+    from ..canon import canonicalize, canonicalize_checked, renumbered
 
     context = context_for(dwarf, features)
     jobs = jobs or default_jobs()
@@ -485,7 +484,7 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
         if stats.functions.candidates or stats.functions.overlapping_variables:
             btf = reorder(btf, choice, alone) or canonicalize(rebuild(btf, choice))
         else:
-            btf = renumber(btf, range(btf.first_id, btf.last_id + 1))
+            btf = renumbered(btf, range(btf.first_id, btf.last_id + 1))
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
-from ..canon.renumber import new_ids, renumber
+from ..canon import renumbered
+from ..canon.renumber import new_ids
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_NOCALL
 
 
@@ -257,7 +258,7 @@ def reorder(btf: Btf, choice: FunctionChoice, alone: bool) -> Btf | None:
     tags = [n for _, n in sorted(zip(tag_keys, tags))]
     order = head + funcs + middle + tags + tail
     merged = {c: into for c, into in redirect.items() if into and into != c}
-    return renumber(Btf(own, btf.strings, btf.base, btf.byteorder, btf.header_tail,
+    return renumbered(Btf(own, btf.strings, btf.base, btf.byteorder, btf.header_tail,
                         btf.layout), order, merged)
 
 
