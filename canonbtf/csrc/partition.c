@@ -316,8 +316,7 @@ static int collect_readers(part_t *p, int both)
         uint32_t np = p->poff[o + 1] - p->poff[o];
         uint32_t ne = both ? p->eoff[o + 1] - p->eoff[o] : 0;
         if (GROW(p->readers, p->readers_cap, p->readers_n + np + ne)) return -1;
-        memcpy(p->readers + p->readers_n, p->pred + p->poff[o], np * sizeof *p->pred);
-        p->readers_n += np;
+        for (uint32_t q = 0; q < np; q++) p->readers[p->readers_n++] = p->pred[p->poff[o] + q];
         for (uint32_t q = 0; q < ne; q++) {
             uint32_t target = p->edge[p->eoff[o] + q];
             if (p->inset[target]) p->readers[p->readers_n++] = target;
