@@ -5,7 +5,7 @@ Without a C compiler the build goes on without them (pure Python), and canonbtf 
 the pure path at run time (canonbtf/native.py).
 
 CANONBTF_SANITIZE=1 builds them with -fsanitize=address,undefined (CI runs their tests
-once that way)."""
+once that way); CANONBTF_SANITIZE=fuzzer adds libFuzzer's instrumentation (tools/fuzz_*.py)."""
 
 import os
 import platform
@@ -17,10 +17,13 @@ SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c"]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
 link = []
-if os.environ.get("CANONBTF_SANITIZE") == "1":
-    flags += ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+SANITIZE = os.environ.get("CANONBTF_SANITIZE")
+if SANITIZE in ("1", "fuzzer"):
+    # "fuzzer" (with CC=clang) also instruments for libFuzzer: tools/fuzz_core.py, fuzz_btf.py.
+    checks = "address,undefined" if SANITIZE == "1" else "fuzzer-no-link,address,undefined"
+    flags += ["-O1", "-g", f"-fsanitize={checks}", "-fno-omit-frame-pointer",
               "-fno-sanitize-recover=undefined"]
-    link += ["-fsanitize=address,undefined"]
+    link += [f"-fsanitize={checks}"]
 
 
 class OptionalBuildExt(build_ext):

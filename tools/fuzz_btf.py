@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Coverage-guided fuzzing of canonbtf._btf, the compiled type-section part (atheris).
+
+Each input damages a valid BTF blob (words overwritten at a chosen place, or the blob cut
+short), then reads and sorts it (with and without dedup, either order) with the compiled
+part and with the Python reference. Both must end alike: the same bytes, or the same
+error message; anything else stops the run with the input saved. Built with
+-fsanitize=fuzzer-no-link,address,undefined, libFuzzer steers by the C's coverage and the
+sanitizers stop it at the first bad read:
+
+    CC=clang LDSHARED="clang -shared" CANONBTF_SANITIZE=fuzzer \\
+        python3 setup.py build_ext --inplace --force
+    LD_PRELOAD="$(python3 -c 'import atheris; print(atheris.path())')/asan_with_fuzzer.so" \\
+        ASAN_OPTIONS=detect_leaks=0 python3 tools/fuzz_btf.py -max_total_time=600
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+
+import atheris
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from canonbtf import native  # noqa: E402
+from canonbtf.btf import reader, writer  # noqa: E402
+from canonbtf.canon import canonicalize  # noqa: E402
+from canonbtf.errors import InputError  # noqa: E402
+from tests.fuzzing import handmade_btf  # noqa: E402
+from tests.test_compiled_order import random_btf  # noqa: E402
+
+SEEDS = [writer.write(handmade_btf()), writer.write(handmade_btf(), ">"),
+         *(writer.write(random_btf(random.Random(n), 60)) for n in range(4))]
+
+
+def outcome(blob: bytes, dedup: bool, order: str) -> tuple[str, object]:
+    try:
+        return "ok", writer.write(canonicalize(reader.parse(blob), dedup=dedup, order=order))
+    except InputError as e:
+        return "error", str(e)
+
+
+def both(blob: bytes, dedup: bool, order: str) -> tuple:
+    os.environ[native.PURE_ENV] = "1"
+    reference = outcome(blob, dedup, order)
+    del os.environ[native.PURE_ENV]
+    return reference, outcome(blob, dedup, order)
+
+
+def one_input(data: bytes) -> None:
+    fdp = atheris.FuzzedDataProvider(data)
+    blob = SEEDS[fdp.ConsumeIntInRange(0, len(SEEDS) - 1)]
+    if fdp.ConsumeIntInRange(0, 7) == 0:
+        blob = blob[:fdp.ConsumeIntInRange(0, len(blob))]
+    else:
+        for _ in range(fdp.ConsumeIntInRange(1, 4)):
+            at = fdp.ConsumeIntInRange(0, len(blob))
+            patch = fdp.ConsumeBytes(fdp.ConsumeIntInRange(1, 8))
+            blob = blob[:at] + patch + blob[at + len(patch):]
+    dedup = fdp.ConsumeBool()
+    order = "name" if fdp.ConsumeBool() else "kind"
+    reference, fast = both(blob, dedup, order)
+    assert fast == reference, f"compiled {fast[0]} vs reference {reference[0]}"
+
+
+if __name__ == "__main__":
+    if native.compiled("canonbtf._btf", "order") is None:
+        sys.exit("fuzz_btf: canonbtf._btf is not built (or CANONBTF_PURE is set)")
+    atheris.Setup(sys.argv, one_input)
+    atheris.Fuzz()
