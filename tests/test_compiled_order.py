@@ -319,3 +319,24 @@ def test_labels_are_the_references_to_the_repr(seed, pure):
     split = writer.write(random_btf(rng, 80, base))
     reference, fast = both_ways(pure, lambda: repr(all_labels(reader.parse(split, base=base))))
     assert fast == reference
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_a_pointer_to_a_base_func_is_refused_alike(packed, pure):
+    """The FUNC is in the base: its kind comes from the base, packed or decoded."""
+    strings, offset = StringTable.build(["f"])
+    base_blob = writer.write(Btf([Type(f.FUNC_PROTO, 0, 0, 0),
+                                  Type(f.FUNC, offset["f"], 0, 1, 1)], strings))
+    split_strings, _ = StringTable.build([], len(strings.data()))
+
+    def message() -> str:
+        base = reader.parse(base_blob)
+        split = Btf([Type(f.PTR, 0, 0, 2)], split_strings, base)
+        if packed:
+            split = reader.parse(writer.write(split), base=base)
+        with pytest.raises(InputError) as caught:
+            canonicalize(split)
+        return str(caught.value)
+
+    reference, fast = both_ways(pure, message)
+    assert fast == reference and "refers to FUNC 'f' (type 2)" in fast

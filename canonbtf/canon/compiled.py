@@ -113,16 +113,19 @@ def labels(btf: Btf) -> list[tuple] | None:
 
 def refers_to_func(btf: Btf) -> bool | None:
     """Whether validator.order_dependent_reference would find something (then it is run
-    for its message); None where the compiled part does not apply. Reads only packed
-    sections, for which it saves decoding the types."""
+    for its message); None where the compiled part does not apply. It saves decoding a
+    packed BTF or base (a module's vmlinux) for that check."""
     module = _module()
-    if module is None or btf.packed is None or not _applies(btf):
+    if module is None or not _applies(btf):
+        return None
+    words = _words(btf)
+    if words is None:
         return None
     base_kinds = bytes(1)
     if btf.base is not None:
         base_kinds = _kinds(module, btf.base)
     try:
-        return module.func_reference(btf.packed.words, btf.first_id, btf.string_sections(),
+        return module.func_reference(words, btf.first_id, btf.string_sections(),
                                      base_kinds) != 0
     except ValueError:
         return None
