@@ -131,6 +131,14 @@ def refers_to_func(btf: Btf) -> bool | None:
         return None
 
 
+def own_kinds(btf: Btf) -> bytes | None:
+    """The kind of each of `btf`'s own types when they are still packed, else None."""
+    module = _module()
+    if module is None or btf.packed is None or not _applies(btf):
+        return None
+    return module.kinds(btf.packed.words, btf.first_id, btf.string_sections())
+
+
 def _kinds(module: ModuleType, btf: Btf) -> bytes:
     """The kind of every id of `btf`, base included; void's is 0."""
     below = _kinds(module, btf.base) if btf.base is not None else bytes(1)

@@ -503,8 +503,12 @@ def as_split(btf: Btf, base: Btf) -> Btf:
 
 
 def kind_counts(btf: Btf) -> dict[str, int]:
+    """How many types of each kind `btf` holds (its own), by kind name, in kind order."""
+    from ..canon.compiled import own_kinds
+
     counts: dict[str, int] = {}
-    for t in btf.types:
-        name = f.kind_name(t.kind)
+    kinds = own_kinds(btf)  # an encoded kernel stays packed: no 95 k Types for a count
+    for kind in kinds if kinds is not None else (t.kind for t in btf.types):
+        name = f.kind_name(kind)
         counts[name] = counts.get(name, 0) + 1
     return dict(sorted(counts.items(), key=lambda kv: f.KIND_BY_NAME.get(kv[0], 99)))
