@@ -53,10 +53,9 @@ def _redirect(btf: Btf, into: Mapping[int, int] | None) -> array | None:
     return redirect
 
 
-def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
-          into: Mapping[int, int] | None = None) -> tuple[list[int], bool] | None:
-    """order.ordered: `nodes` (own ids, all by default) in canonical order with edges
-    redirected through `into`, and whether no tie was broken."""
+def _call(btf: Btf, function: str, *args: object) -> object | None:
+    """`function` of the compiled part on `btf`'s words, first id and string sections,
+    then `args`; None where it does not apply or would not take the section."""
     module = _module()
     if module is None or not _applies(btf):
         return None
@@ -64,11 +63,20 @@ def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
     if words is None:
         return None
     try:
-        raw, alone = module.order(words, btf.first_id, btf.string_sections(), by_name,
-                                  None if nodes is None else array("I", nodes),
-                                  _redirect(btf, into))
+        return getattr(module, function)(words, btf.first_id, btf.string_sections(), *args)
     except ValueError:
         return None
+
+
+def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
+          into: Mapping[int, int] | None = None) -> tuple[list[int], bool] | None:
+    """order.ordered: `nodes` (own ids, all by default) in canonical order with edges
+    redirected through `into`, and whether no tie was broken."""
+    done = _call(btf, "order", by_name, None if nodes is None else array("I", nodes),
+                 _redirect(btf, into))
+    if done is None:
+        return None
+    raw, alone = done
     ids = array("I")
     ids.frombytes(raw)
     return ids.tolist(), alone
@@ -77,18 +85,10 @@ def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
 def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | None = None,
                strings: bool = True) -> Btf | None:
     """renumber.renumber, the result packed."""
-    module = _module()
-    if module is None or not _applies(btf):
+    done = _call(btf, "renumber", array("I", new_order), _redirect(btf, into), strings)
+    if done is None:
         return None
-    words = _words(btf)
-    if words is None:
-        return None
-    try:
-        new_words, new_strings = module.renumber(words, btf.first_id, btf.string_sections(),
-                                                 array("I", new_order), _redirect(btf, into),
-                                                 strings)
-    except ValueError:
-        return None
+    new_words, new_strings = done
     table = btf.strings if new_strings is None else StringTable(new_strings, btf.strings.start)
     first_id = btf.first_id
     sections = [*btf.string_sections()[:-1], (table.start, table.data())]
@@ -99,16 +99,7 @@ def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | Non
 
 def labels(btf: Btf) -> list[tuple] | None:
     """labels.label of each of `btf`'s own types ("kind" order), in id order."""
-    module = _module()
-    if module is None or not _applies(btf):
-        return None
-    words = _words(btf)
-    if words is None:
-        return None
-    try:
-        return module.labels(words, btf.first_id, btf.string_sections())
-    except ValueError:
-        return None
+    return _call(btf, "labels")
 
 
 def refers_to_func(btf: Btf) -> bool | None:
@@ -118,25 +109,14 @@ def refers_to_func(btf: Btf) -> bool | None:
     module = _module()
     if module is None or not _applies(btf):
         return None
-    words = _words(btf)
-    if words is None:
-        return None
-    base_kinds = bytes(1)
-    if btf.base is not None:
-        base_kinds = _kinds(module, btf.base)
-    try:
-        return module.func_reference(words, btf.first_id, btf.string_sections(),
-                                     base_kinds) != 0
-    except ValueError:
-        return None
+    base_kinds = bytes(1) if btf.base is None else _kinds(module, btf.base)
+    found = _call(btf, "func_reference", base_kinds)
+    return None if found is None else found != 0
 
 
 def own_kinds(btf: Btf) -> bytes | None:
     """The kind of each of `btf`'s own types when they are still packed, else None."""
-    module = _module()
-    if module is None or btf.packed is None or not _applies(btf):
-        return None
-    return module.kinds(btf.packed.words, btf.first_id, btf.string_sections())
+    return _call(btf, "kinds") if btf.packed is not None else None
 
 
 def _kinds(module: ModuleType, btf: Btf) -> bytes:

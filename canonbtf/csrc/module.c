@@ -258,34 +258,33 @@ done:
     return result;
 }
 
-static PyObject *py_check(PyObject *self, PyObject *args)
+/* A function of the checked type section alone: (words, first_id, strings) -> fn(view). */
+static PyObject *on_view(PyObject *args, PyObject *(*fn)(const types_t *))
 {
     PyObject *words, *strings;
     unsigned long first_id;
     if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
     view_t v;
     PyObject *result = NULL;
-    if (!view_init(&v, words, first_id, strings)) result = PyLong_FromUnsignedLong(v.t.count);
+    if (!view_init(&v, words, first_id, strings)) result = fn(&v.t);
     view_free(&v);
     return result;
 }
 
-static PyObject *py_kinds(PyObject *self, PyObject *args)
+static PyObject *record_count(const types_t *t) { return PyLong_FromUnsignedLong(t->count); }
+
+static PyObject *kind_bytes(const types_t *t)
 {
-    PyObject *words, *strings;
-    unsigned long first_id;
-    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
-    view_t v;
-    PyObject *result = NULL;
-    if (view_init(&v, words, first_id, strings)) goto done;
-    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.t.count);
-    if (!result) goto done;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)t->count);
+    if (!result) return NULL;
     uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
-    for (uint32_t i = 0; i < v.t.count; i++) out[i] = (uint8_t)t_kind(&v.t, i);
-done:
-    view_free(&v);
+    for (uint32_t i = 0; i < t->count; i++) out[i] = (uint8_t)t_kind(t, i);
     return result;
 }
+
+static PyObject *py_check(PyObject *self, PyObject *args) { return on_view(args, record_count); }
+static PyObject *py_kinds(PyObject *self, PyObject *args) { return on_view(args, kind_bytes); }
+static PyObject *py_labels(PyObject *self, PyObject *args) { return on_view(args, label_tuples); }
 
 static PyObject *py_decode(PyObject *self, PyObject *args)
 {
@@ -295,18 +294,6 @@ static PyObject *py_decode(PyObject *self, PyObject *args)
     view_t v;
     PyObject *result = NULL;
     if (!view_init(&v, words, first_id, strings)) result = decode_types(&v.t, type_class);
-    view_free(&v);
-    return result;
-}
-
-static PyObject *py_labels(PyObject *self, PyObject *args)
-{
-    PyObject *words, *strings;
-    unsigned long first_id;
-    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
-    view_t v;
-    PyObject *result = NULL;
-    if (!view_init(&v, words, first_id, strings)) result = label_tuples(&v.t);
     view_free(&v);
     return result;
 }
