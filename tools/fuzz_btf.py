@@ -4,14 +4,9 @@
 Each input damages a valid BTF blob (words overwritten at a chosen place, or the blob cut
 short), then reads and sorts it (with and without dedup, either order) with the compiled
 part and with the Python reference. Both must end alike: the same bytes, or the same
-error message; anything else stops the run with the input saved. Built with
--fsanitize=fuzzer-no-link,address,undefined, libFuzzer steers by the C's coverage and the
-sanitizers stop it at the first bad read:
-
-    CC=clang LDSHARED="clang -shared" CANONBTF_SANITIZE=fuzzer \\
-        python3 setup.py build_ext --inplace --force
-    LD_PRELOAD="$(python3 -c 'import atheris; print(atheris.path())')/asan_with_fuzzer.so" \\
-        ASAN_OPTIONS=detect_leaks=0 python3 tools/fuzz_btf.py -max_total_time=600
+error message; anything else stops the run with the input saved. Build and run it as
+tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang, atheris's ASan preloaded),
+naming this script: libFuzzer then steers by the C's coverage.
 """
 
 from __future__ import annotations
