@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from . import format as f
 from .model import Btf, Type
+from .sizes import ARRAY, NONE, OWN, POINTER, SIZE_RULE, TARGET, TRANSPARENT
 
 # Kernel limits (include/uapi/linux/btf.h, include/linux/kallsyms.h).
 MAX_TYPE_ID = f.MAX_TYPE_ID
@@ -45,12 +46,14 @@ def _kinds(*kinds: int) -> tuple[bool, ...]:
     return tuple(k in kinds for k in range(NULL + 1))
 
 
-_MODIFIER = _kinds(f.TYPEDEF, f.VOLATILE, f.CONST, f.RESTRICT, f.TYPE_TAG)
+_MODIFIER = _kinds(*TRANSPARENT)
 _NEEDS_RESOLVE = _kinds(f.TYPEDEF, f.VOLATILE, f.CONST, f.RESTRICT, f.TYPE_TAG, f.PTR,
                         f.STRUCT, f.UNION, f.ARRAY, f.VAR, f.FUNC, f.DECL_TAG, f.DATASEC)
 _SOURCE_ONLY = _kinds(f.VAR, f.DECL_TAG, f.DATASEC)
-_NOSIZE = _kinds(VOID, f.FWD, f.FUNC, f.FUNC_PROTO, f.DECL_TAG, NULL)
-_HAS_SIZE = _kinds(f.INT, f.STRUCT, f.UNION, f.ENUM, f.DATASEC, f.FLOAT, f.ENUM64)
+# How btf_type_id_size sizes each kind: the rule every user of sizes follows, except that
+# the kernel sizes a VAR through its type too.
+_SIZE_RULE = tuple(TARGET if k == f.VAR else SIZE_RULE[k] for k in range(NULL)) + (NONE,)
+_NOSIZE = tuple(rule == NONE for rule in _SIZE_RULE)
 _DECL_TAG_TARGET = _kinds(f.FUNC, f.STRUCT, f.UNION, f.VAR, f.TYPEDEF)
 # What ends a walk, by walk mode: nothing yet (TBD), a pointer, a struct or array.
 _MODE_TBD, _MODE_PTR, _MODE_STRUCT = 0, 1, 2
@@ -531,28 +534,19 @@ class _Checker:
 
     def id_size(self, type_id: int) -> tuple[int, int] | None:
         """The kernel's btf_type_id_size: (id of the type that has the size, size)."""
-        kind = self.kind(type_id)
-        if _NOSIZE[kind]:
+        rule = _SIZE_RULE[self.kind(type_id)]
+        if rule == NONE:
             return None
         if self.state[type_id] == _BROKEN:
             raise _Broken
-        if _HAS_SIZE[kind]:
+        if rule == TARGET:
+            type_id = self.resolved_id(type_id)
+            rule = _SIZE_RULE[self.kind(type_id)]
+        if rule == OWN:
             return type_id, self.types[type_id].size_or_type
-        if kind == f.ARRAY:
+        if rule == ARRAY:
             return type_id, self.resolved_size(type_id)
-        if kind == f.PTR:
-            return type_id, POINTER_SIZE
-        if not (_MODIFIER[kind] or kind == f.VAR):
-            return None
-        type_id = self.resolved_id(type_id)
-        kind = self.kind(type_id)
-        if _NOSIZE[kind]:
-            return None
-        if _HAS_SIZE[kind]:
-            return type_id, self.types[type_id].size_or_type
-        if kind == f.ARRAY:
-            return type_id, self.resolved_size(type_id)
-        if kind == f.PTR:
+        if rule == POINTER:
             return type_id, POINTER_SIZE
         return None
 

@@ -21,9 +21,10 @@ from typing import TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from ..btf.sizes import TypeSizes, by_value_edges, pointer_size, round_up
 from ..errors import InputError
-from .c_shape import c_shape_problem, pointer_size
-from .declarator import QUALIFIERS, Declarators, declarator_chain
+from .c_shape import c_shape_problem
+from .declarator import Declarators, declarator_chain
 
 # How a type is used where it is mentioned: by value (it must be complete) or through a
 # pointer or in a prototype (a declaration is enough).
@@ -85,23 +86,8 @@ VMLINUX_GUARD = "__VMLINUX_H__"
 
 _TABS = "\t" * 64
 
-# (packed, alignment, explicit alignment or 0, {member index: (from bit, to bit) of padding})
-_Layout = tuple[bool, int, int, dict[int, tuple[int, int]]]
-
-
 def _tabs(level: int) -> str:
     return _TABS[:level] if level <= 64 else "\t" * level
-
-
-def _round_up(value: int, unit: int) -> int:
-    return -(-value // unit) * unit
-
-
-def _bitfield_position(cur: int, bits: int, unit: int) -> int:
-    """Where the compiler puts a bit-field of `bits` bits after bit `cur`: inside one unit."""
-    if cur // unit == (cur + bits - 1) // unit:
-        return cur
-    return _round_up(cur, unit)
 
 
 def _is_linkage(types: list[Type | None], t: Type, ptr_size: int) -> bool:
@@ -178,11 +164,12 @@ def _header_for(btf: Btf) -> _Header:
     header = _headers.get(btf)
     if header is None:
         # What C cannot spell would make the emitter loop or recurse without end.
-        problem = c_shape_problem(btf)
+        by_value = by_value_edges(btf.all_types())
+        problem = c_shape_problem(btf, by_value)
         if problem:
             raise InputError(None, f"cannot be written as C: {problem}")
         base = _header_for(btf.base) if btf.base is not None else None
-        header = _Header(btf, base)
+        header = _Header(btf, base, by_value)
         _headers[btf] = header
     return header
 
@@ -202,19 +189,18 @@ def _split_lookup(base: _Header, btf: Btf) -> Callable[[int], str]:
 class _Header(Declarators):
     """The definitions of one BTF's own types: their text, names, dependencies and order."""
 
-    def __init__(self, btf: Btf, base: _Header | None):
+    def __init__(self, btf: Btf, base: _Header | None, by_value: list[tuple[int, ...]]):
         self.base = base
         types = btf.all_types()
         self.types = types
+        self.by_value = by_value
         self.first_id = btf.first_id
         # Nothing here refers to `btf` itself: the cache of headers is keyed by it weakly.
         self._string = btf.strings.lookup if base is None else _split_lookup(base, btf)
         own_names = [self._string(t.name_off) for t in btf.types]
         self.names = (base.names if base is not None else [""]) + own_names
         self.ptr_size = base.ptr_size if base is not None else pointer_size(btf)
-        self._size: dict[int, int] = {}
-        self._align: dict[int, int] = {}
-        self._layout: dict[int, _Layout] = {}
+        self.sizes = TypeSizes(types, self.ptr_size)
         self._complete: dict[int, list[int]] = {}
         self._role: dict[int, int] = {}
         self._specifiers: dict[int, tuple[str | None, bool]] = {}
@@ -285,142 +271,6 @@ class _Header(Declarators):
         kfuncs.sort(key=lambda k: (k[0], self._decl(types[k[1]].size_or_type, k[0], 0, _REF)))
         return kfuncs
 
-    # ---- layout: sizes and alignments as the compiler will see them ----
-
-    def size_of(self, tid: int) -> int:
-        size = self._size.get(tid)
-        if size is not None:
-            return size
-        t = self.types[tid]
-        if t is None:
-            size = 0
-        else:
-            kind = t.kind
-            if kind in (f.INT, f.FLOAT, f.STRUCT, f.UNION, f.ENUM, f.ENUM64):
-                size = t.size_or_type
-            elif kind == f.PTR:
-                size = self.ptr_size
-            elif kind == f.ARRAY:
-                size = t.extra[2] * self.size_of(t.extra[0])
-            elif kind in (f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
-                size = self.size_of(t.size_or_type)
-            else:
-                size = 0
-        self._size[tid] = size
-        return size
-
-    def align_of(self, tid: int) -> int:
-        align = self._align.get(tid)
-        if align is not None:
-            return align
-        t = self.types[tid]
-        if t is None:
-            align = 1
-        else:
-            kind = t.kind
-            if kind in (f.INT, f.FLOAT, f.ENUM, f.ENUM64):
-                size = t.size_or_type
-                align = 1
-                while align < size and align < 16 and size % (align * 2) == 0:
-                    align *= 2
-            elif kind == f.PTR:
-                align = self.ptr_size
-            elif kind == f.ARRAY:
-                align = self.align_of(t.extra[0])
-            elif kind == f.STRUCT or kind == f.UNION:
-                align = self.layout(tid)[1]
-            elif kind in (f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
-                align = self.align_of(t.size_or_type)
-            else:
-                align = 1
-        self._align[tid] = align
-        return align
-
-    def layout(self, tid: int) -> _Layout:
-        """How a struct or union is emitted: (packed, alignment, explicit `aligned` value or
-        0, {member index or len(members) for the end: (from bit, to bit) of padding}).
-
-        A struct is packed when the natural rules cannot reach the BTF offsets: a member
-        below its natural position, a bit-field straddling its storage unit, or a size that
-        is not a multiple of the alignment. Gaps the rules leave short are filled with
-        unnamed bit-fields, which add no alignment. A union larger than its members gets
-        an unnamed bit-field of its size when that fits in 64 bits (BTF keeps no members of
-        a transparent union), else the smallest `aligned` attribute that rounds it up.
-        """
-        cached = self._layout.get(tid)
-        if cached is not None:
-            return cached
-        t = self.types[tid]
-        is_struct = t.kind == f.STRUCT
-        kflag = t.kflag
-        align_of = self.align_of
-        size_of = self.size_of
-        members = []
-        max_align = 1
-        packed = False
-        cur = 0
-        largest = 0
-        for name_off, mtype, offset in t.items:
-            if kflag:
-                bits = offset >> 24
-                offset &= 0xFFFFFF
-            else:
-                bits = 0
-            align = align_of(mtype)
-            size = size_of(mtype)
-            if bits:
-                members.append((offset, bits, align, bits))
-                if name_off and align > max_align:
-                    max_align = align
-                if is_struct:
-                    unit = align * 8
-                    if offset < _bitfield_position(cur, bits, unit) \
-                            or offset % unit + bits > size * 8:
-                        packed = True
-                    cur = offset + bits
-                largest = max(largest, -(-bits // 8))
-            else:
-                members.append((offset, 0, align, size * 8))
-                if align > max_align:
-                    max_align = align
-                if offset % (align * 8) or (is_struct and offset < _round_up(cur, align * 8)):
-                    packed = True
-                cur = offset + size * 8
-                largest = max(largest, size)
-        size = t.size_or_type
-        if size % max_align:
-            packed = True
-        align = 1 if packed else max_align
-        explicit_align = 0
-        padding: dict[int, tuple[int, int]] = {}
-        if is_struct:
-            cur = 0
-            for i, (offset, bits, member_align, width) in enumerate(members):
-                if offset > cur:
-                    if packed:
-                        pos = cur if bits else _round_up(cur, 8)
-                    elif bits:
-                        pos = _bitfield_position(cur, bits, member_align * 8)
-                    else:
-                        pos = _round_up(cur, member_align * 8)
-                    if offset > pos:
-                        padding[i] = (cur, offset)
-                cur = offset + width
-            if cur < size * 8 and _round_up(cur, align * 8) != size * 8:
-                padding[len(members)] = (cur, size * 8)
-        elif not packed and _round_up(largest, max_align) < size:
-            if size <= 8:
-                padding[len(members)] = (0, size * 8)
-            else:
-                wider = max_align * 2
-                while wider <= size and _round_up(largest, wider) < size:
-                    wider *= 2
-                if _round_up(largest, wider) == size:
-                    align = explicit_align = wider
-        result = (packed, align, explicit_align, padding)
-        self._layout[tid] = result
-        return result
-
     # ---- rendering ----
 
     def _render(self, d: int) -> None:
@@ -461,7 +311,7 @@ class _Header(Declarators):
             head = ("struct " if is_struct else "union ") + name + " {"
         else:
             head = "struct {" if is_struct else "union {"
-        packed, _, explicit_align, padding = self.layout(tid)
+        packed, _, explicit_align, padding = self.sizes.layout(tid)
         inner = "\n" + _tabs(level + 1)
         member_name = self._string
         simple_decls = self._simple
@@ -511,7 +361,7 @@ class _Header(Declarators):
         """
         long64 = "long" if self.ptr_size == 8 else "long long"
         while cur < end:
-            boundary = _round_up(cur, 64)
+            boundary = round_up(cur, 64)
             if end - boundary >= 64 and (cur == boundary or not packed):
                 parts.append(f"{indent}{long64}: 64;")
                 cur = boundary + 64
@@ -798,36 +648,30 @@ class _Header(Declarators):
     # ---- order ----
 
     def _complete_deps(self, tid: int) -> list[int]:
-        """Own definitions that must come before a by-value use of typedef `tid`."""
+        """Own definitions that must come before a by-value use of typedef `tid`: what it
+        holds by value, through anonymous structs and unions, up to named types."""
         cached = self._complete.get(tid)
         if cached is not None:
             return cached
         self._complete[tid] = []
         out: list[int] = []
-        stack = [self.types[tid].size_or_type]
         types = self.types
         names = self.names
+        by_value = self.by_value
         first = self.first_id
+        stack = list(by_value[tid])
         while stack:
             r = stack.pop()
-            t = types[r]
-            if t is None:
-                continue
-            kind = t.kind
+            kind = types[r].kind
             if kind == f.TYPEDEF:
                 if r >= first and names[r] not in _BUILTIN_TYPEDEFS:
                     out.append(r)
                 out.extend(self._complete_deps(r))
-            elif kind in _TAG_KINDS or kind == f.FWD:
-                if names[r]:
-                    if r >= first:
-                        out.append(r)
-                elif kind == f.STRUCT or kind == f.UNION:
-                    stack.extend(m[1] for m in t.items)
-            elif kind == f.ARRAY:
-                stack.append(t.extra[0])
-            elif kind in QUALIFIERS or kind == f.TYPE_TAG:
-                stack.append(t.size_or_type)
+            elif names[r] and (kind in _TAG_KINDS or kind == f.FWD):
+                if r >= first:
+                    out.append(r)
+            else:
+                stack.extend(by_value[r])
         self._complete[tid] = out
         return out
 
