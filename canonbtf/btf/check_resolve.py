@@ -103,15 +103,9 @@ def _resolve_valid(env: CheckEnv, type_id: int) -> bool:
 
 
 def _resolve_modifier(env: CheckEnv, entry: list[int]) -> None:
-    type_id = entry[0]
-    target = env.types[type_id].size_or_type
-    kind = env.kind(target)
-    if kind == NULL or SOURCE_ONLY[kind]:
-        raise Reject(type_id, "type-id", _bad_target(env, type_id, target))
-    if env.walks_on(target):
-        env.push(target)
-        return
-    _finish_reference(env, type_id, target, kind)
+    target = _settled_target(env, entry[0], False)
+    if target is not None:
+        _finish_reference(env, entry[0], target, env.kind(target))
 
 
 def _bad_target(env: CheckEnv, type_id: int, target: int) -> str:
@@ -122,15 +116,15 @@ def _bad_target(env: CheckEnv, type_id: int, target: int) -> str:
 
 
 def _resolve_ptr(env: CheckEnv, entry: list[int]) -> None:
-    type_id = entry[0]
-    target = _settled_target(env, type_id)
+    target = _settled_target(env, entry[0], True)
     if target is not None:
-        _finish_reference(env, type_id, target, env.kind(target))
+        _finish_reference(env, entry[0], target, env.kind(target))
 
 
-def _settled_target(env: CheckEnv, type_id: int) -> int | None:
-    """The type a PTR or VAR refers to once the walk has settled it, or None when the
-    walk goes on there first."""
+def _settled_target(env: CheckEnv, type_id: int, past_modifiers: bool) -> int | None:
+    """The type a modifier, PTR or VAR refers to once the walk has settled it, or None
+    when the walk goes on there first (for a PTR or VAR, `past_modifiers`, also on to a
+    PTR that a resolved modifier leads to)."""
     target = env.types[type_id].size_or_type
     kind = env.kind(target)
     if kind == NULL or SOURCE_ONLY[kind]:
@@ -138,7 +132,7 @@ def _settled_target(env: CheckEnv, type_id: int) -> int | None:
     if env.walks_on(target):
         env.push(target)
         return None
-    if MODIFIER[kind] and _follow_pointer(env, target):
+    if past_modifiers and MODIFIER[kind] and _follow_pointer(env, target):
         return None
     return target
 
@@ -168,7 +162,7 @@ def _finish_reference(env: CheckEnv, type_id: int, target: int, kind: int) -> No
 
 def _resolve_var(env: CheckEnv, entry: list[int]) -> None:
     type_id = entry[0]
-    target = _settled_target(env, type_id)
+    target = _settled_target(env, type_id, True)
     if target is None:
         return
     sized = env.id_size(target)
@@ -180,21 +174,13 @@ def _resolve_var(env: CheckEnv, entry: list[int]) -> None:
 def _resolve_array(env: CheckEnv, entry: list[int]) -> None:
     type_id = entry[0]
     elem, index, nelems = env.types[type_id].extra
-    kind = env.kind(index)
-    if NOSIZE[kind] or SOURCE_ONLY[kind]:
-        raise Reject(type_id, "array", f"index type is {env.describe(index)}")
-    if env.walks_on(index):
-        env.push(index)
+    if not _array_part_settled(env, type_id, index, "index"):
         return
     sized = env.id_size(index)
     if sized is None or env.kind(sized[0]) != f.INT or not env.int_regular(sized[0]):
         raise Reject(type_id, "array", f"index type {env.describe(index)} is not a "
                      "regular int")
-    kind = env.kind(elem)
-    if NOSIZE[kind] or SOURCE_ONLY[kind]:
-        raise Reject(type_id, "array", f"element type is {env.describe(elem)}")
-    if env.walks_on(elem):
-        env.push(elem)
+    if not _array_part_settled(env, type_id, elem, "element"):
         return
     sized = env.id_size(elem)
     if sized is None:
@@ -206,6 +192,18 @@ def _resolve_array(env: CheckEnv, entry: list[int]) -> None:
         raise Reject(type_id, "array", f"{nelems} elements of {sized[1]} bytes overflow "
                      "32 bits")
     env.pop_resolved(sized[0], sized[1] * nelems)
+
+
+def _array_part_settled(env: CheckEnv, type_id: int, part: int, what: str) -> bool:
+    """Whether an array's index or element type (`what`) is settled; when the walk must
+    go there first, it is pushed."""
+    kind = env.kind(part)
+    if NOSIZE[kind] or SOURCE_ONLY[kind]:
+        raise Reject(type_id, "array", f"{what} type is {env.describe(part)}")
+    if env.walks_on(part):
+        env.push(part)
+        return False
+    return True
 
 
 def _resolve_struct(env: CheckEnv, entry: list[int]) -> None:
@@ -279,13 +277,19 @@ def _int_member(env: CheckEnv, m: _Member, word: int) -> None:
     offset = word + ((data >> 16) & 0xFF)
     if offset > U32:
         raise Reject(m.sid, "member-offset", f"member {m.label} bit offset overflows")
-    nbits = bits + (offset & 7)
-    if nbits > 128:
+    _check_span(m, offset, bits, word)
+
+
+def _check_span(m: _Member, offset: int, nbits: int, shown_offset: int) -> None:
+    """An int member of `nbits` bits from bit `offset` (shown at `shown_offset`): the
+    kernel copies at most 128 bits of it, and it must end inside its struct."""
+    copy_bits = nbits + (offset & 7)
+    if copy_bits > 128:
         raise Reject(m.sid, "bitfield", f"member {m.label} spans more than 128 bits")
     start = offset >> 3
-    if m.size < start or m.size - start < (nbits + 7) // 8:
-        raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {word} "
-                     f"({bits} bits) runs past the {m.what} size {m.size}")
+    if m.size < start or m.size - start < (copy_bits + 7) // 8:
+        raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {shown_offset} "
+                     f"({nbits} bits) runs past the {m.what} size {m.size}")
 
 
 def _pointer_member(env: CheckEnv, m: _Member, word: int) -> None:
@@ -335,13 +339,7 @@ def _kflag_int_member(env: CheckEnv, m: _Member, offset: int, bitfield: int) -> 
     elif nbits > int_bits:
         raise Reject(m.sid, "bitfield", f"member {m.label} is a {nbits}-bit bitfield of a "
                      f"{int_bits}-bit int")
-    copy_bits = nbits + (offset & 7)
-    if copy_bits > 128:
-        raise Reject(m.sid, "bitfield", f"member {m.label} spans more than 128 bits")
-    start = offset >> 3
-    if m.size < start or m.size - start < (copy_bits + 7) // 8:
-        raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {offset} "
-                     f"({nbits} bits) runs past the {m.what} size {m.size}")
+    _check_span(m, offset, nbits, offset)
 
 
 def _kflag_enum_member(env: CheckEnv, m: _Member, offset: int, bitfield: int) -> None:

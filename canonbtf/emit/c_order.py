@@ -10,6 +10,7 @@ that respects these needs, so a definition's place depends on it and its needs o
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass, field
 
 from ..btf import format as f
 from ..btf.model import Type
@@ -31,24 +32,22 @@ def _is_linkage(types: list[Type | None], t: Type, ptr_size: int) -> bool:
     return True
 
 
+@dataclass
 class Placement:
     """Dependencies and order of the definitions `defs` of one header, from what each
     mentions (`refs`: (id, VALUE or REF) per definition, as spelled), the by-value
     relation of all types, and the canonical `rank` of each definition."""
 
-    def __init__(self, types: list[Type | None], names: list[str], first_id: int,
-                 by_value: list[tuple[int, ...]], ptr_size: int, defs: list[int],
-                 refs: dict[int, list[tuple[int, int]]], rank: dict[int, int]):
-        self.types = types
-        self.names = names
-        self.first_id = first_id
-        self.by_value = by_value
-        self.ptr_size = ptr_size
-        self.defs = defs
-        self.refs = refs
-        self.rank = rank
-        self._complete: dict[int, list[int]] = {}
-        self._role: dict[int, int] = {}
+    types: list[Type | None]
+    names: list[str]
+    first_id: int
+    by_value: list[tuple[int, ...]]
+    ptr_size: int
+    defs: list[int]
+    refs: dict[int, list[tuple[int, int]]]
+    rank: dict[int, int]
+    _complete: dict[int, list[int]] = field(default_factory=dict, init=False)
+    _role: dict[int, int] = field(default_factory=dict, init=False)
 
     def complete_deps(self, tid: int) -> list[int]:
         """Own definitions that must come before a by-value use of typedef `tid`: what it
