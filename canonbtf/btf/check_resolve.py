@@ -231,48 +231,58 @@ def _resolve_struct(env: CheckEnv, entry: list[int]) -> None:
 
 
 class _Member(NamedTuple):
-    """A member under check: its struct's id, how messages name it, its type (past
-    modifiers), and its struct's size and kind in words."""
+    """A member under check: member number `index` of struct `sid`, of type `mtype`
+    (past modifiers) of kind `kind`. What messages say of it is worked out only for a
+    message."""
 
+    env: CheckEnv
     sid: int
-    label: str
+    st: Type
+    index: int
     mtype: int
-    size: int
-    what: str
+    kind: int
+
+    @property
+    def label(self) -> str:
+        return self.env.member(self.st.items[self.index][0], self.index)
+
+    @property
+    def outside(self) -> str:
+        """`the struct size 16` (or union)."""
+        return f"the {f.kind_name(self.st.kind).lower()} size {self.st.size_or_type}"
 
 
 def _check_member(env: CheckEnv, sid: int, st: Type, index: int, mtype: int, word: int
                   ) -> None:
     """The kernel's check_member / check_kflag_member, by the member type's kind, for
     member number `index` of struct `sid`."""
-    label = env.member(st.items[index][0], index)
     kind = env.kind(mtype)
     if MODIFIER[kind]:
         sized = env.id_size(mtype)
         if sized is None:
-            raise Reject(sid, "member-type", f"member {label} has "
-                         f"{env.describe(mtype)} as its type, which has no size")
+            raise Reject(sid, "member-type", f"member {env.member(st.items[index][0], index)} "
+                         f"has {env.describe(mtype)} as its type, which has no size")
         mtype = sized[0]
         kind = env.kind(mtype)
     if env.state[mtype] == BROKEN:
         raise Broken
-    member = _Member(sid, label, mtype, st.size_or_type, f.kind_name(st.kind).lower())
+    member = _Member(env, sid, st, index, mtype, kind)
     if st.kflag:
         bitfield = word >> 24
         offset = word & 0xFFFFFF
         check_kflag = _KFLAG_MEMBER_CHECKS.get(kind)
         if check_kflag is not None:
-            check_kflag(env, member, offset, bitfield)
+            check_kflag(member, offset, bitfield)
             return
         if bitfield:
-            raise Reject(sid, "bitfield", f"member {label} is a bitfield of "
+            raise Reject(sid, "bitfield", f"member {member.label} is a bitfield of "
                          f"{env.describe(mtype)}; only ints and enums can be")
         word = offset
-    _MEMBER_CHECKS.get(kind, _not_a_member)(env, member, word)
+    _MEMBER_CHECKS.get(kind, _not_a_member)(member, word)
 
 
-def _int_member(env: CheckEnv, m: _Member, word: int) -> None:
-    data = env.types[m.mtype].extra
+def _int_member(m: _Member, word: int) -> None:
+    data = m.env.types[m.mtype].extra
     bits = data & 0xFF
     offset = word + ((data >> 16) & 0xFF)
     if offset > U32:
@@ -287,45 +297,41 @@ def _check_span(m: _Member, offset: int, nbits: int, shown_offset: int) -> None:
     if copy_bits > 128:
         raise Reject(m.sid, "bitfield", f"member {m.label} spans more than 128 bits")
     start = offset >> 3
-    if m.size < start or m.size - start < (copy_bits + 7) // 8:
+    size = m.st.size_or_type
+    if size < start or size - start < (copy_bits + 7) // 8:
         raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {shown_offset} "
-                     f"({nbits} bits) runs past the {m.what} size {m.size}")
+                     f"({nbits} bits) runs past {m.outside}")
 
 
-def _pointer_member(env: CheckEnv, m: _Member, word: int) -> None:
-    _byte_member(m, word, POINTER_SIZE)
-
-
-def _sized_member(env: CheckEnv, m: _Member, word: int) -> None:
-    _byte_member(m, word, env.id_size(m.mtype)[1])
-
-
-def _byte_member(m: _Member, word: int, msize: int) -> None:
+def _byte_member(m: _Member, word: int) -> None:
+    """A pointer, array, struct, union or enum: byte-aligned, inside its struct."""
+    msize = POINTER_SIZE if m.kind == f.PTR else m.env.id_size(m.mtype)[1]
     if word & 7:
         raise Reject(m.sid, "member-alignment", f"member {m.label} at bit offset "
                      f"{word} is not byte-aligned")
-    if (m.size - (word >> 3)) & U32 < msize:
+    if (m.st.size_or_type - (word >> 3)) & U32 < msize:
         raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {word} "
-                     f"({msize} bytes) runs past the {m.what} size {m.size}")
+                     f"({msize} bytes) runs past {m.outside}")
 
 
-def _float_member(env: CheckEnv, m: _Member, word: int) -> None:
-    msize = env.id_size(m.mtype)[1]
+def _float_member(m: _Member, word: int) -> None:
+    msize = m.env.id_size(m.mtype)[1]
     align = min(POINTER_SIZE, msize) * 8
     if word % align:
         raise Reject(m.sid, "member-alignment", f"member {m.label} at bit offset "
                      f"{word} is not aligned to its float size")
-    if word // 8 + msize > m.size:
+    if word // 8 + msize > m.st.size_or_type:
         raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {word} "
-                     f"({msize} bytes) runs past the {m.what} size {m.size}")
+                     f"({msize} bytes) runs past {m.outside}")
 
 
-def _not_a_member(env: CheckEnv, m: _Member, word: int) -> None:
-    raise Reject(m.sid, "member-type", f"member {m.label} has {env.describe(m.mtype)} as "
+def _not_a_member(m: _Member, word: int) -> None:
+    raise Reject(m.sid, "member-type", f"member {m.label} has {m.env.describe(m.mtype)} as "
                  "its type, which cannot be a member")
 
 
-def _kflag_int_member(env: CheckEnv, m: _Member, offset: int, bitfield: int) -> None:
+def _kflag_int_member(m: _Member, offset: int, bitfield: int) -> None:
+    env = m.env
     if not env.int_regular(m.mtype):
         raise Reject(m.sid, "bitfield", f"member {m.label} has {env.describe(m.mtype)} as "
                      "its type; with kind_flag set it must be a plain 1/2/4/8/16-byte int")
@@ -342,7 +348,7 @@ def _kflag_int_member(env: CheckEnv, m: _Member, offset: int, bitfield: int) -> 
     _check_span(m, offset, nbits, offset)
 
 
-def _kflag_enum_member(env: CheckEnv, m: _Member, offset: int, bitfield: int) -> None:
+def _kflag_enum_member(m: _Member, offset: int, bitfield: int) -> None:
     nbits = bitfield
     if not nbits:
         if offset & 7:
@@ -353,25 +359,25 @@ def _kflag_enum_member(env: CheckEnv, m: _Member, offset: int, bitfield: int) ->
         raise Reject(m.sid, "bitfield", f"member {m.label} is a {nbits}-bit "
                      "bitfield of an enum; the kernel allows at most 32")
     end = (offset + nbits + 7) // 8
-    if m.size < end:
+    if m.st.size_or_type < end:
         raise Reject(m.sid, "member-size", f"member {m.label} ends at byte {end}, "
-                     f"past the {m.what} size {m.size}")
+                     f"past {m.outside}")
 
 
 # The member checks by the member type's kind: without kind_flag (the bit offset), and
 # with it (offset and bit-field size); a kind without a kind_flag check takes no
 # bit-field and is checked at its offset as without.
-_MEMBER_CHECKS: dict[int, Callable[[CheckEnv, _Member, int], None]] = {
+_MEMBER_CHECKS: dict[int, Callable[[_Member, int], None]] = {
     f.INT: _int_member,
-    f.PTR: _pointer_member,
-    f.ARRAY: _sized_member,
-    f.STRUCT: _sized_member,
-    f.UNION: _sized_member,
-    f.ENUM: _sized_member,
-    f.ENUM64: _sized_member,
+    f.PTR: _byte_member,
+    f.ARRAY: _byte_member,
+    f.STRUCT: _byte_member,
+    f.UNION: _byte_member,
+    f.ENUM: _byte_member,
+    f.ENUM64: _byte_member,
     f.FLOAT: _float_member,
 }
-_KFLAG_MEMBER_CHECKS: dict[int, Callable[[CheckEnv, _Member, int, int], None]] = {
+_KFLAG_MEMBER_CHECKS: dict[int, Callable[[_Member, int, int], None]] = {
     f.INT: _kflag_int_member,
     f.ENUM: _kflag_enum_member,
     f.ENUM64: _kflag_enum_member,
