@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from canonbtf.btf import format as f  # noqa: E402
 from canonbtf.btf import reader, writer  # noqa: E402
-from canonbtf.btf.model import Btf  # noqa: E402
+from canonbtf.btf.model import Btf, Type  # noqa: E402
 from canonbtf.emit.declarator import ReferenceSpeller  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 
@@ -72,7 +72,7 @@ class Describer(ReferenceSpeller):
         self._open.discard(type_id)
         return text
 
-    def members(self, t) -> str:
+    def members(self, t: Type) -> str:
         parts = []
         for name_off, member_type, offset in t.items:
             bits = offset & 0xFFFFFF if t.kflag else offset
@@ -81,12 +81,12 @@ class Describer(ReferenceSpeller):
             parts.append(f"{field} {self.expr(member_type)}")
         return f"size {t.size_or_type}; " + "; ".join(parts)
 
-    def values(self, t) -> str:
+    def values(self, t: Type) -> str:
         sign = "signed" if t.kflag else "unsigned"
         values = ", ".join(f"{self.btf.name(n)}={v}" for n, v in t.items)
         return f"size {t.size_or_type} {sign}: {values}"
 
-    def layout(self, t) -> str:
+    def layout(self, t: Type) -> str:
         if t.kind in (f.STRUCT, f.UNION):
             return self.members(t)
         if t.kind in (f.ENUM, f.ENUM64):
