@@ -171,6 +171,6 @@ def test_sizes_and_alignments_are_gccs(tmp_path):
         name = btf.name(t.name_off)
         word = {f.STRUCT: "struct ", f.UNION: "union ", f.ENUM: "enum "}.get(t.kind, "")
         if word + name in expected and t.kind != f.VAR:
-            found[word + name] = (sizes.size_of(type_id), sizes.align_of(type_id))
+            found[word + name] = sizes.measure(type_id)
     assert pointer_size(btf) == 8
     assert found == expected

@@ -97,51 +97,36 @@ class TypeSizes:
     def __init__(self, types: list[Type | None], ptr_size: int):
         self.types = types
         self.ptr_size = ptr_size
-        self._size: dict[int, int] = {}
-        self._align: dict[int, int] = {}
+        self._measured: dict[int, tuple[int, int]] = {}
         self._layout: dict[int, Layout] = {}
 
     def size_of(self, tid: int) -> int:
-        size = self._size.get(tid)
-        if size is not None:
-            return size
+        return self.measure(tid)[0]
+
+    def measure(self, tid: int) -> tuple[int, int]:
+        """(size, alignment) of type `tid`, by its kind's rule."""
+        found = self._measured.get(tid)
+        if found is not None:
+            return found
         t = self.types[tid]
         rule = SIZE_RULE[t.kind] if t is not None else NONE
         if rule == OWN:
             size = t.size_or_type
-        elif rule == POINTER:
-            size = self.ptr_size
-        elif rule == ARRAY:
-            size = t.extra[2] * self.size_of(t.extra[0])
-        elif rule == TARGET:
-            size = self.size_of(t.size_or_type)
-        else:
-            size = 0
-        self._size[tid] = size
-        return size
-
-    def align_of(self, tid: int) -> int:
-        align = self._align.get(tid)
-        if align is not None:
-            return align
-        t = self.types[tid]
-        rule = SIZE_RULE[t.kind] if t is not None else NONE
-        if rule == OWN:
-            kind = t.kind
-            if kind == f.STRUCT or kind == f.UNION:
-                align = self.layout(tid)[1]
+            if t.kind == f.STRUCT or t.kind == f.UNION:
+                found = (size, self.layout(tid)[1])
             else:
-                align = _natural_align(t.size_or_type)
+                found = (size, _natural_align(size))
         elif rule == POINTER:
-            align = self.ptr_size
+            found = (self.ptr_size, self.ptr_size)
         elif rule == ARRAY:
-            align = self.align_of(t.extra[0])
+            size, align = self.measure(t.extra[0])
+            found = (t.extra[2] * size, align)
         elif rule == TARGET:
-            align = self.align_of(t.size_or_type)
+            found = self.measure(t.size_or_type)
         else:
-            align = 1
-        self._align[tid] = align
-        return align
+            found = (0, 1)
+        self._measured[tid] = found
+        return found
 
     def layout(self, tid: int) -> Layout:
         """How a struct or union is declared: (packed, alignment, explicit `aligned` value
@@ -186,8 +171,7 @@ class TypeSizes:
         that counts for it, the widest member in bytes)."""
         is_struct = t.kind == f.STRUCT
         kflag = t.kflag
-        align_of = self.align_of
-        size_of = self.size_of
+        measure = self.measure
         members = []
         max_align = 1
         packed = False
@@ -199,8 +183,7 @@ class TypeSizes:
                 offset &= 0xFFFFFF
             else:
                 bits = 0
-            align = align_of(mtype)
-            size = size_of(mtype)
+            size, align = measure(mtype)
             if bits:
                 members.append((offset, bits, align, bits))
                 if name_off and align > max_align:

@@ -132,12 +132,14 @@ def _header_for(btf: Btf) -> _Header:
     header = _headers.get(btf)
     if header is None:
         # What C cannot spell would make the emitter loop or recurse without end.
-        by_value = by_value_edges(btf.all_types())
-        problem = c_shape_problem(btf, by_value)
+        types = btf.all_types()
+        by_value = by_value_edges(types)
+        sizes = TypeSizes(types, pointer_size(btf))
+        problem = c_shape_problem(btf, by_value, sizes)
         if problem:
             raise InputError(None, f"cannot be written as C: {problem}")
         base = _header_for(btf.base) if btf.base is not None else None
-        header = _Header(btf, base, by_value)
+        header = _Header(btf, base, by_value, sizes)
         _headers[btf] = header
     return header
 
@@ -157,7 +159,8 @@ def _split_lookup(base: _Header, btf: Btf) -> Callable[[int], str]:
 class _Header:
     """The definitions of one BTF's own types: their text, names, dependencies and order."""
 
-    def __init__(self, btf: Btf, base: _Header | None, by_value: list[tuple[int, ...]]):
+    def __init__(self, btf: Btf, base: _Header | None, by_value: list[tuple[int, ...]],
+                 sizes: TypeSizes):
         types = btf.all_types()
         self.types = types
         self.first_id = btf.first_id
@@ -165,14 +168,14 @@ class _Header:
         self._string = btf.strings.lookup if base is None else _split_lookup(base, btf)
         own_names = [self._string(t.name_off) for t in btf.types]
         self.names = (base.names if base is not None else [""]) + own_names
-        ptr_size = base.speller.ptr_size if base is not None else pointer_size(btf)
+        ptr_size = sizes.ptr_size
         # Display names that differ from the BTF name (the `___N` suffixes); a module's
         # header starts from its base's.
         self.display: dict[int, str] = dict(base.display) if base is not None else {}
         # Per definition: suffixes of the enumerators it prints, by occurrence index.
         self.enumerator_suffix: dict[int, dict[int, str]] = {}
         self.speller = DefinitionSpeller(types, self.names, self._string, self.display,
-                                         self.enumerator_suffix, TypeSizes(types, ptr_size))
+                                         self.enumerator_suffix, sizes)
         # First pass: text with plain names, and what each definition mentions.
         self.text: dict[int, str] = {}
         self.refs: dict[int, list[tuple[int, int]]] = {}

@@ -48,10 +48,11 @@ def _describe(btf: Btf, type_id: int, t: Type) -> str:
     return f"type {type_id} ({kind} '{name}')" if name else f"type {type_id} ({kind})"
 
 
-def c_shape_problem(btf: Btf, by_value: list[tuple[int, ...]] | None = None) -> str | None:
+def c_shape_problem(btf: Btf, by_value: list[tuple[int, ...]] | None = None,
+                    sizes: TypeSizes | None = None) -> str | None:
     """Why `btf`'s own types (with what they reach in the base) cannot be spelled as C,
-    or None when they can. `by_value` is `sizes.by_value_edges` of its types, when the
-    caller has it already."""
+    or None when they can. `by_value` (`sizes.by_value_edges` of its types) and `sizes`
+    are the caller's, when it has them already."""
     types = btf.all_types()
     name = btf.name
     for type_id, t in btf.own():
@@ -61,7 +62,7 @@ def c_shape_problem(btf: Btf, by_value: list[tuple[int, ...]] | None = None) -> 
         by_value = by_value_edges(types)
     problem = _walk(btf, types, by_value, "contains itself by value")
     if problem is None:
-        problem = _padding_problem(btf, types)
+        problem = _padding_problem(btf, sizes or TypeSizes(types, pointer_size(btf)))
     if problem is not None:
         return problem
     # C spells a named struct or union by its tag, which ends the path.
@@ -75,12 +76,12 @@ def c_shape_problem(btf: Btf, by_value: list[tuple[int, ...]] | None = None) -> 
                  "refers to itself without a named struct or union in between")
 
 
-def _padding_problem(btf: Btf, types: list) -> str | None:
+def _padding_problem(btf: Btf, sizes: TypeSizes) -> str | None:
     """A struct whose members leave a gap the emitter would fill with more than
     MAX_PADDING bytes of unnamed bit-fields (one line per 8 bytes); real kernels need
     at most a page. Only called once the by-value graph is known to be acyclic and
     shallow, so the recursion below is bounded."""
-    size_of = TypeSizes(types, pointer_size(btf)).size_of
+    size_of = sizes.size_of
     limit = 8 * MAX_PADDING
     for type_id, t in btf.own():
         if t.kind != f.STRUCT:
