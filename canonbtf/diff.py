@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from .btf import format as f
 from .btf.model import Btf, Type
 from .diff_pairing import Root, pair_anonymous, pair_named, settle_duplicates
-from .emit.declarator import Declarators, declarator_chain
+from .emit.declarator import MAX_CHAIN, ReferenceSpeller
 from .gcpause import paused_gc
 
 # Families: the kinds a name is matched within, in report order.
@@ -39,8 +39,6 @@ _FAMILY_OF_KIND = {
 }
 _AGGREGATES = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
 _PASS_THROUGH = frozenset({f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
-# Deeper reference chains than this only come from malformed input (the kernel allows 32).
-_MAX_DEPTH = 48
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 
@@ -102,32 +100,32 @@ def _signed(value: int, bits: int) -> int:
     return value - (1 << bits) if value >> (bits - 1) else value
 
 
-class _Spelling(Declarators):
-    """How one BTF's type references read: C declarators as the header spells them, with
-    duplicate tags, and a note of what C cannot spell, so equal text means equal types."""
+class _Speller(ReferenceSpeller):
+    """How one BTF's type references read (emit/declarator.py), with duplicate tags: a
+    reference to a type whose name is shared reads `struct irq_info#2`, and `spell` says
+    whether a spelling names such a type (its facts may change once tags are known)."""
 
     def __init__(self, btf: Btf):
-        self.btf = btf
-        self.types = btf.all_types()
-        self.name = btf.names
-        self._expr: dict[int, str] = {}
+        super().__init__(btf)
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
         self._touches_dup: set[int] = set()
+        # Whether the spelling under way named a duplicated type so far.
         self._touched = False
-        self._dropped = False
+
+    def spell(self, type_id: int) -> tuple[str, bool]:
+        """The C spelling of a type reference, and whether it names a duplicated type."""
+        text = self.expr(type_id)
+        return text, type_id in self._touches_dup
+
+    def forget(self) -> None:
+        """Drop the spellings made before the duplicate tags were known."""
+        self._expr.clear()
 
     def label(self, type_id: int) -> str:
         """A named type as C names it, with its duplicate tag if it has one."""
-        t = self.types[type_id]
-        kind = t.kind
-        text = self.name(t.name_off)
-        if kind == f.STRUCT or kind == f.UNION or kind == f.FWD:
-            union = kind == f.UNION or (kind == f.FWD and t.kflag)
-            text = ("union " if union else "struct ") + (text or "{...}")
-        elif kind == f.ENUM or kind == f.ENUM64:
-            text = "enum " + (text or "{...}")
+        text = super().label(type_id)
         if type_id in self.dup_ids:
             self._touched = True
             tag = self.tags.get(type_id)
@@ -136,7 +134,6 @@ class _Spelling(Declarators):
         return text
 
     def expr(self, type_id: int) -> str:
-        """The C spelling of a type reference, e.g. `const struct sk_buff *`."""
         text = self._expr.get(type_id)
         if text is not None:
             if type_id in self._touches_dup:
@@ -144,224 +141,11 @@ class _Spelling(Declarators):
             return text
         outer = self._touched
         self._touched = False
-        # Malformed BTF can have a prototype take itself as a parameter: the inner
-        # mention reads this placeholder instead of recursing without end.
-        self._expr[type_id] = "..."
-        text = self.decl(type_id, "")
+        text = super().expr(type_id)
         if self._touched:
             self._touches_dup.add(type_id)
         self._touched = self._touched or outer
-        self._expr[type_id] = text
         return text
-
-    def decl(self, type_id: int, fname: str) -> str:
-        """`fname` declared with type `type_id` (abstract when empty). A qualifier C has no
-        place for (on an array or a prototype) is not lost: the chain is spelled out in a
-        comment, so that `int(*)[4]` through a const array still differs from one without."""
-        chain = declarator_chain(self.types, type_id, _MAX_DEPTH)
-        outer = self._dropped
-        self._dropped = False
-        text = self._chain(chain, len(chain), fname, 0, 0)
-        if self._dropped:
-            words = " ".join(map(self._word, chain[:-1]))
-            for tail in (" of", " to", " returning"):
-                words = words.removesuffix(tail)
-            text += f" /* {words} */"
-        self._dropped = outer
-        return text
-
-    def _word(self, type_id: int) -> str:
-        t = self.types[type_id]
-        kind = t.kind
-        if kind == f.ARRAY:
-            return f"array[{t.extra[2]}] of"
-        if kind == f.PTR:
-            return "pointer to"
-        if kind == f.FUNC_PROTO:
-            return "function returning"
-        if kind == f.TYPE_TAG:
-            return f"tag {self.name(t.name_off)}"
-        return f.kind_name(kind).lower()
-
-    def dropped(self, qualifier: int, on: int) -> None:
-        self._dropped = True
-
-    def _base(self, tid: int, t: Type, mode: int, level: int) -> str:
-        return self.label(tid)
-
-    def _other(self, tid: int) -> str:
-        if tid < 0:
-            return "..."
-        t = self.types[tid]
-        return f"<{f.kind_name(t.kind)} {self.name(t.name_off)}>"
-
-    def _tag_name(self, tid: int) -> str:
-        return self.name(self.types[tid].name_off)
-
-    def _params(self, proto: Type, level: int) -> str:
-        items = proto.items
-        if not items:
-            return "void"
-        parts = [self.expr(p_type) if p_type or p_name else "..." for p_name, p_type in items]
-        return ", ".join(parts)
-
-
-class _Side(_Spelling):
-    """One BTF's roots, described by facts."""
-
-    def __init__(self, btf: Btf):
-        super().__init__(btf)
-        self.own_first = btf.first_id
-        self._protos: dict[int, tuple[tuple, bool]] = {}
-        # Anonymous aggregates described inside some root.
-        self.expanded: set[int] = set()
-
-    def _anon_end(self, type_id: int) -> tuple[int, str] | None:
-        """The anonymous aggregate a reference leads to, through modifiers, arrays and
-        pointers, with the path suffix the way leads through ("", "[]" or "->")."""
-        suffix = ""
-        depth = 0
-        while type_id and depth <= _MAX_DEPTH:
-            t = self.types[type_id]
-            kind = t.kind
-            if kind in _PASS_THROUGH:
-                type_id = t.size_or_type
-            elif kind == f.ARRAY:
-                suffix += "[]"
-                type_id = t.extra[0]
-            elif kind == f.PTR:
-                suffix += "->"
-                type_id = t.size_or_type
-            elif kind in _AGGREGATES and not t.name_off:
-                return type_id, suffix
-            else:
-                return None
-            depth += 1
-        return None
-
-    # --- facts -------------------------------------------------------------------
-
-    def _expand(self, type_id: int, prefix: str, base: int, out: list, seen: set[int]) -> None:
-        """Facts for the inside of an anonymous aggregate, under member path `prefix`."""
-        if type_id in seen:
-            return
-        self.expanded.add(type_id)
-        t = self.types[type_id]
-        if t.kind == f.ENUM or t.kind == f.ENUM64:
-            self._values(t, prefix, out)
-            return
-        seen.add(type_id)
-        self._members(t, prefix, base, out, seen)
-        seen.discard(type_id)
-
-    def _members(self, t: Type, prefix: str, base: int, out: list, seen: set[int]) -> None:
-        name = self.name
-        kflag = t.kflag
-        for m_name, m_type, word in t.items:
-            if kflag:
-                bit_offset, bitfield = word & 0xFFFFFF, word >> 24
-            else:
-                bit_offset, bitfield = word, 0
-            text = name(m_name)
-            path = prefix + text
-            if text:
-                out.append((("member", path), (self.expr(m_type), base + bit_offset, bitfield)))
-            end = self._anon_end(m_type)
-            if end is None:
-                continue
-            anon, way = end
-            if not way:
-                self._expand(anon, path + "." if text else prefix, base + bit_offset, out, seen)
-            else:
-                self._expand(anon, _way_prefix(path if text else prefix + "(anon)", way), 0,
-                             out, seen)
-
-    def _values(self, t: Type, path: str, out: list) -> None:
-        name = self.name
-        where = path[:-1] if path.endswith(".") else path
-        if t.kflag:
-            bits = 32 if t.kind == f.ENUM else 64
-            for v_name, value in t.items:
-                out.append((("value", where, name(v_name)), _signed(value, bits)))
-        else:
-            for v_name, value in t.items:
-                out.append((("value", where, name(v_name)), value))
-
-    def _expand_reference(self, type_id: int, out: list) -> None:
-        """Facts for an anonymous aggregate a typedef or variable is made of."""
-        end = self._anon_end(type_id)
-        if end is not None:
-            anon, way = end
-            self._expand(anon, _way_prefix("", way), 0, out, set())
-
-    def facts(self, type_id: int) -> tuple:
-        """The root's facts as a tuple of (key, value); equal tuples mean no change."""
-        t = self.types[type_id]
-        kind = t.kind
-        out: list = []
-        if kind == f.STRUCT or kind == f.UNION:
-            out.append((("size",), t.size_or_type))
-            self._members(t, "", 0, out, {type_id})
-        elif kind == f.ENUM or kind == f.ENUM64:
-            out.append((("width",), "64-bit" if kind == f.ENUM64 else "32-bit"))
-            out.append((("size",), t.size_or_type))
-            out.append((("signed",), bool(t.kflag)))
-            self._values(t, "", out)
-        elif kind == f.FUNC:
-            return ((("linkage",), _linkage(t.extra)),) + self._proto_facts(t.size_or_type)
-        elif kind == f.TYPEDEF:
-            out.append((("target",), self.expr(t.size_or_type)))
-            self._expand_reference(t.size_or_type, out)
-        elif kind == f.VAR:
-            out.append((("type",), self.expr(t.size_or_type)))
-            out.append((("linkage",), _linkage(t.extra)))
-            self._expand_reference(t.size_or_type, out)
-        elif kind == f.DATASEC:
-            out.append((("size",), t.size_or_type))
-            for v_type, v_off, v_size in t.items:
-                target = self.types[v_type] if v_type else None
-                v_name = self.name(target.name_off) if target is not None else ""
-                out.append((("entry", v_name), (v_off, v_size)))
-        elif kind == f.INT:
-            word = t.extra
-            out.append((("size",), t.size_or_type))
-            out.append((("encoding",), _int_encoding(word >> 24)))
-            out.append((("bits",), word & 0xFF))
-            out.append((("bit_offset",), (word >> 16) & 0xFF))
-        elif kind == f.FLOAT:
-            out.append((("size",), t.size_or_type))
-        elif kind == f.FWD:
-            out.append((("fwd_kind",), "union" if t.kflag else "struct"))
-        if kind in _AGGREGATES and len({key for key, _ in out}) != len(out):
-            out = _unique_keys(out)
-        return tuple(out)
-
-    def _proto_facts(self, proto_id: int) -> tuple:
-        """Return and parameter facts, shared by every function of one prototype."""
-        cached = self._protos.get(proto_id)
-        if cached is not None:
-            if cached[1]:
-                self._touched = True
-            return cached[0]
-        outer = self._touched
-        self._touched = False
-        out: list = []
-        proto = self.types[proto_id] if proto_id else None
-        if proto is None or proto.kind != f.FUNC_PROTO:
-            out.append((("proto",), self.expr(proto_id)))
-        else:
-            out.append((("return",), self.expr(proto.size_or_type)))
-            items = proto.items
-            varargs = bool(items) and items[-1] == (0, 0)
-            name = self.name
-            expr = self.expr
-            for index, (p_name, p_type) in enumerate(items[:-1] if varargs else items, 1):
-                out.append((("param", index), (name(p_name), expr(p_type))))
-            out.append((("varargs",), varargs))
-        facts = tuple(out)
-        self._protos[proto_id] = (facts, self._touched)
-        self._touched = self._touched or outer
-        return facts
 
     def decl_tag_name(self, t: Type) -> str:
         """A decl tag has no identity of its own: it is its value and what it is on."""
@@ -426,16 +210,197 @@ class _Side(_Spelling):
                 params.append(self.decl(p_type, self.name(p_name)))
         return self.decl(proto.size_or_type, f"{name}({', '.join(params) or 'void'})")
 
-    def anon_title(self, facts: tuple) -> str:
-        """Anonymous roots are shown by their first few members or enumerators."""
-        shown = []
-        for key, value in facts:
-            if key[0] == "value":
-                shown.append(key[2])
-            elif key[0] == "member" and not any(c in key[1] for c in ".[-"):
-                shown.append(f"{value[0]} {key[1]}")
-        text = ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
-        return "(anon) {" + text + "}"
+
+class _Facts:
+    """One BTF's roots described by facts (see the module docstring), spelled by `speller`;
+    `of` says whether a root's facts name a duplicated type."""
+
+    def __init__(self, btf: Btf):
+        self.speller = _Speller(btf)
+        self.types = self.speller.types
+        self.name = btf.names
+        self.own_first = btf.first_id
+        self._protos: dict[int, tuple[tuple, bool]] = {}
+        # Anonymous aggregates described inside some root.
+        self.expanded: set[int] = set()
+        # Whether the facts under way named a duplicated type so far.
+        self._dup = False
+
+    def of(self, type_id: int) -> tuple[tuple, bool]:
+        """The root's facts as a tuple of (key, value), equal tuples meaning no change, and
+        whether they name a duplicated type."""
+        self._dup = False
+        facts = self._facts(type_id)
+        return facts, self._dup
+
+    def forget(self) -> None:
+        """Drop what was spelled before the duplicate tags were known."""
+        self.speller.forget()
+        self._protos.clear()
+
+    def _expr(self, type_id: int) -> str:
+        text, dup = self.speller.spell(type_id)
+        if dup:
+            self._dup = True
+        return text
+
+    def anon_end(self, type_id: int) -> tuple[int, str] | None:
+        """The anonymous aggregate a reference leads to, through modifiers, arrays and
+        pointers, with the path suffix the way leads through ("", "[]" or "->")."""
+        suffix = ""
+        depth = 0
+        while type_id and depth <= MAX_CHAIN:
+            t = self.types[type_id]
+            kind = t.kind
+            if kind in _PASS_THROUGH:
+                type_id = t.size_or_type
+            elif kind == f.ARRAY:
+                suffix += "[]"
+                type_id = t.extra[0]
+            elif kind == f.PTR:
+                suffix += "->"
+                type_id = t.size_or_type
+            elif kind in _AGGREGATES and not t.name_off:
+                return type_id, suffix
+            else:
+                return None
+            depth += 1
+        return None
+
+    # --- facts -------------------------------------------------------------------
+
+    def _expand(self, type_id: int, prefix: str, base: int, out: list, seen: set[int]) -> None:
+        """Facts for the inside of an anonymous aggregate, under member path `prefix`."""
+        if type_id in seen:
+            return
+        self.expanded.add(type_id)
+        t = self.types[type_id]
+        if t.kind == f.ENUM or t.kind == f.ENUM64:
+            self._values(t, prefix, out)
+            return
+        seen.add(type_id)
+        self._members(t, prefix, base, out, seen)
+        seen.discard(type_id)
+
+    def _members(self, t: Type, prefix: str, base: int, out: list, seen: set[int]) -> None:
+        name = self.name
+        kflag = t.kflag
+        for m_name, m_type, word in t.items:
+            if kflag:
+                bit_offset, bitfield = word & 0xFFFFFF, word >> 24
+            else:
+                bit_offset, bitfield = word, 0
+            text = name(m_name)
+            path = prefix + text
+            if text:
+                out.append((("member", path), (self._expr(m_type), base + bit_offset, bitfield)))
+            end = self.anon_end(m_type)
+            if end is None:
+                continue
+            anon, way = end
+            if not way:
+                self._expand(anon, path + "." if text else prefix, base + bit_offset, out, seen)
+            else:
+                self._expand(anon, _way_prefix(path if text else prefix + "(anon)", way), 0,
+                             out, seen)
+
+    def _values(self, t: Type, path: str, out: list) -> None:
+        name = self.name
+        where = path[:-1] if path.endswith(".") else path
+        if t.kflag:
+            bits = 32 if t.kind == f.ENUM else 64
+            for v_name, value in t.items:
+                out.append((("value", where, name(v_name)), _signed(value, bits)))
+        else:
+            for v_name, value in t.items:
+                out.append((("value", where, name(v_name)), value))
+
+    def _expand_reference(self, type_id: int, out: list) -> None:
+        """Facts for an anonymous aggregate a typedef or variable is made of."""
+        end = self.anon_end(type_id)
+        if end is not None:
+            anon, way = end
+            self._expand(anon, _way_prefix("", way), 0, out, set())
+
+    def _facts(self, type_id: int) -> tuple:
+        t = self.types[type_id]
+        kind = t.kind
+        out: list = []
+        if kind == f.STRUCT or kind == f.UNION:
+            out.append((("size",), t.size_or_type))
+            self._members(t, "", 0, out, {type_id})
+        elif kind == f.ENUM or kind == f.ENUM64:
+            out.append((("width",), "64-bit" if kind == f.ENUM64 else "32-bit"))
+            out.append((("size",), t.size_or_type))
+            out.append((("signed",), bool(t.kflag)))
+            self._values(t, "", out)
+        elif kind == f.FUNC:
+            return ((("linkage",), _linkage(t.extra)),) + self._proto_facts(t.size_or_type)
+        elif kind == f.TYPEDEF:
+            out.append((("target",), self._expr(t.size_or_type)))
+            self._expand_reference(t.size_or_type, out)
+        elif kind == f.VAR:
+            out.append((("type",), self._expr(t.size_or_type)))
+            out.append((("linkage",), _linkage(t.extra)))
+            self._expand_reference(t.size_or_type, out)
+        elif kind == f.DATASEC:
+            out.append((("size",), t.size_or_type))
+            for v_type, v_off, v_size in t.items:
+                target = self.types[v_type] if v_type else None
+                v_name = self.name(target.name_off) if target is not None else ""
+                out.append((("entry", v_name), (v_off, v_size)))
+        elif kind == f.INT:
+            word = t.extra
+            out.append((("size",), t.size_or_type))
+            out.append((("encoding",), _int_encoding(word >> 24)))
+            out.append((("bits",), word & 0xFF))
+            out.append((("bit_offset",), (word >> 16) & 0xFF))
+        elif kind == f.FLOAT:
+            out.append((("size",), t.size_or_type))
+        elif kind == f.FWD:
+            out.append((("fwd_kind",), "union" if t.kflag else "struct"))
+        if kind in _AGGREGATES and len({key for key, _ in out}) != len(out):
+            out = _unique_keys(out)
+        return tuple(out)
+
+    def _proto_facts(self, proto_id: int) -> tuple:
+        """Return and parameter facts, shared by every function of one prototype."""
+        cached = self._protos.get(proto_id)
+        if cached is not None:
+            if cached[1]:
+                self._dup = True
+            return cached[0]
+        outer = self._dup
+        self._dup = False
+        out: list = []
+        proto = self.types[proto_id] if proto_id else None
+        if proto is None or proto.kind != f.FUNC_PROTO:
+            out.append((("proto",), self._expr(proto_id)))
+        else:
+            out.append((("return",), self._expr(proto.size_or_type)))
+            items = proto.items
+            varargs = bool(items) and items[-1] == (0, 0)
+            name = self.name
+            expr = self._expr
+            for index, (p_name, p_type) in enumerate(items[:-1] if varargs else items, 1):
+                out.append((("param", index), (name(p_name), expr(p_type))))
+            out.append((("varargs",), varargs))
+        facts = tuple(out)
+        self._protos[proto_id] = (facts, self._dup)
+        self._dup = self._dup or outer
+        return facts
+
+
+def _anon_title(facts: tuple) -> str:
+    """Anonymous roots are shown by their first few members or enumerators."""
+    shown = []
+    for key, value in facts:
+        if key[0] == "value":
+            shown.append(key[2])
+        elif key[0] == "member" and not any(c in key[1] for c in ".[-"):
+            shown.append(f"{value[0]} {key[1]}")
+    text = ", ".join(shown[:3]) + (", ..." if len(shown) > 3 else "")
+    return "(anon) {" + text + "}"
 
 
 def _count(n: int, noun: str) -> str:
@@ -477,7 +442,7 @@ def _unique_keys(pairs: list) -> list:
 # --- roots and matching ------------------------------------------------------------
 
 
-def _named_roots(side: _Side) -> tuple[dict[tuple[str, str], list[Root]], list[int], list[int]]:
+def _named_roots(side: _Facts) -> tuple[dict[tuple[str, str], list[Root]], list[int], list[int]]:
     """Named roots grouped by (family, name), decl tag ids, anonymous aggregate ids."""
     named: dict[tuple[str, str], list[Root]] = defaultdict(list)
     decl_tags: list[int] = []
@@ -501,13 +466,11 @@ def _named_roots(side: _Side) -> tuple[dict[tuple[str, str], list[Root]], list[i
     return named, decl_tags, anon_candidates
 
 
-def _fill_facts(side: _Side, root: Root) -> None:
-    side._touched = False
-    root.facts = side.facts(root.type_id)
-    root.spells_duplicate = side._touched
+def _fill_facts(side: _Facts, root: Root) -> None:
+    root.facts, root.spells_duplicate = side.of(root.type_id)
 
 
-def _anonymous_roots(side: _Side, candidates: list[int]) -> list[Root]:
+def _anonymous_roots(side: _Facts, candidates: list[int]) -> list[Root]:
     """Anonymous aggregates no named root describes: first those no other such aggregate
     holds, then any still undescribed (only cycles of anonymous types remain by then)."""
     left = [type_id for type_id in candidates if type_id not in side.expanded]
@@ -516,7 +479,7 @@ def _anonymous_roots(side: _Side, candidates: list[int]) -> list[Root]:
         t = side.types[type_id]
         if t.kind in (f.STRUCT, f.UNION):
             for _, m_type, _ in t.items:
-                end = side._anon_end(m_type)
+                end = side.anon_end(m_type)
                 if end is not None and end[0] != type_id:
                     held.add(end[0])
     roots: list[Root] = []
@@ -610,7 +573,7 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
-    old_side, new_side = _Side(old), _Side(new)
+    old_side, new_side = _Facts(old), _Facts(new)
     old_named, old_tags, old_anon_ids = _named_roots(old_side)
     new_named, new_tags, new_anon_ids = _named_roots(new_side)
 
@@ -622,12 +585,12 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     for side, named, tag_ids, dups in ((old_side, old_named, old_tags, old_dups),
                                        (new_side, new_named, new_tags, new_dups)):
         for group in dups.values():
-            side.dup_ids.update(root.type_id for root in group)
+            side.speller.dup_ids.update(root.type_id for root in group)
         for group in named.values():
             for root in group:
                 _fill_facts(side, root)
         for type_id in tag_ids:
-            text = side.decl_tag_name(side.types[type_id])
+            text = side.speller.decl_tag_name(side.types[type_id])
             named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
     settle_duplicates(old, new, old_dups, new_dups)
 
@@ -639,7 +602,7 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     return DiffResult(_changes(old_side, new_side, entries))
 
 
-def _named_entries(old_side: _Side, new_side: _Side, old_named: dict, new_named: dict,
+def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_named: dict,
                    dup_keys: set) -> list[Entry]:
     """(family, name, #N or 0, status, old root, new root) for every named root that may
     differ; duplicated names get their tags on both sides, a pair sharing one."""
@@ -663,17 +626,17 @@ def _named_entries(old_side: _Side, new_side: _Side, old_named: dict, new_named:
         for a, b in pairs:
             ordinal += 1
             if tagged:
-                old_side.tags[a.type_id] = new_side.tags[b.type_id] = ordinal
+                old_side.speller.tags[a.type_id] = new_side.speller.tags[b.type_id] = ordinal
             entries.append((family, name, ordinal if tagged else 0, "pair", a, b))
         for a in removed:
             ordinal += 1
             if tagged:
-                old_side.tags[a.type_id] = ordinal
+                old_side.speller.tags[a.type_id] = ordinal
             entries.append((family, name, ordinal if tagged else 0, REMOVED, a, None))
         for b in added:
             ordinal += 1
             if tagged:
-                new_side.tags[b.type_id] = ordinal
+                new_side.speller.tags[b.type_id] = ordinal
             entries.append((family, name, ordinal if tagged else 0, ADDED, None, b))
     return entries
 
@@ -697,7 +660,7 @@ def _anonymous_entries(old_anon: list[Root], new_anon: list[Root]) -> list[Entry
     return entries
 
 
-def _changes(old_side: _Side, new_side: _Side, entries: list[Entry]) -> list[TypeChange]:
+def _changes(old_side: _Facts, new_side: _Facts, entries: list[Entry]) -> list[TypeChange]:
     """The report: pairs whose facts differ, and what was added or removed, sorted."""
     changes: list[TypeChange] = []
     for family, name, ordinal, status, a, b in entries:
@@ -706,31 +669,30 @@ def _changes(old_side: _Side, new_side: _Side, entries: list[Entry]) -> list[Typ
             if a.facts == b.facts:
                 continue
             if not name:
-                shown = new_side.anon_title(b.facts)
+                shown = _anon_title(b.facts)
             changes.append(TypeChange(family, shown, CHANGED,
                                       details=_compare(a.facts, b.facts)))
         elif status == REMOVED:
             if not name:
-                shown = old_side.anon_title(a.facts)
+                shown = _anon_title(a.facts)
             changes.append(TypeChange(family, shown, REMOVED,
-                                      old_brief=old_side.brief(a.type_id)))
+                                      old_brief=old_side.speller.brief(a.type_id)))
         else:
             if not name:
-                shown = new_side.anon_title(b.facts)
+                shown = _anon_title(b.facts)
             changes.append(TypeChange(family, shown, ADDED,
-                                      new_brief=new_side.brief(b.type_id)))
+                                      new_brief=new_side.speller.brief(b.type_id)))
     order = {family: n for n, family in enumerate(FAMILIES)}
     status_order = {REMOVED: 0, ADDED: 1, CHANGED: 2}
     changes.sort(key=lambda c: (order[c.family], status_order[c.status], c.name))
     return changes
 
 
-def _refresh_tagged_facts(old_side: _Side, new_side: _Side, entries: Iterable) -> None:
+def _refresh_tagged_facts(old_side: _Facts, new_side: _Facts, entries: Iterable) -> None:
     """Recompute the facts of roots that spell a duplicated name, now with its tag."""
-    for side in (old_side, new_side):
-        side._expr.clear()
-        side._protos.clear()
+    old_side.forget()
+    new_side.forget()
     for _, _, _, _, a, b in entries:
         for side, root in ((old_side, a), (new_side, b)):
             if root is not None and root.spells_duplicate:
-                root.facts = side.facts(root.type_id)
+                root.facts = side.of(root.type_id)[0]

@@ -20,6 +20,7 @@ a known cause, 1 otherwise, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections import Counter
@@ -29,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from canonbtf.btf import format as f  # noqa: E402
 from canonbtf.btf import reader, writer  # noqa: E402
-from canonbtf.btf.model import Btf  # noqa: E402
+from canonbtf.btf.model import Btf, Type  # noqa: E402
+from canonbtf.emit.declarator import ReferenceSpeller  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 
 DEBUG = "/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug/"
@@ -46,68 +48,50 @@ NAMED_KINDS = (f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.TYPEDEF)
 FUNCTIONS_AND_VARIABLES = (f.FUNC, f.VAR, f.DATASEC)
 
 
-class Describer:
-    """Id-free descriptions of types: what a layout comparison can compare."""
+class Describer(ReferenceSpeller):
+    """Id-free descriptions of types, what a layout comparison compares: member types
+    spelled as C declarators (emit/declarator.py), anonymous aggregates written out."""
 
     def __init__(self, btf: Btf):
+        super().__init__(btf)
         self.btf = btf
-        self.types = btf.all_types()
+        self._open: set[int] = set()  # anonymous aggregates being written out
 
-    def name(self, t) -> str:
-        return self.btf.name(t.name_off)
-
-    def ref(self, type_id: int, depth: int = 0) -> str:
-        """A type as a member type: named types by name, anonymous ones spelled out."""
+    def label(self, type_id: int) -> str:
+        """A named type by name; an anonymous struct, union or enum with what it holds
+        (`struct {...}` inside itself)."""
         t = self.types[type_id]
-        if t is None:
-            return "void"
-        kind = t.kind
-        name = self.name(t)
-        if kind in (f.INT, f.FLOAT):
-            return name
-        if kind in (f.STRUCT, f.UNION, f.FWD):
-            keyword = "union" if kind == f.UNION or (kind == f.FWD and t.kflag) else "struct"
-            if name:
-                return f"{keyword} {name}"
-            return f"{keyword} {{{self.members(t, depth + 1)}}}" if depth < 8 else keyword
-        if kind in (f.ENUM, f.ENUM64):
-            return f"enum {name}" if name else f"enum {{{self.values(t)}}}"
-        if kind == f.TYPEDEF:
-            return name
-        if kind == f.PTR:
-            return self.ref(t.size_or_type, depth) + " *"
-        if kind in (f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
-            word = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict",
-                    f.TYPE_TAG: f"tag({name})"}[kind]
-            return f"{word} {self.ref(t.size_or_type, depth)}"
-        if kind == f.ARRAY:
-            elem, _, nelems = t.extra
-            return f"{self.ref(elem, depth)}[{nelems}]"
-        if kind == f.FUNC_PROTO:
-            params = ", ".join(self.ref(p, depth) if p or n else "..." for n, p in t.items)
-            return f"fn({params}) -> {self.ref(t.size_or_type, depth)}"
-        return f"{f.kind_name(kind)} {name}"
+        if t.name_off or t.kind not in (f.STRUCT, f.UNION, f.ENUM, f.ENUM64) \
+                or type_id in self._open:
+            return super().label(type_id)
+        self._open.add(type_id)
+        if t.kind in (f.ENUM, f.ENUM64):
+            text = f"enum {{{self.values(t)}}}"
+        else:
+            text = f"{'union' if t.kind == f.UNION else 'struct'} {{{self.members(t)}}}"
+        self._open.discard(type_id)
+        return text
 
-    def members(self, t, depth: int = 0) -> str:
+    def members(self, t: Type) -> str:
         parts = []
         for name_off, member_type, offset in t.items:
             bits = offset & 0xFFFFFF if t.kflag else offset
             size = offset >> 24 if t.kflag else 0
             field = f"{self.btf.name(name_off)}@{bits}" + (f":{size}" if size else "")
-            parts.append(f"{field} {self.ref(member_type, depth)}")
+            parts.append(f"{field} {self.expr(member_type)}")
         return f"size {t.size_or_type}; " + "; ".join(parts)
 
-    def values(self, t) -> str:
+    def values(self, t: Type) -> str:
         sign = "signed" if t.kflag else "unsigned"
         values = ", ".join(f"{self.btf.name(n)}={v}" for n, v in t.items)
         return f"size {t.size_or_type} {sign}: {values}"
 
-    def layout(self, t) -> str:
+    def layout(self, t: Type) -> str:
         if t.kind in (f.STRUCT, f.UNION):
             return self.members(t)
         if t.kind in (f.ENUM, f.ENUM64):
             return self.values(t)
-        return self.ref(t.size_or_type)
+        return self.expr(t.size_or_type)
 
 
 def named_layouts(btf: Btf) -> dict[tuple[str, str], Counter]:
@@ -146,7 +130,7 @@ def prototypes(btf: Btf) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
             proto = btf.type_by_id(t.size_or_type)
             names = tuple(btf.name(n) for n, _ in proto.items)
             out.setdefault(btf.name(t.name_off), []).append(
-                (describer.ref(t.size_or_type), names))
+                (describer.expr(t.size_or_type), names))
     return out
 
 
@@ -218,7 +202,8 @@ def compare_functions(ours: Btf, theirs: Btf, stats) -> int:
 
 
 def _unconst(spelled: str) -> str:
-    return spelled.replace("const ", "")
+    """A prototype's spelling without its `const`s (on pointers or what they point to)."""
+    return " ".join(word for word in re.findall(r"\w+|[^\w\s]", spelled) if word != "const")
 
 
 def compare_variables(ours: Btf, theirs: Btf) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from ..btf.sizes import TypeSizes, by_value_edges, pointer_size
 
 # The emitter recurses a few Python frames per level of nesting; real kernels nest about
 # 20 deep (the kernel itself stops resolving chains at 32).
@@ -22,46 +23,13 @@ MAX_NESTING = 150
 # Padding is written as unnamed bit-fields, a line per 8 bytes.
 MAX_PADDING = 1 << 20
 
-_BY_VALUE_TARGET = frozenset({f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
 
-
-def pointer_size(btf: Btf) -> int:
-    """The target's pointer size: that of `long`, as on every Linux ABI (8 when the BTF
-    has no long). Split BTF takes its base's."""
-    if btf.base is not None:
-        return pointer_size(btf.base)
-    name = btf.name
-    for t in btf.types:
-        if t.kind == f.INT and t.size_or_type in (4, 8) \
-                and name(t.name_off) in ("long int", "long unsigned int"):
-            return t.size_or_type
-    return 8
-
-
-def _by_value_edges(types: list, cut: bytearray) -> list[tuple[int, ...]]:
-    """Per type id, what must be complete for it to be: members, array elements, the
-    targets of typedefs and modifiers (void and ids in `cut` left out)."""
-    edges: list[tuple[int, ...]] = [()] * len(types)
-    by_value_target = _BY_VALUE_TARGET
-    for type_id in range(1, len(types)):
-        t = types[type_id]
-        kind = t.kind
-        if kind == f.STRUCT or kind == f.UNION:
-            out = tuple([m[1] for m in t.items if not cut[m[1]]])
-        elif kind == f.ARRAY:
-            out = (t.extra[0],) if not cut[t.extra[0]] else ()
-        elif kind in by_value_target:
-            out = (t.size_or_type,) if not cut[t.size_or_type] else ()
-        else:
-            continue
-        edges[type_id] = out
-    return edges
-
-
-def _spelling_edges(types: list, cut: bytearray) -> list[tuple[int, ...]]:
-    """Per type id, the types whose spelling is part of its spelling (ids in `cut` and
+def _spelling_edges(types: list, by_value: list[tuple[int, ...]], cut: bytearray
+                    ) -> list[tuple[int, ...]]:
+    """Per type id, the types whose spelling is part of its spelling: what it holds by
+    value, a pointer's target, a prototype's return and parameter types (ids in `cut` and
     void left out)."""
-    edges = _by_value_edges(types, cut)
+    edges = [tuple([r for r in out if not cut[r]]) if out else out for out in by_value]
     for type_id in range(1, len(types)):
         t = types[type_id]
         kind = t.kind
@@ -80,19 +48,21 @@ def _describe(btf: Btf, type_id: int, t: Type) -> str:
     return f"type {type_id} ({kind} '{name}')" if name else f"type {type_id} ({kind})"
 
 
-def c_shape_problem(btf: Btf) -> str | None:
+def c_shape_problem(btf: Btf, by_value: list[tuple[int, ...]] | None = None,
+                    sizes: TypeSizes | None = None) -> str | None:
     """Why `btf`'s own types (with what they reach in the base) cannot be spelled as C,
-    or None when they can."""
+    or None when they can. `by_value` (`sizes.by_value_edges` of its types) and `sizes`
+    are the caller's, when it has them already."""
     types = btf.all_types()
     name = btf.name
     for type_id, t in btf.own():
         if t.kind in (f.FWD, f.TYPEDEF) and not name(t.name_off):
             return f"{_describe(btf, type_id, t)} has no name"
-    void_only = bytearray(len(types))
-    void_only[0] = 1
-    problem = _walk(btf, types, _by_value_edges(types, void_only), "contains itself by value")
+    if by_value is None:
+        by_value = by_value_edges(types)
+    problem = _walk(btf, types, by_value, "contains itself by value")
     if problem is None:
-        problem = _padding_problem(btf, types)
+        problem = _padding_problem(btf, sizes or TypeSizes(types, pointer_size(btf)))
     if problem is not None:
         return problem
     # C spells a named struct or union by its tag, which ends the path.
@@ -102,36 +72,16 @@ def c_shape_problem(btf: Btf) -> str | None:
         t = types[type_id]
         if (t.kind == f.STRUCT or t.kind == f.UNION) and t.name_off and name(t.name_off):
             tags[type_id] = 1
-    return _walk(btf, types, _spelling_edges(types, tags),
+    return _walk(btf, types, _spelling_edges(types, by_value, tags),
                  "refers to itself without a named struct or union in between")
 
 
-def _padding_problem(btf: Btf, types: list) -> str | None:
+def _padding_problem(btf: Btf, sizes: TypeSizes) -> str | None:
     """A struct whose members leave a gap the emitter would fill with more than
     MAX_PADDING bytes of unnamed bit-fields (one line per 8 bytes); real kernels need
     at most a page. Only called once the by-value graph is known to be acyclic and
     shallow, so the recursion below is bounded."""
-    sizes: dict[int, int] = {}
-    ptr_size = pointer_size(btf)
-
-    def size_of(type_id: int) -> int:
-        size = sizes.get(type_id)
-        if size is None:
-            t = types[type_id]
-            kind = t.kind if t is not None else f.UNKN
-            if kind in f.SIZED_KINDS:
-                size = t.size_or_type
-            elif kind == f.PTR:
-                size = ptr_size
-            elif kind == f.ARRAY:
-                size = t.extra[2] * size_of(t.extra[0])
-            elif kind in _BY_VALUE_TARGET:
-                size = size_of(t.size_or_type)
-            else:
-                size = 0
-            sizes[type_id] = size
-        return size
-
+    size_of = sizes.size_of
     limit = 8 * MAX_PADDING
     for type_id, t in btf.own():
         if t.kind != f.STRUCT:

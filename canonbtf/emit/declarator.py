@@ -1,4 +1,5 @@
-"""C declarators the way bpftool writes them: one implementation for the C header and diff.
+"""C declarators the way bpftool writes them: one implementation for the C header
+(emit/c_spell.py), diff and tools/compare_pahole.py (`ReferenceSpeller`).
 
 A type reference is a chain of pointers, qualifiers, type tags, arrays and prototypes
 ending at a base type (`int`, `struct foo`, a typedef, void). C reads it inside out:
@@ -10,7 +11,7 @@ an array or a prototype has no C spelling (gcc emits CONST on arrays) and is lef
 from __future__ import annotations
 
 from ..btf import format as f
-from ..btf.model import Type
+from ..btf.model import Btf, Type
 
 QUALIFIERS = {f.CONST: "const", f.VOLATILE: "volatile", f.RESTRICT: "restrict"}
 CHAIN_KINDS = frozenset({f.PTR, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG, f.FUNC_PROTO})
@@ -141,3 +142,94 @@ class Declarators:
             out.append(QUALIFIERS[kind] + " ")
             i -= 1
         return i
+
+
+# Longer reference chains than this only come from malformed input (the kernel allows 32).
+MAX_CHAIN = 48
+
+
+class ReferenceSpeller(Declarators):
+    """One BTF's type references spelled as C declarators, without ids: a named type by
+    its C name, an anonymous aggregate as `struct {...}`, and a qualifier C has no place
+    for noted in a comment, so that equal text means equal types. Diff and the tools that
+    compare BTFs spell with it."""
+
+    def __init__(self, btf: Btf):
+        self.types = btf.all_types()
+        self.name = btf.names
+        self._expr: dict[int, str] = {}
+        self._dropped = False
+
+    def label(self, type_id: int) -> str:
+        """A named (or anonymous) base type as C names it."""
+        t = self.types[type_id]
+        kind = t.kind
+        text = self.name(t.name_off)
+        if kind == f.STRUCT or kind == f.UNION or kind == f.FWD:
+            union = kind == f.UNION or (kind == f.FWD and t.kflag)
+            return ("union " if union else "struct ") + (text or "{...}")
+        if kind == f.ENUM or kind == f.ENUM64:
+            return "enum " + (text or "{...}")
+        return text
+
+    def expr(self, type_id: int) -> str:
+        """The C spelling of a type reference, e.g. `const struct sk_buff *`."""
+        text = self._expr.get(type_id)
+        if text is None:
+            # Malformed BTF can have a prototype take itself as a parameter: the inner
+            # mention reads this placeholder instead of recursing without end.
+            self._expr[type_id] = "..."
+            text = self.decl(type_id, "")
+            self._expr[type_id] = text
+        return text
+
+    def decl(self, type_id: int, fname: str) -> str:
+        """`fname` declared with type `type_id` (abstract when empty). A qualifier C has no
+        place for (on an array or a prototype) is not lost: the chain is spelled out in a
+        comment, so that `int(*)[4]` through a const array still differs from one without."""
+        chain = declarator_chain(self.types, type_id, MAX_CHAIN)
+        outer = self._dropped
+        self._dropped = False
+        text = self._chain(chain, len(chain), fname, 0, 0)
+        if self._dropped:
+            words = " ".join(map(self._word, chain[:-1]))
+            for tail in (" of", " to", " returning"):
+                words = words.removesuffix(tail)
+            text += f" /* {words} */"
+        self._dropped = outer
+        return text
+
+    def _word(self, type_id: int) -> str:
+        t = self.types[type_id]
+        kind = t.kind
+        if kind == f.ARRAY:
+            return f"array[{t.extra[2]}] of"
+        if kind == f.PTR:
+            return "pointer to"
+        if kind == f.FUNC_PROTO:
+            return "function returning"
+        if kind == f.TYPE_TAG:
+            return f"tag {self.name(t.name_off)}"
+        return f.kind_name(kind).lower()
+
+    def dropped(self, qualifier: int, on: int) -> None:
+        self._dropped = True
+
+    def _base(self, tid: int, t: Type, mode: int, level: int) -> str:
+        return self.label(tid)
+
+    def _other(self, tid: int) -> str:
+        if tid < 0:
+            return "..."
+        t = self.types[tid]
+        return f"<{f.kind_name(t.kind)} {self.name(t.name_off)}>"
+
+    def _tag_name(self, tid: int) -> str:
+        return self.name(self.types[tid].name_off)
+
+    def _params(self, proto: Type, level: int) -> str:
+        items = proto.items
+        if not items:
+            return "void"
+        parts = [self.expr(p_type) if p_type or p_name else "..." for p_name, p_type in items]
+        return ", ".join(parts)

@@ -178,13 +178,13 @@ def _closure(header: _Header, roots: Iterable[int]) -> tuple[list[int], dict[int
         d = stack.pop()
         if d in declared:
             continue
-        before, tags = header._dependencies(d)
+        before, tags = header.placement.dependencies(d)
         declared[d] = tags
         stack.extend(r for r in before if r not in declared)
         if header.types[d].kind == f.TYPEDEF:
             # A typedef the header defines is complete, so that its size is the BTF's
             # (`foo_t *p` alone would leave `struct foo` declared only).
-            stack.extend(r for r in header._complete_deps(d) if r not in declared)
+            stack.extend(r for r in header.placement.complete_deps(d) if r not in declared)
     sequence = [d for d in header.order()[0] if d in declared]
     return sequence, declared
 
