@@ -19,6 +19,7 @@ import stat
 import subprocess
 import tempfile
 
+from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 
 from .errors import InputError
@@ -48,8 +49,12 @@ def find_objcopy() -> list[str]:
 
 
 def has_section(path: str, name: str = SECTION) -> bool:
-    with open(path, "rb") as fh:
-        return ELFFile(fh).get_section_by_name(name) is not None
+    """Whether the ELF file `path` has section `name`; InputError if it is no ELF file."""
+    try:
+        with open(path, "rb") as fh:
+            return ELFFile(fh).get_section_by_name(name) is not None
+    except (ELFError, ELFParseError) as e:
+        raise InputError(path, f"not an ELF file ({e})") from None
 
 
 def write_elf_with_btf(objcopy: list[str], source: str, btf: bytes, out_path: str) -> list[str]:

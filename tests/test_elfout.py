@@ -114,3 +114,10 @@ def test_which_objcopy(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(InputError, match="needs binutils objcopy"):
         elfout.find_objcopy()
+
+
+def test_a_source_that_is_no_elf_file_is_an_input_error(tmp_path):
+    source = tmp_path / "not-elf.o"
+    source.write_bytes(b"\x7fELG" + bytes(60))
+    with pytest.raises(InputError, match="not an ELF file"):
+        elfout.has_section(str(source))
