@@ -15,6 +15,8 @@ from canonbtf.btf import format as f
 from canonbtf.btf import kinds, model
 from canonbtf.btf.kinds import KINDS, NAME, TYPE, VALUE, Shape
 from canonbtf.btf.model import Type
+from canonbtf.canon import dedup
+from canonbtf.dwarf import keys
 
 IDS = 12  # type ids 0..11 in the random records
 NAMES = ["", "a", "b", "next", "x"]
@@ -159,3 +161,12 @@ def test_a_new_kind_is_one_row(monkeypatch):
         for family in kinds.FAMILIES:
             made = kinds.specialise.__wrapped__(family, "record", None)
             check(made[new], family, None, x, new_id, new_name, waiting)
+
+
+def test_one_token_for_the_dedup_and_the_keyed_merge():
+    """The keyed merge abstracts records with the dedup's own function."""
+    assert keys.token_of is dedup.token_of and keys.is_declaration is dedup.is_declaration
+    for kind in range(1, len(KINDS)):
+        token = dedup.token_of(kind, "n", 1)
+        assert (token is not None) == (kind in dedup.TOKEN_KINDS)
+        assert dedup.token_of(kind, "", 1) is None

@@ -37,33 +37,13 @@ from array import array
 from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
+from ..canon.dedup import TOKEN_KINDS, is_declaration, token_of
 from .fragment import Fragment, record_refs, remap_record
 
 Record = tuple
 CYCLE = -1  # the part of an edge that closes a cycle through anonymous types
 
 
-def record_token(record: Record) -> tuple | None:
-    """The name a reference to this record is abstracted to (as canon.dedup's tokens)."""
-    name = record[1]
-    if not name:
-        return None
-    kind = record[0]
-    if kind == f.STRUCT or kind == f.UNION:
-        return ("aggregate", name, kind == f.UNION)
-    if kind == f.FWD:
-        return ("aggregate", name, bool(record[2]))
-    if kind == f.ENUM or kind == f.ENUM64:
-        return ("enum", name)
-    return None
-
-
-def is_declaration(record: Record) -> bool:
-    kind = record[0]
-    return kind == f.FWD or ((kind == f.ENUM or kind == f.ENUM64) and not record[5])
-
-
-_TOKEN_KINDS = frozenset({f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64})
 _LEAF_KINDS = frozenset({f.INT, f.FWD, f.ENUM, f.ENUM64, f.FLOAT})  # records without edges
 _SINGLE_REF_KINDS = f.TYPED_KINDS - {f.FUNC_PROTO}
 
@@ -126,8 +106,8 @@ class KeyPool:
         tokens = self._tokens
         for n in range(1, count):
             record = records[n]
-            if record[0] in _TOKEN_KINDS and record[1]:
-                t = record_token(record)
+            if record[0] in TOKEN_KINDS and record[1]:
+                t = token_of(record[0], record[1], record[2])
                 part[n] = tokens.setdefault(t, t)
                 waiting[n] = False
         key = [0] * count
@@ -300,9 +280,9 @@ class KeyedMerge:
         seeds: list = []
         for k in range(1, count):
             entry = entries[k]
-            t = record_token(entry)
+            t = token_of(entry[0], entry[1], entry[2])
             if t is not None:
-                group = declarations if is_declaration(entry) else definitions
+                group = declarations if is_declaration(entry[0], entry[5]) else definitions
                 group.setdefault(t, set()).add(k)
             for p in record_refs(entry):
                 if p == CYCLE:
@@ -326,7 +306,8 @@ class KeyedMerge:
                 if unsafe[item]:
                     continue
                 unsafe[item] = True
-                t = record_token(entries[item])
+                entry = entries[item]
+                t = token_of(entry[0], entry[1], entry[2])
                 if t is not None and target.get(t) == item:
                     work.append(t)
             else:
@@ -364,14 +345,16 @@ class KeyedMerge:
             if unsafe[k]:
                 continue
             entry = entries[k]
-            t = record_token(entry)
-            if t is not None and is_declaration(entry) and t in target and target[t] != k:
+            t = token_of(entry[0], entry[1], entry[2])
+            if (t is not None and is_declaration(entry[0], entry[5]) and t in target
+                    and target[t] != k):
                 continue  # a declaration of a name with a definition: references go there
             emitted.append(k)
             type_of[k] = len(emitted)
         for k in range(1, len(entries)):
             if not unsafe[k] and not type_of[k]:
-                type_of[k] = type_of[target[record_token(entries[k])]]
+                entry = entries[k]
+                type_of[k] = type_of[target[token_of(entry[0], entry[1], entry[2])]]
         # Parts of safe entries -> type ids: key ids by `type_of`, tokens by their key.
         parts = dict(enumerate(type_of))
         for t, k in target.items():
