@@ -1,11 +1,14 @@
 """The per-kind field table (canonbtf/btf/kinds.py) and what is generated from it.
 
 Every specialised function, for every kind, gives what the generic function that reads
-the table gives, on random records of that kind, as `Type`s and as encoder records; a new
-row alone makes every specialisation of a new kind.
+the table gives, on random records of that kind, as `Type`s and as encoder records; the
+compiled core's keys (csrc/keys.c) put references where the table does; a new row alone
+makes every specialisation of a new kind.
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +19,9 @@ from canonbtf.btf import kinds, model
 from canonbtf.btf.kinds import KINDS, NAME, TYPE, VALUE, Shape
 from canonbtf.btf.model import Type
 from canonbtf.canon import dedup
-from canonbtf.dwarf import keys
+from canonbtf.dwarf import core, fragment, keys
+
+from .conftest import REPO
 
 IDS = 12  # type ids 0..11 in the random records
 NAMES = ["", "a", "b", "next", "x"]
@@ -132,6 +137,10 @@ def test_the_modules_use_the_generated_functions():
     assert model.NAME_OFFSETS is kinds.specialise("names", "type")
     assert model.REMAP is kinds.specialise("remap", "type", Type)
     assert model.REMAP_NAMES is kinds.specialise("remap_names", "type", Type)
+    assert fragment.RECORD_REFS is kinds.specialise("refs", "record")
+    assert fragment.RECORD_REMAP is kinds.specialise("remap", "record")
+    assert fragment.RECORD_RENAME is kinds.specialise("rename", "record")
+    assert keys._READY is kinds.specialise("ready", "record")
 
 
 def test_the_table_agrees_with_the_wire_format():
@@ -163,6 +172,34 @@ def test_a_new_kind_is_one_row(monkeypatch):
             check(made[new], family, None, x, new_id, new_name, waiting)
 
 
+# -- the compiled core ---------------------------------------------------------------------
+
+KEYS_C = REPO / "canonbtf" / "dwarf" / "csrc" / "keys.c"
+
+
+def c_kinds(function: str) -> set[int]:
+    """The kinds named in the body of a C function of keys.c (`static int f(int kind)`)."""
+    text = KEYS_C.read_text()
+    body = re.search(rf"static int {function}\(int kind\)\s*\{{(.*?)\n\}}", text, re.S)
+    assert body, function
+    return {getattr(f, name) for name in re.findall(r"\bK_(\w+)", body.group(1))}
+
+
+def table_kinds(test) -> set[int]:
+    return {kind for kind in range(1, len(KINDS)) if test(KINDS[kind])}
+
+
+def test_the_cores_kind_sets_are_the_tables():
+    """keys.c's `single_ref` (a reference in size_or_type only) and `leaf_kind` (no
+    reference) name the kinds the table gives; its tokens are canon.dedup's."""
+    assert c_kinds("single_ref") == table_kinds(lambda s: refs_at(s) == (True, False, False))
+    assert c_kinds("leaf_kind") == table_kinds(lambda s: refs_at(s) == (False, False, False))
+    text = KEYS_C.read_text()
+    line = re.search(r"if \(\(k == K_STRUCT.*?\)\s*&& r->name.len\)", text, re.S)
+    assert line
+    assert {getattr(f, n) for n in re.findall(r"\bK_(\w+)", line.group(0))} == dedup.TOKEN_KINDS
+
+
 def test_one_token_for_the_dedup_and_the_keyed_merge():
     """The keyed merge abstracts records with the dedup's own function."""
     assert keys.token_of is dedup.token_of and keys.is_declaration is dedup.is_declaration
@@ -170,3 +207,18 @@ def test_one_token_for_the_dedup_and_the_keyed_merge():
         token = dedup.token_of(kind, "n", 1)
         assert (token is not None) == (kind in dedup.TOKEN_KINDS)
         assert dedup.token_of(kind, "", 1) is None
+
+
+@pytest.mark.skipif(core.compiled_module() is None, reason="the compiled core is not built")
+def test_the_cores_entries_are_the_tables_for_every_kind():
+    """The compiled core's entries equal the pure keys' (made from the table) on objects
+    whose records hold every kind a unit can make (DATASECs are made by the parent)."""
+    from canonbtf.dwarf.sections import open_dwarf
+
+    from .test_core import compare_units
+
+    seen: set[int] = set()
+    for name in ("all.gcc-dwarf5.o", "kfuncs.clang-dwarf4.o", "tags.clang-dwarf4.o"):
+        dwarf = open_dwarf(str(REPO / "golden" / "obj" / name))
+        seen |= compare_units(dwarf, dwarf.units)
+    assert seen == set(range(1, len(KINDS))) - {f.DATASEC}
