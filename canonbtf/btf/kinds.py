@@ -12,6 +12,9 @@ encoder a record number, pool id, key or token) or VALUE (anything else).
 The hot paths (sorting a kernel's 95 k types reads every reference and name several
 times) call what `specialise` generates from the same rows instead: per kind, a
 function with the table's choices made, as dies.py generates a DIE reader per shape.
+Against the hand-written copies they replace (valgrind, the 6.1 kernel): sort 6,091 M
+-> 6,025 M instructions, sort --dedup 8,551 M -> 8,402 M, a pure worker's keys of 1/20
+of the units 2,133 M -> 1,925 M, the records' pooling of 40 units 2,250 M -> 2,031 M.
 tests/test_kinds.py holds every specialisation to the generic functions, kind by kind.
 
 Adding a kind (what cilium/ebpf's types.go lists for a new type):
