@@ -2,13 +2,14 @@
 
 Every specialised function, for every kind, gives what the generic function that reads
 the table gives, on random records of that kind, as `Type`s and as encoder records; the
-compiled core's keys (csrc/keys.c) put references where the table does; a new row alone
-makes every specialisation of a new kind.
+compiled parts (dwarf/csrc/keys.c, csrc/types.c) put references and names where the
+table does; a new row alone makes every specialisation of a new kind.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -175,12 +176,13 @@ def test_a_new_kind_is_one_row(monkeypatch):
 # -- the compiled core ---------------------------------------------------------------------
 
 KEYS_C = REPO / "canonbtf" / "dwarf" / "csrc" / "keys.c"
+TYPES_C = REPO / "canonbtf" / "csrc" / "types.c"
 
 
-def c_kinds(function: str) -> set[int]:
-    """The kinds named in the body of a C function of keys.c (`static int f(int kind)`)."""
-    text = KEYS_C.read_text()
-    body = re.search(rf"static int {function}\(int kind\)\s*\{{(.*?)\n\}}", text, re.S)
+def c_kinds(function: str, path: Path = KEYS_C) -> set[int]:
+    """The kinds named in the body of the C function `int function(... kind)`."""
+    text = path.read_text()
+    body = re.search(rf"\bint {function}\(\w+ kind\)\s*\{{(.*?)\n\}}", text, re.S)
     assert body, function
     return {getattr(f, name) for name in re.findall(r"\bK_(\w+)", body.group(1))}
 
@@ -198,6 +200,14 @@ def test_the_cores_kind_sets_are_the_tables():
     line = re.search(r"if \(\(k == K_STRUCT.*?\)\s*&& r->name.len\)", text, re.S)
     assert line
     assert {getattr(f, n) for n in re.findall(r"\bK_(\w+)", line.group(0))} == dedup.TOKEN_KINDS
+
+
+def test_the_compiled_orders_kind_sets_are_the_tables():
+    """canonbtf/csrc/types.c (the compiled order and renumbering): `typed_kind` (a type id
+    in size_or_type) and `items_named` (items start with a name) as the table says."""
+    assert c_kinds("typed_kind", TYPES_C) == table_kinds(lambda s: s.sot == TYPE)
+    assert c_kinds("items_named", TYPES_C) == {
+        kind for kind in range(1, len(KINDS)) if kinds.item_name_index(kind) is not None}
 
 
 def test_one_token_for_the_dedup_and_the_keyed_merge():

@@ -23,8 +23,9 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
 - here: its row in `_ROWS` (refs, names, remapping and their specialisations follow);
 - what it means elsewhere: reader.py and writer.py (wire words), canon/labels.py (its
   label), canon/dedup.py `token_of` (if references to it stand for a name), validator.py,
-  emit/ (c, raw, json), diff.py; and dwarf/convert.py with csrc/ when DWARF makes it
-  (tests/test_kinds.py checks csrc/keys.c against this table).
+  emit/ (c, raw, json), diff.py; the compiled order (csrc/types.c, records.c,
+  renumber.c); and dwarf/convert.py with dwarf/csrc/ when DWARF makes it
+  (tests/test_kinds.py checks dwarf/csrc/keys.c and csrc/types.c against this table).
 """
 
 from __future__ import annotations

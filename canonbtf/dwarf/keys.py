@@ -164,7 +164,7 @@ class KeyPool:
 
 class _Parts(dict):
     """Maps the parts of a worker's entry to the parent's: key ids as stored, tokens and
-    CYCLE to themselves (a dict, so that `remap_record` looks key ids up in C)."""
+    CYCLE to themselves (a dict, so that RECORD_REMAP looks key ids up in C)."""
 
     def __missing__(self, part):
         return part
