@@ -56,15 +56,17 @@ def both_ways(pure, make) -> tuple:
     return reference, make()
 
 
-def compare_units(dwarf, units) -> None:
-    """Records, skips and keys of each unit from both cores."""
+def compare_units(dwarf, units) -> set[int]:
+    """Records, skips and keys of each unit from both cores; the kinds of the records."""
     context = context_for(dwarf, DEFAULT)
     encoder = core.new_encoder(dwarf, context)
     reader = DieReader(dwarf)
     pool = KeyPool()
+    kinds: set[int] = set()
     for unit in units:
         skips = Skips()
         records = convert_unit(reader.read_unit(unit), dwarf.little_endian, skips, context)
+        kinds.update(record[0] for record in records[1:])
         pool.add_unit(records, unit)
         assert encoder.records(core.unit_fields(unit)) == records, hex(unit.offset)
         encoder.add_keys(core.unit_fields(unit))
@@ -76,6 +78,7 @@ def compare_units(dwarf, units) -> None:
     assert entries == fragment.entries
     assert [(o, sorted(array("I", k))) for o, k in unit_keys] == \
         [(o, sorted(k)) for o, k in fragment.unit_keys]
+    return kinds
 
 
 @pytest.mark.parametrize("path", GOLDEN_OBJECTS, ids=lambda p: p.name)

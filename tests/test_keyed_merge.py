@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from canonbtf.btf import format as f
-from canonbtf.btf import writer
+from canonbtf.btf import kinds, writer
 from canonbtf.canon import canonicalize
 from canonbtf.dwarf.convert import Skips, convert_unit
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.encode import encode_dwarf, merge_fragments
-from canonbtf.dwarf.fragment import Fragment, TypePool, record_refs
+from canonbtf.dwarf.fragment import Fragment, TypePool
 from canonbtf.dwarf.keys import CYCLE, KeyedMerge, KeyPool
 from canonbtf.dwarf.sections import open_dwarf
 
@@ -115,7 +115,7 @@ def test_cycle_through_anonymous_types_is_unsafe():
                (f.TYPEDEF, "t", 0, 2, 0, ())]
     pool = KeyPool()
     keys = pool.add_unit(records)
-    assert any(CYCLE in record_refs(pool.entries[k]) for k in keys[1:])
+    assert any(CYCLE in kinds.refs(pool.entries[k]) for k in keys[1:])
     merge = KeyedMerge([[pool.fragment(1, 0, {})]])
     assert merge.unsafe[keys[2]] and merge.unsafe[keys[3]] and merge.unsafe[keys[4]]
     assert not merge.unsafe[keys[1]]

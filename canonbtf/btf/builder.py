@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import format as f
+from . import kinds
 from .model import Btf, Type
 from .strings import StringTable
 
@@ -27,9 +28,11 @@ class BtfBuilder:
 
     def add(self, kind: int, name: str = "", size_or_type: int = 0, *, kflag: int = 0,
             extra: int | tuple[int, int, int] = 0, items: Sequence[tuple] = ()) -> int:
-        """Append a type; item names (first field except for DATASEC) are given as strings."""
-        if kind != f.DATASEC and items:
-            items = [(self._name(item[0]), *item[1:]) for item in items]
+        """Append a type; names (its own, and its items' where kinds.py puts one) are given
+        as strings."""
+        at = kinds.item_name_index(kind)
+        if at is not None:
+            items = [(*item[:at], self._name(item[at]), *item[at + 1:]) for item in items]
         self.types.append(Type(kind, self._name(name), kflag, size_or_type, extra, list(items)))
         return self.first_id + len(self.types) - 1
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from . import format as f
+from . import kinds
 from .strings import StringTable
 
 
@@ -49,57 +50,19 @@ class Type:
         return len(self.items)
 
     def refs(self) -> list[int]:
-        """Referenced type ids, in the order the record holds them."""
-        kind = self.kind
-        if kind in f.TYPED_KINDS:
-            out = [self.size_or_type]
-            if kind == f.FUNC_PROTO:
-                out.extend(item[1] for item in self.items)
-            return out
-        if kind == f.STRUCT or kind == f.UNION:
-            return [item[1] for item in self.items]
-        if kind == f.ARRAY:
-            return [self.extra[0], self.extra[1]]
-        if kind == f.DATASEC:
-            return [item[0] for item in self.items]
-        return []
+        """Referenced type ids, in the order the record holds them (kinds.py)."""
+        return REFS[self.kind](self)
 
     def remap(self, new_id: Sequence[int], new_name: Mapping[int, int] | None = None) -> Type:
         """A copy with every type reference r replaced by new_id[r] and, when `new_name` is
         given, every string offset o (own name, member/param/enumerator names) by new_name[o]."""
-        kind = self.kind
-        sot = self.size_or_type
-        extra = self.extra
-        items = self.items
-        name_off = self.name_off
-        if new_name is not None:
-            name_off = new_name[name_off]
-            if items and kind != f.DATASEC:
-                if kind == f.STRUCT or kind == f.UNION:
-                    items = [(new_name[n], new_id[t], o) for n, t, o in items]
-                    return Type(kind, name_off, self.kflag, sot, extra, items)
-                if kind == f.FUNC_PROTO:
-                    items = [(new_name[n], new_id[t]) for n, t in items]
-                    return Type(kind, name_off, self.kflag, new_id[sot], extra, items)
-                items = [(new_name[n], v) for n, v in items]
-        if kind in f.TYPED_KINDS:
-            sot = new_id[sot]
-            if kind == f.FUNC_PROTO:
-                items = [(n, new_id[t]) for n, t in items]
-        elif kind == f.STRUCT or kind == f.UNION:
-            items = [(n, new_id[t], o) for n, t, o in items]
-        elif kind == f.ARRAY:
-            extra = (new_id[extra[0]], new_id[extra[1]], extra[2])
-        elif kind == f.DATASEC:
-            items = [(new_id[t], o, s) for t, o, s in items]
-        return Type(kind, name_off, self.kflag, sot, extra, items)
+        if new_name is None:
+            return REMAP[self.kind](self, new_id)
+        return REMAP_NAMES[self.kind](self, new_id, new_name)
 
     def name_offsets(self) -> list[int]:
         """Every string offset the record holds: its name, then member/param/value names."""
-        out = [self.name_off]
-        if self.kind in f.ITEM_WORDS and self.kind != f.DATASEC:
-            out.extend(item[0] for item in self.items)
-        return out
+        return NAME_OFFSETS[self.kind](self)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Type):
@@ -120,6 +83,13 @@ class Type:
             f"Type({f.kind_name(self.kind)}, name_off={self.name_off}, kflag={self.kflag}, "
             f"size_or_type={self.size_or_type}, extra={self.extra!r}, items={list(self.items)!r})"
         )
+
+
+# Per kind (index = kind), generated from kinds.KINDS: hot loops call these directly.
+REFS = kinds.specialise("refs", "type")
+NAME_OFFSETS = kinds.specialise("names", "type")
+REMAP = kinds.specialise("remap", "type", Type)
+REMAP_NAMES = kinds.specialise("remap_names", "type", Type)
 
 
 class Packed:

@@ -23,33 +23,39 @@ merge: two identical sections are one, two variables of one name and type are no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..btf import format as f
-from ..btf.model import Btf, Type
+from ..btf.model import REFS, Btf
 from . import compiled
 from .labels import label
 from .refine import Partition
 from .twins import declared_twins
 
+# Kinds whose named types stand for their name in the first partition (`token_of`).
+TOKEN_KINDS = frozenset({f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64})
 
-def _token(t: Type, name: str) -> tuple | None:
-    """What a reference to `t` is abstracted to in the first partition: the name of a
-    named struct, union or enum (or of its declaration); None for every other type."""
+
+def token_of(kind: int, name: str, kflag: int) -> tuple | None:
+    """What a reference to a type is abstracted to in the first partition: the name of a
+    named struct, union or enum (or of its declaration); None for every other type. The
+    keyed merge (dwarf/keys.py) abstracts records with this same function: its soundness
+    rests on the two abstractions being one."""
     if not name:
         return None
-    kind = t.kind
     if kind == f.STRUCT or kind == f.UNION:
         return ("aggregate", name, kind == f.UNION)
     if kind == f.FWD:
-        return ("aggregate", name, bool(t.kflag))
+        return ("aggregate", name, bool(kflag))
     if kind == f.ENUM or kind == f.ENUM64:
         return ("enum", name)
     return None
 
 
-def _is_declaration(t: Type) -> bool:
-    return t.kind == f.FWD or ((t.kind == f.ENUM or t.kind == f.ENUM64) and not t.items)
+def is_declaration(kind: int, items: Sequence) -> bool:
+    """Whether a type only declares its name: a FWD, or an enum without enumerators."""
+    return kind == f.FWD or ((kind == f.ENUM or kind == f.ENUM64) and not items)
 
 
 def _abstract_keys(labels: list, edges: list, tokens: list, intern: dict | None = None,
@@ -136,8 +142,9 @@ def _edges_and_tokens(btf: Btf, types: list, start: int) -> tuple[list, list]:
     """Edges and tokens of the types with ids from `start` on."""
     names = btf.names
     stop = btf.last_id + 1
-    edges = [tuple(types[n].refs()) for n in range(start, stop)]
-    tokens = [_token(types[n], names(types[n].name_off)) for n in range(start, stop)]
+    own = types[start:stop]
+    edges = [tuple(REFS[t.kind](t)) for t in own]
+    tokens = [token_of(t.kind, names(t.name_off), t.kflag) for t in own]
     return edges, tokens
 
 
@@ -198,7 +205,7 @@ class _Refinement:
     rank: list[int]
     edges: list
     tokens: list
-    types: list
+    declares: list[bool]
 
 
 def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinement:
@@ -228,12 +235,13 @@ def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinem
     rank = list(range(last + 1))
     partition = Partition(shared, [keys[node] for node in shared], rank, last + 1)
 
+    declares = [False] + [is_declaration(t.kind, t.items) for t in types[1:]]
     definitions: dict[tuple, list[int]] = {}
     declarations: dict[tuple, list[int]] = {}
     for node in range(1, last + 1):
         token = tokens[node]
         if token is not None:
-            group = declarations if _is_declaration(types[node]) else definitions
+            group = declarations if declares[node] else definitions
             group.setdefault(token, []).append(node)
     # Only refined types read ranks that change.
     preds: dict[int, list[int]] = {}
@@ -262,7 +270,7 @@ def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinem
 
     def after_round(changed: list[int]) -> list[int]:
         touched = {tokens[n] for n in changed
-                   if tokens[n] is not None and not _is_declaration(types[n])}
+                   if tokens[n] is not None and not declares[n]}
         readers: list[int] = []
         for token in touched:
             settle(token)
@@ -272,22 +280,21 @@ def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinem
 
     partition.refine(signature, preds, after_round=after_round)
     classes = [rank[stands_for[n] or n] for n in range(last + 1)]
-    return _Refinement(classes, stands_for, shared, keys, rank, edges, tokens, types)
+    return _Refinement(classes, stands_for, shared, keys, rank, edges, tokens, declares)
 
 
 def _dedup_classes(btf: Btf, labels: list | None, index: BaseIndex | None
-                   ) -> tuple[list[int], list[bool]]:
+                   ) -> tuple[list[int], list[bool], list[bool]]:
     """Classes of the dedup: equivalence, then declarations resolved in context
-    (twins.py); and which types joined a more defined class that way."""
+    (twins.py); which types joined a more defined class that way; which declare only."""
     r = _refined(btf, labels, index)
-    is_declaration = [False] + [_is_declaration(t) for t in r.types[1:]]
-    into = declared_twins(r.shared, r.keys, r.rank, r.edges, r.tokens, is_declaration,
+    into = declared_twins(r.shared, r.keys, r.rank, r.edges, r.tokens, r.declares,
                           r.stands_for)
     moved = [False] * len(r.classes)
     for node in range(1, btf.first_id):
         into.pop(r.classes[node], None)  # the base never changes
     if not into:
-        return r.classes, moved
+        return r.classes, moved, r.declares
     classes = list(r.classes)
     for node, c in enumerate(classes):
         final, steps = c, 0
@@ -297,14 +304,14 @@ def _dedup_classes(btf: Btf, labels: list | None, index: BaseIndex | None
         if final != c:
             classes[node] = final
             moved[node] = True
-    return classes, moved
+    return classes, moved, r.declares
 
 
 def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = None
               ) -> dict[int, int]:
     """Every type id (own or base) that merges into another -> the id it merges into,
     which itself merges into nothing."""
-    classes, moved = _dedup_classes(btf, labels, index)
+    classes, moved, declares = _dedup_classes(btf, labels, index)
     types = btf.all_types()
     first = btf.first_id
     members: dict[int, list[int]] = {}
@@ -317,7 +324,7 @@ def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = No
     for group in members.values():
         if len(group) < 2 or types[group[0]].kind == f.VAR:
             continue
-        rep = min(group, key=lambda n: (moved[n], _is_declaration(types[n]), n))
+        rep = min(group, key=lambda n: (moved[n], declares[n], n))
         for node in group:
             if node != rep:
                 into[node] = rep

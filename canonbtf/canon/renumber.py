@@ -11,11 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import accumulate
 
-from ..btf import format as f
-from ..btf.model import Btf
+from ..btf.model import NAME_OFFSETS, REMAP, REMAP_NAMES, Btf
 from ..btf.strings import StringTable
-
-NAMED_ITEMS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.FUNC_PROTO})
 
 
 def new_ids(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = None
@@ -40,20 +37,17 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
     first = btf.first_id
     new_id = new_ids(btf, order, merged)
     own = btf.types
+    ordered = [own[old - first] for old in order]
     if not strings:
-        return Btf([own[old - first].remap(new_id) for old in order], btf.strings, btf.base,
-                   btf.byteorder, btf.header_tail, btf.layout)
+        types = [REMAP[t.kind](t, new_id) for t in ordered]
+        return Btf(types, btf.strings, btf.base, btf.byteorder, btf.header_tail, btf.layout)
     base = btf.base
     start = btf.strings.start
     names = btf.names
     offsets: list[int] = []
-    append = offsets.append
     extend = offsets.extend
-    for old in order:
-        t = own[old - first]
-        append(t.name_off)
-        if t.kind in NAMED_ITEMS:
-            extend([item[0] for item in t.items])
+    for t in ordered:
+        extend(NAME_OFFSETS[t.kind](t))
     offsets = list(dict.fromkeys(offsets))
     ordered_names = list(dict.fromkeys(map(names, offsets)))
     offset_of: dict[str, int] = {"": 0}
@@ -80,5 +74,5 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
     data = text.encode("latin-1")
     new_name = dict(zip(offsets, map(offset_of.__getitem__, map(names, offsets))))
     table = StringTable(data, start)
-    types = [own[old - first].remap(new_id, new_name) for old in order]
+    types = [REMAP_NAMES[t.kind](t, new_id, new_name) for t in ordered]
     return Btf(types, table, base, btf.byteorder, btf.header_tail, btf.layout)

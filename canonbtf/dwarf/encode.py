@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 
 from ..btf import format as f
-from ..btf.model import Btf, Type
+from ..btf.model import Btf
 from ..btf.strings import StringTable
 from ..errors import InputError
 from ..gcpause import paused_gc
@@ -42,7 +42,7 @@ from .constants import TAG_NAMES
 from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
-from .fragment import Fragment, TypePool, remap_record
+from .fragment import Fragment, TypePool, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keys import KeyedMerge, KeyFragment, KeyPool
 from .sections import DwarfFile, Unit, open_dwarf
@@ -382,29 +382,14 @@ def _grouped(batches: list[list[tuple[int, Fragment]]]) -> list[list[Fragment]]:
 def merge_fragments(groups: list[list[Fragment]]) -> Btf:
     """One Btf holding every worker's records (each worker's ids continue across its
     fragments); names become a string table. Nothing is merged yet."""
-    names: set[str] = set()
-    total = 0
-    for group in groups:
-        for fragment in group:
-            total += len(fragment.records)
-            for record in fragment.records:
-                names.add(record[1])
-                if record[5] and record[0] != f.DATASEC:
-                    names.update(item[0] for item in record[5])
-    names.discard("")
-    strings, offset_of = StringTable.build(sorted(names))
-    types: list[Type] = []
+    records: list[tuple[tuple, list[int]]] = []
     for group in groups:
         global_id = [0]  # this worker's pool id -> id in the merged Btf
         for fragment in group:
-            first = len(types) + 1
+            first = len(records) + 1
             global_id.extend(range(first, first + len(fragment.records)))
-            for record in fragment.records:
-                kind, name, kflag, sot, extra, items = remap_record(record, global_id)
-                if items and kind != f.DATASEC:
-                    items = [(offset_of[i[0]], *i[1:]) for i in items]
-                types.append(Type(kind, offset_of[name], kflag, sot, extra, list(items)))
-    return Btf(types, strings)
+            records.extend([(record, global_id) for record in fragment.records])
+    return records_btf(records)
 
 
 def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,

@@ -18,45 +18,44 @@ the parent 890 k records, which is why keys are the default.
 
 from __future__ import annotations
 
-from ..btf import format as f
+from collections.abc import Mapping, Sequence
+
+from ..btf import kinds
+from ..btf.model import Btf, Type
+from ..btf.strings import StringTable
 
 Record = tuple
 
-_TYPED = f.TYPED_KINDS
+# Per kind (index = kind), generated from kinds.KINDS: a record's references in record
+# order; the record with every reference r replaced by new[r] (new[0] must be 0, so void
+# stays void; a kind without references gives the record itself); the record with every
+# name n replaced by names[n].
+RECORD_REFS = kinds.specialise("refs", "record")
+RECORD_REMAP = kinds.specialise("remap", "record")
+RECORD_RENAME = kinds.specialise("rename", "record")
+_RECORD_NAMES = kinds.specialise("names", "record")
+_AS_TYPE = kinds.specialise("remap_names", "record", Type)
 
 
-def record_refs(record: Record) -> list[int]:
-    """The type references of a record, in record order."""
-    kind = record[0]
-    if kind in _TYPED:
-        if kind == f.FUNC_PROTO:
-            return [record[3], *[t for _, t in record[5]]]
-        return [record[3]]
-    if kind == f.STRUCT or kind == f.UNION:
-        return [t for _, t, _ in record[5]]
-    if kind == f.ARRAY:
-        return [record[4][0], record[4][1]]
-    return []
+def records_btf(records: list[tuple[Record, Sequence[int] | Mapping]]) -> Btf:
+    """A Btf of `records` in that order, each with the map its references go through
+    (0 maps to 0); their names make the string table, sorted."""
+    names: set[str] = set()
+    update = names.update
+    for record, _ in records:
+        update(_RECORD_NAMES[record[0]](record))
+    names.discard("")
+    strings, offset_of = StringTable.build(sorted(names))
+    make = _AS_TYPE
+    return Btf([make[record[0]](record, ids, offset_of) for record, ids in records], strings)
 
 
-def remap_record(record: Record, new: list[int] | dict[int, int]) -> Record:
-    """`record` with every reference r replaced by new[r] (void stays void). Lists made by
-    comprehensions, not generators: a module's pooling (xfs.ko, 104 units) spent 0.44 of
-    its 6.0 s (cProfile) in the generators' frames."""
-    kind, name, kflag, sot, extra, items = record
-    if kind in _TYPED:
-        sot = new[sot] if sot else 0
-        if kind == f.FUNC_PROTO and items:
-            items = tuple([(n, new[t] if t else 0) for n, t in items])
-        return (kind, name, kflag, sot, extra, items)
-    if kind == f.STRUCT or kind == f.UNION:
-        items = tuple([(n, new[t] if t else 0, o) for n, t, o in items])
-        return (kind, name, kflag, sot, extra, items)
-    if kind == f.ARRAY:
-        elem, index, nelems = extra
-        extra = (new[elem] if elem else 0, new[index] if index else 0, nelems)
-        return (kind, name, kflag, sot, extra, items)
-    return record
+class _Interned(dict):
+    """Each name as the first equal string met, so that records share them."""
+
+    def __missing__(self, name: str) -> str:
+        self[name] = name
+        return name
 
 
 class Fragment:
@@ -78,20 +77,21 @@ class TypePool:
         self.records: list[Record | None] = [None]
         self._acyclic: dict[Record, int] = {}
         self._cyclic: dict[tuple, tuple[int, ...]] = {}
-        self._names: dict[str, str] = {}
+        self._names = _Interned()
         self._sent = 1  # records [1, _sent) were already taken by `fragment`
 
     def add_unit(self, records: list[Record | None], unit: object = None) -> list[int]:
         """Pool the records of one unit (index = local number); returns local -> pool id.
         (`unit` is for the keyed pool's interface; records need no unit.)"""
         count = len(records)
-        refs = [()] + [tuple([r for r in record_refs(records[n]) if r])
-                       for n in range(1, count)]
+        refs = [()] + [tuple([r for r in RECORD_REFS[record[0]](record) if r])
+                       for record in records[1:]]
         pool_id = [0] * count
         for component in _strongly_connected(refs, count):
             if len(component) == 1 and component[0] not in refs[component[0]]:
                 node = component[0]
-                pool_id[node] = self._pool_acyclic(remap_record(records[node], pool_id))
+                record = records[node]
+                pool_id[node] = self._pool_acyclic(RECORD_REMAP[record[0]](record, pool_id))
             else:
                 self._pool_cycle(component, records, refs, pool_id)
         return pool_id
@@ -102,21 +102,12 @@ class TypePool:
         self._sent = len(self.records)
         return Fragment(records, units, dies, skips)
 
-    def _intern(self, record: Record) -> Record:
-        """The record with its names shared with earlier records (smaller pickles)."""
-        names = self._names
-        kind, name, kflag, sot, extra, items = record
-        name = names.setdefault(name, name)
-        if items and kind != f.DATASEC:
-            items = tuple((names.setdefault(i[0], i[0]), *i[1:]) for i in items)
-        return (kind, name, kflag, sot, extra, items)
-
     def _pool_acyclic(self, record: Record) -> int:
         found = self._acyclic.get(record)
         if found is not None:
             return found
         new_id = len(self.records)
-        self.records.append(self._intern(record))
+        self.records.append(RECORD_RENAME[record[0]](record, self._names))
         self._acyclic[record] = new_id
         return new_id
 
@@ -130,7 +121,8 @@ class TypePool:
         for node in component:
             pool_id[node] = -1
         # node -> its record with outside refs pooled, inside refs as -1
-        inside = {node: remap_record(records[node], pool_id) for node in component}
+        remap = RECORD_REMAP
+        inside = {node: remap[records[node][0]](records[node], pool_id) for node in component}
         classes = _refine(component, inside, refs, members)
         count = max(classes.values()) + 1
         representative: list[int] = [0] * count
@@ -138,14 +130,15 @@ class TypePool:
             representative[classes[node]] = node
             # Refs inside the set become -1 - class: distinct from pool ids (>= 0).
             pool_id[node] = -1 - classes[node]
-        key = tuple([remap_record(records[node], pool_id) for node in representative])
+        key = tuple([remap[records[node][0]](records[node], pool_id) for node in representative])
         ids = self._cyclic.get(key)
         if ids is None:
             first = len(self.records)
             ids = tuple(range(first, first + count))
             for record in key:
-                self.records.append(self._intern(remap_record(
-                    record, {r: ids[-1 - r] if r < 0 else r for r in record_refs(record)})))
+                kind = record[0]
+                new = {r: ids[-1 - r] if r < 0 else r for r in RECORD_REFS[kind](record)}
+                self.records.append(RECORD_RENAME[kind](remap[kind](record, new), self._names))
             self._cyclic[key] = ids
         for node in component:
             pool_id[node] = ids[classes[node]]

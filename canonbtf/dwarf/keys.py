@@ -34,59 +34,17 @@ from __future__ import annotations
 
 from array import array
 
-from ..btf import format as f
-from ..btf.model import Btf, Type
-from ..btf.strings import StringTable
-from .fragment import Fragment, record_refs, remap_record
+from ..btf import kinds
+from ..btf.model import Btf
+from ..canon.dedup import TOKEN_KINDS, is_declaration, token_of
+from .fragment import RECORD_REFS, RECORD_REMAP, Fragment, records_btf
 
 Record = tuple
 CYCLE = -1  # the part of an edge that closes a cycle through anonymous types
 
-
-def record_token(record: Record) -> tuple | None:
-    """The name a reference to this record is abstracted to (as canon.dedup's tokens)."""
-    name = record[1]
-    if not name:
-        return None
-    kind = record[0]
-    if kind == f.STRUCT or kind == f.UNION:
-        return ("aggregate", name, kind == f.UNION)
-    if kind == f.FWD:
-        return ("aggregate", name, bool(record[2]))
-    if kind == f.ENUM or kind == f.ENUM64:
-        return ("enum", name)
-    return None
-
-
-def is_declaration(record: Record) -> bool:
-    kind = record[0]
-    return kind == f.FWD or ((kind == f.ENUM or kind == f.ENUM64) and not record[5])
-
-
-_TOKEN_KINDS = frozenset({f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64})
-_LEAF_KINDS = frozenset({f.INT, f.FWD, f.ENUM, f.ENUM64, f.FLOAT})  # records without edges
-_SINGLE_REF_KINDS = f.TYPED_KINDS - {f.FUNC_PROTO}
-
-
-def _entry(record: Record, part: list) -> Record:
-    """`record` with every edge r replaced by part[r] (part[0] is 0: void stays void).
-    `remap_record` with the void test and the kind dispatch trimmed: with the DFS
-    bookkeeping in lists, the keys of 1/80 of the 6.1 kernel's units took 722 M
-    instructions instead of 810 M (valgrind)."""
-    kind = record[0]
-    if kind in _SINGLE_REF_KINDS:
-        return (kind, record[1], record[2], part[record[3]], record[4], record[5])
-    if kind == f.STRUCT or kind == f.UNION:
-        return (kind, record[1], record[2], record[3], record[4],
-                tuple([(n, part[t], o) for n, t, o in record[5]]))
-    if kind == f.FUNC_PROTO:
-        return (kind, record[1], record[2], part[record[3]], record[4],
-                tuple([(n, part[t]) for n, t in record[5]]))
-    if kind == f.ARRAY:
-        elem, index, nelems = record[4]
-        return (kind, record[1], record[2], record[3], (part[elem], part[index], nelems),
-                record[5])
-    return record
+# Per kind (index = kind), from kinds.KINDS: (record, part, waiting) -> the record's entry
+# (every edge r replaced by part[r]) or, when edges r have waiting[r], the list of those.
+_READY = kinds.specialise("ready", "record")
 
 
 class KeyFragment:
@@ -126,46 +84,24 @@ class KeyPool:
         tokens = self._tokens
         for n in range(1, count):
             record = records[n]
-            if record[0] in _TOKEN_KINDS and record[1]:
-                t = record_token(record)
+            kind = record[0]
+            if kind in TOKEN_KINDS and record[1]:
+                t = token_of(kind, record[1], record[2])
                 part[n] = tokens.setdefault(t, t)
                 waiting[n] = False
         key = [0] * count
         ids = self._ids
         entries = self.entries
+        ready = _READY
         for root in range(1, count):
             if key[root]:
                 continue
             # A record whose edges all have their parts already (a third of them) takes
-            # its entry here, without the DFS's stack and edge lists; with the DFS's
-            # edges read by kind, keys of 1/40 of the 6.1 kernel's units took 1,408 M ->
-            # 1,126 M instructions (valgrind).
+            # its entry here, without the DFS's stack and edge lists.
             record = records[root]
-            kind = record[0]
-            if kind in _SINGLE_REF_KINDS:
-                target = record[3]
-                if waiting[target]:
-                    self._keys_from(root, records, part, waiting, key)
-                    continue
-                entry = (kind, record[1], record[2], part[target], record[4], record[5])
-            elif kind == f.STRUCT or kind == f.UNION:
-                items = record[5]
-                if True in [waiting[t] for _, t, _ in items]:
-                    self._keys_from(root, records, part, waiting, key)
-                    continue
-                entry = (kind, record[1], record[2], record[3], record[4],
-                         tuple([(n, part[t], o) for n, t, o in items]))
-            elif kind == f.FUNC_PROTO:
-                params = record[5]
-                if waiting[record[3]] or True in [waiting[t] for _, t in params]:
-                    self._keys_from(root, records, part, waiting, key)
-                    continue
-                entry = (kind, record[1], record[2], part[record[3]], record[4],
-                         tuple([(n, part[t]) for n, t in params]))
-            elif kind in _LEAF_KINDS:
-                entry = record
-            else:
-                self._keys_from(root, records, part, waiting, key)
+            entry = ready[record[0]](record, part, waiting)
+            if entry.__class__ is list:
+                self._keys_from(root, entry, records, part, waiting, key)
                 continue
             found = ids.get(entry)
             if found is None:
@@ -180,40 +116,32 @@ class KeyPool:
         self._unit_keys.append((offset, array("I", set(key[1:]))))
         return key
 
-    def _keys_from(self, root: int, records: list, part: list, waiting: list,
-                   key: list) -> None:
-        """Keys of `root` and of the records it waits for, depth first."""
+    def _keys_from(self, root: int, pending: list[int], records: list, part: list,
+                   waiting: list, key: list) -> None:
+        """Keys of `root`, which waits for the records `pending`, and of those, depth
+        first."""
         ids = self._ids
         entries = self.entries
-        on_path = set()
-        stack = [root]
+        ready = _READY
+        remap = RECORD_REMAP
+        on_path = {root}
+        waiting[root] = False
+        stack = [root, *pending]
         while stack:
             node = stack[-1]
             if key[node]:
                 stack.pop()
                 continue
             record = records[node]
-            kind = record[0]
-            if kind in _SINGLE_REF_KINDS:
-                target = record[3]
-                if waiting[target] and node not in on_path:
+            if node in on_path:
+                entry = remap[record[0]](record, part)  # back from what it waited for
+            else:
+                entry = ready[record[0]](record, part, waiting)
+                if entry.__class__ is list:
                     on_path.add(node)
                     waiting[node] = False
-                    stack.append(target)
+                    stack.extend(entry)
                     continue
-                entry = (kind, record[1], record[2], part[target], record[4], record[5])
-            else:
-                if kind not in _LEAF_KINDS and node not in on_path:
-                    if kind == f.STRUCT or kind == f.UNION:
-                        pending = [t for _, t, _ in record[5] if waiting[t]]
-                    else:
-                        pending = [s for s in record_refs(record) if waiting[s]]
-                    if pending:
-                        on_path.add(node)
-                        waiting[node] = False
-                        stack.extend(pending)
-                        continue
-                entry = _entry(record, part)
             found = ids.get(entry)
             if found is None:
                 found = len(entries)
@@ -236,7 +164,7 @@ class KeyPool:
 
 class _Parts(dict):
     """Maps the parts of a worker's entry to the parent's: key ids as stored, tokens and
-    CYCLE to themselves (a dict, so that `remap_record` looks key ids up in C)."""
+    CYCLE to themselves (a dict, so that RECORD_REMAP looks key ids up in C)."""
 
     def __missing__(self, part):
         return part
@@ -262,7 +190,7 @@ class KeyedMerge:
             for fragment in group:
                 self.received += len(fragment.entries)
                 for entry in fragment.entries:
-                    entry = remap_record(entry, parts)
+                    entry = RECORD_REMAP[entry[0]](entry, parts)
                     found = ids.get(entry)
                     if found is None:
                         found = len(entries)
@@ -300,11 +228,11 @@ class KeyedMerge:
         seeds: list = []
         for k in range(1, count):
             entry = entries[k]
-            t = record_token(entry)
+            t = token_of(entry[0], entry[1], entry[2])
             if t is not None:
-                group = declarations if is_declaration(entry) else definitions
+                group = declarations if is_declaration(entry[0], entry[5]) else definitions
                 group.setdefault(t, set()).add(k)
-            for p in record_refs(entry):
+            for p in RECORD_REFS[entry[0]](entry):
                 if p == CYCLE:
                     seeds.append(k)
                 elif p:
@@ -326,7 +254,8 @@ class KeyedMerge:
                 if unsafe[item]:
                     continue
                 unsafe[item] = True
-                t = record_token(entries[item])
+                entry = entries[item]
+                t = token_of(entry[0], entry[1], entry[2])
                 if t is not None and target.get(t) == item:
                     work.append(t)
             else:
@@ -364,14 +293,16 @@ class KeyedMerge:
             if unsafe[k]:
                 continue
             entry = entries[k]
-            t = record_token(entry)
-            if t is not None and is_declaration(entry) and t in target and target[t] != k:
+            t = token_of(entry[0], entry[1], entry[2])
+            if (t is not None and is_declaration(entry[0], entry[5]) and t in target
+                    and target[t] != k):
                 continue  # a declaration of a name with a definition: references go there
             emitted.append(k)
             type_of[k] = len(emitted)
         for k in range(1, len(entries)):
             if not unsafe[k] and not type_of[k]:
-                type_of[k] = type_of[target[record_token(entries[k])]]
+                entry = entries[k]
+                type_of[k] = type_of[target[token_of(entry[0], entry[1], entry[2])]]
         # Parts of safe entries -> type ids: key ids by `type_of`, tokens by their key.
         parts = dict(enumerate(type_of))
         for t, k in target.items():
@@ -379,7 +310,7 @@ class KeyedMerge:
         records: list[tuple[Record, dict | list]] = [(entries[k], parts) for k in emitted]
         for group in record_groups:
             self._add_records(group, records, type_of)
-        return _as_btf(records)
+        return records_btf(records)
 
     def _add_records(self, group: list[Fragment], records: list[Record],
                      type_of: list[int]) -> None:
@@ -393,7 +324,8 @@ class KeyedMerge:
         to_parent = [0]
         parts = _Parts()
         for entry in local.entries[1:]:
-            parts[len(to_parent)] = found = self.ids.get(remap_record(entry, parts), _UNKNOWN)
+            entry = RECORD_REMAP[entry[0]](entry, parts)
+            parts[len(to_parent)] = found = self.ids.get(entry, _UNKNOWN)
             to_parent.append(found)
         unsafe = self.unsafe
         new_id = [0] * len(pool)
@@ -410,31 +342,3 @@ class KeyedMerge:
 
 
 _UNKNOWN = -2  # a records-mode key the workers never sent (only after a CYCLE part)
-
-
-def _as_btf(records: list[tuple[Record, dict | list]]) -> Btf:
-    """A Btf of `records`, each with the map its references go through (0 maps to 0)."""
-    names = {record[1] for record, _ in records}
-    for record, _ in records:
-        if record[5] and record[0] != f.DATASEC:
-            names.update([item[0] for item in record[5]])
-    names.discard("")
-    strings, offset_of = StringTable.build(sorted(names))
-    types = []
-    append = types.append
-    typed = f.TYPED_KINDS
-    for (kind, name, kflag, sot, extra, items), ids in records:
-        if kind in typed:
-            sot = ids[sot]
-            if kind == f.FUNC_PROTO:
-                items = [(offset_of[n], ids[t]) for n, t in items]
-        elif kind == f.STRUCT or kind == f.UNION:
-            items = [(offset_of[n], ids[t], o) for n, t, o in items]
-        elif kind == f.ARRAY:
-            extra = (ids[extra[0]], ids[extra[1]], extra[2])
-        elif kind == f.ENUM or kind == f.ENUM64:
-            items = [(offset_of[n], v) for n, v in items]
-        elif kind == f.DATASEC:
-            items = [(ids[t], o, size) for t, o, size in items]
-        append(Type(kind, offset_of[name], kflag, sot, extra, list(items)))
-    return Btf(types, strings)
