@@ -12,9 +12,10 @@ encoder a record number, pool id, key or token) or VALUE (anything else).
 The hot paths (sorting a kernel's 95 k types reads every reference and name several
 times) call what `specialise` generates from the same rows instead: per kind, a
 function with the table's choices made, as dies.py generates a DIE reader per shape.
-Against the hand-written copies they replace (valgrind, the 6.1 kernel): sort 6,091 M
--> 6,025 M instructions, sort --dedup 8,551 M -> 8,402 M, a pure worker's keys of 1/20
-of the units 2,133 M -> 1,925 M, the records' pooling of 40 units 2,250 M -> 2,031 M.
+Against the hand-written copies they replace (valgrind, the 6.1 kernel): pure-Python
+sort 5,908 M -> 5,860 M instructions, sort --dedup (compiled order) 4,143 M -> 4,069 M,
+a pure worker's keys of 1/20 of the units 2,133 M -> 1,925 M, the records' pooling of
+40 units 2,250 M -> 2,031 M.
 tests/test_kinds.py holds every specialisation to the generic functions, kind by kind.
 
 Adding a kind (what cilium/ebpf's types.go lists for a new type):
@@ -30,7 +31,6 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
 
 from __future__ import annotations
 
-import functools
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 
@@ -162,8 +162,19 @@ SOURCES = {
 }
 
 
-@functools.cache
+_MADE: dict[tuple, tuple[Callable, ...]] = {}
+
+
 def specialise(family: str, source: str, make: Callable | None = None) -> tuple[Callable, ...]:
+    """`generate(family, source, make)`, made once for the process."""
+    key = (family, source, make)
+    made = _MADE.get(key)
+    if made is None:
+        made = _MADE[key] = generate(family, source, make)
+    return made
+
+
+def generate(family: str, source: str, make: Callable | None = None) -> tuple[Callable, ...]:
     """Per kind (index = kind, to 127), the `family` function for records read as `source`
     ("type": a Type's attributes; "record": a tuple's items). The remapping families
     return `make(*fields)` (say `Type`), or a record tuple when `make` is None (then a

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from . import format as f
-from . import kinds
 from .strings import StringTable
 
 
@@ -51,17 +50,23 @@ class Type:
 
     def refs(self) -> list[int]:
         """Referenced type ids, in the order the record holds them (kinds.py)."""
+        if not REFS:
+            per_kind()
         return REFS[self.kind](self)
 
     def remap(self, new_id: Sequence[int], new_name: Mapping[int, int] | None = None) -> Type:
         """A copy with every type reference r replaced by new_id[r] and, when `new_name` is
         given, every string offset o (own name, member/param/enumerator names) by new_name[o]."""
+        if not REFS:
+            per_kind()
         if new_name is None:
             return REMAP[self.kind](self, new_id)
         return REMAP_NAMES[self.kind](self, new_id, new_name)
 
     def name_offsets(self) -> list[int]:
         """Every string offset the record holds: its name, then member/param/value names."""
+        if not REFS:
+            per_kind()
         return NAME_OFFSETS[self.kind](self)
 
     def __eq__(self, other: object) -> bool:
@@ -85,11 +90,28 @@ class Type:
         )
 
 
-# Per kind (index = kind), generated from kinds.KINDS: hot loops call these directly.
-REFS = kinds.specialise("refs", "type")
-NAME_OFFSETS = kinds.specialise("names", "type")
-REMAP = kinds.specialise("remap", "type", Type)
-REMAP_NAMES = kinds.specialise("remap_names", "type", Type)
+# The `Type` methods' functions per kind (index = kind), generated from kinds.KINDS by
+# `per_kind` when first needed: a `sort` through the compiled part needs none (making
+# them at import, and compiling kinds.py where no bytecode is cached, was 1.6 % of its
+# instructions). The methods read these globals: an attribute lookup per call cost
+# Type.refs 13 %.
+REFS: tuple[Callable[[Type], list[int]], ...] = ()
+NAME_OFFSETS: tuple[Callable[[Type], list[int]], ...] = ()
+REMAP: tuple[Callable[..., Type], ...] = ()
+REMAP_NAMES: tuple[Callable[..., Type], ...] = ()
+
+
+def per_kind() -> None:
+    """Make the tables above, once; hot loops then take one and call into it."""
+    global REFS, NAME_OFFSETS, REMAP, REMAP_NAMES
+    if REFS:
+        return
+    from . import kinds
+
+    NAME_OFFSETS = kinds.specialise("names", "type")
+    REMAP = kinds.specialise("remap", "type", Type)
+    REMAP_NAMES = kinds.specialise("remap_names", "type", Type)
+    REFS = kinds.specialise("refs", "type")
 
 
 class Packed:

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..btf import format as f
-from ..btf.model import REFS, Btf
+from ..btf import model
+from ..btf.model import Btf
 from . import compiled
 from .labels import label
 from .refine import Partition
@@ -143,7 +144,9 @@ def _edges_and_tokens(btf: Btf, types: list, start: int) -> tuple[list, list]:
     names = btf.names
     stop = btf.last_id + 1
     own = types[start:stop]
-    edges = [tuple(REFS[t.kind](t)) for t in own]
+    model.per_kind()
+    refs = model.REFS
+    edges = [tuple(refs[t.kind](t)) for t in own]
     tokens = [token_of(t.kind, names(t.name_off), t.kflag) for t in own]
     return edges, tokens
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import accumulate
 
-from ..btf.model import NAME_OFFSETS, REMAP, REMAP_NAMES, Btf
+from ..btf import model
+from ..btf.model import Btf
 from ..btf.strings import StringTable
 
 
@@ -38,16 +39,19 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
     new_id = new_ids(btf, order, merged)
     own = btf.types
     ordered = [own[old - first] for old in order]
+    model.per_kind()
     if not strings:
-        types = [REMAP[t.kind](t, new_id) for t in ordered]
+        remap = model.REMAP
+        types = [remap[t.kind](t, new_id) for t in ordered]
         return Btf(types, btf.strings, btf.base, btf.byteorder, btf.header_tail, btf.layout)
     base = btf.base
     start = btf.strings.start
     names = btf.names
     offsets: list[int] = []
     extend = offsets.extend
+    name_offsets = model.NAME_OFFSETS
     for t in ordered:
-        extend(NAME_OFFSETS[t.kind](t))
+        extend(name_offsets[t.kind](t))
     offsets = list(dict.fromkeys(offsets))
     ordered_names = list(dict.fromkeys(map(names, offsets)))
     offset_of: dict[str, int] = {"": 0}
@@ -74,5 +78,6 @@ def renumber(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = Non
     data = text.encode("latin-1")
     new_name = dict(zip(offsets, map(offset_of.__getitem__, map(names, offsets))))
     table = StringTable(data, start)
-    types = [REMAP_NAMES[t.kind](t, new_id, new_name) for t in ordered]
+    remap = model.REMAP_NAMES
+    types = [remap[t.kind](t, new_id, new_name) for t in ordered]
     return Btf(types, table, base, btf.byteorder, btf.header_tail, btf.layout)
