@@ -41,6 +41,7 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
     `index`: what the dedup reads of `btf.base`, made beforehand (basecache.py)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
+    btf = compiled.packed(btf)
     hazard = compiled.refers_to_func(btf) is not False and order_dependent_reference(btf)
     if hazard:
         raise InputError(None, f"{hazard}: the kernel takes that only when the FUNC comes "

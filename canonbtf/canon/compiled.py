@@ -53,6 +53,20 @@ def _redirect(btf: Btf, into: Mapping[int, int] | None) -> array | None:
     return redirect
 
 
+def packed(btf: Btf) -> Btf:
+    """`btf` with its type section packed once: itself when it is packed already or the
+    compiled part does not apply, else a twin sharing its `Type`s. A canonicalization
+    calls the compiled part up to four times; each would pack the types again."""
+    if btf.packed is not None or _module() is None or not _applies(btf):
+        return btf
+    words = _words(btf)
+    if words is None:
+        return btf
+    types = btf.types
+    return Btf(None, btf.strings, btf.base, btf.byteorder, btf.header_tail, btf.layout,
+               Packed(words, len(types), lambda: types))
+
+
 def _call(btf: Btf, function: str, *args: object) -> object | None:
     """`function` of the compiled part on `btf`'s words, first id and string sections,
     then `args`; None where it does not apply or would not take the section."""

@@ -166,7 +166,7 @@ static int push_changed(part_t *p, uint32_t node)
 
 /* refine.Partition._place: movers into the positions outside the rest group's range. */
 static void place_movers(part_t *p, const plan_t *plan, const uint32_t *lo, const uint32_t *hi,
-                         uint32_t start, uint32_t end)
+                         uint32_t start)
 {
     uint32_t rest_lo = lo[plan->rest], rest_hi = hi[plan->rest];
     uint32_t epoch = ++p->epoch;
@@ -206,7 +206,6 @@ static void place_movers(part_t *p, const plan_t *plan, const uint32_t *lo, cons
             place(p, p->pnodes[r.first + j], pos++);
         }
     }
-    (void)end;
 }
 
 /* refine.Partition._split. */
@@ -232,7 +231,7 @@ static int apply_plan(part_t *p, const plan_t *plan)
             for (uint32_t j = 0; j < r.count; j++) place(p, p->pnodes[r.first + j], pos++);
         }
     } else {
-        place_movers(p, plan, lo, hi, start, end);
+        place_movers(p, plan, lo, hi, start);
     }
     for (uint32_t g = 0; g < plan->gcount; g++) {
         uint32_t new = value;

@@ -16,7 +16,7 @@ static PyObject *item_tuple(uint32_t kind, const uint32_t *item)
         return Py_BuildValue("(kk)", (unsigned long)item[0], (unsigned long)item[1]);
     case K_ENUM64:
         return Py_BuildValue("(kK)", (unsigned long)item[0],
-                             (unsigned long long)item[1] | ((unsigned long long)item[2] << 32));
+                             (unsigned long long)enumerator_value(kind, item));
     default:
         return Py_BuildValue("(kkk)", (unsigned long)item[0], (unsigned long)item[1],
                              (unsigned long)item[2]);
@@ -265,12 +265,6 @@ static void cache_free(name_cache_t *c)
     free(c->value);
 }
 
-static PyObject *signed_value(uint64_t v, uint32_t kind, uint32_t kflag)
-{
-    if (!kflag) return PyLong_FromUnsignedLongLong(v);
-    return PyLong_FromLongLong(kind == K_ENUM ? (int64_t)(int32_t)(uint32_t)v : (int64_t)v);
-}
-
 static PyObject *member_scalar(name_cache_t *c, uint32_t kind, uint32_t kflag,
                                const uint32_t *item)
 {
@@ -286,9 +280,9 @@ static PyObject *member_scalar(name_cache_t *c, uint32_t kind, uint32_t kflag,
         Py_INCREF(name);
         return name;
     default: {
-        uint64_t v = item[1];
-        if (kind == K_ENUM64) v |= (uint64_t)item[2] << 32;
-        PyObject *value = signed_value(v, kind, kflag);
+        uint64_t v = enumerator_value(kind, item);
+        PyObject *value = kflag ? PyLong_FromLongLong(enumerator_signed(kind, v))
+                                : PyLong_FromUnsignedLongLong(v);
         if (!value) return NULL;
         PyObject *pair = PyTuple_Pack(2, name, value);
         Py_DECREF(value);
@@ -326,15 +320,6 @@ static PyObject *scalars_of(name_cache_t *c, uint32_t i)
     return out;
 }
 
-static uint32_t size_field(const types_t *t, uint32_t i)
-{
-    switch (t_kind(t, i)) {
-    case K_INT: case K_STRUCT: case K_UNION: case K_ENUM: case K_DATASEC: case K_FLOAT:
-    case K_ENUM64: return t_sot(t, i);
-    default: return 0;
-    }
-}
-
 PyObject *label_tuples(const types_t *t)
 {
     name_cache_t cache = {t, NULL, NULL, 0, 0};
@@ -345,7 +330,7 @@ PyObject *label_tuples(const types_t *t)
         PyObject *one = scalars ? Py_BuildValue("(kkOkkO)", (unsigned long)t_kind(t, i),
                                                 (unsigned long)t_vlen(t, i), name,
                                                 (unsigned long)t_kflag(t, i),
-                                                (unsigned long)size_field(t, i), scalars)
+                                                (unsigned long)label_size(t, i), scalars)
                                 : NULL;
         Py_XDECREF(scalars);
         if (!one) Py_CLEAR(out);

@@ -208,10 +208,14 @@ static int type_name_cmp(const types_t *t, uint32_t a, uint32_t b)
     return 0;
 }
 
-static int64_t signed_bits(uint64_t v, int bits)
+uint64_t enumerator_value(uint32_t kind, const uint32_t *item)
 {
-    if (bits == 32) return (int32_t)(uint32_t)v;
-    return (int64_t)v;
+    return kind == K_ENUM64 ? item[1] | (uint64_t)item[2] << 32 : item[1];
+}
+
+int64_t enumerator_signed(uint32_t kind, uint64_t value)
+{
+    return kind == K_ENUM ? (int32_t)(uint32_t)value : (int64_t)value;
 }
 
 /* The scalars (labels.scalars) of two types of equal kind, vlen and kind_flag. */
@@ -241,14 +245,9 @@ static int scalars_cmp(const types_t *t, uint32_t a, uint32_t b)
         uint32_t step = kind == K_ENUM ? 2 : 3;
         for (uint32_t j = 0; j < vlen; j++, ra += step, rb += step) {
             if ((c = name_cmp(t, ra[0], rb[0]))) return c;
-            uint64_t va = ra[1], vb = rb[1];
-            if (kind == K_ENUM64) {
-                va |= (uint64_t)ra[2] << 32;
-                vb |= (uint64_t)rb[2] << 32;
-            }
+            uint64_t va = enumerator_value(kind, ra), vb = enumerator_value(kind, rb);
             if (kflag) {
-                int bits = kind == K_ENUM ? 32 : 64;
-                CMP(signed_bits(va, bits), signed_bits(vb, bits));
+                CMP(enumerator_signed(kind, va), enumerator_signed(kind, vb));
             } else {
                 CMP(va, vb);
             }
@@ -279,7 +278,7 @@ static int scalars_cmp(const types_t *t, uint32_t a, uint32_t b)
     }
 }
 
-static uint32_t label_size(const types_t *t, uint32_t i)
+uint32_t label_size(const types_t *t, uint32_t i)
 {
     switch (t_kind(t, i)) {
     case K_INT: case K_STRUCT: case K_UNION: case K_ENUM: case K_DATASEC: case K_FLOAT:

@@ -62,6 +62,11 @@ const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len);
 /* Caches each own type's name for label_cmp; 0 or -1 (out of memory). */
 int cache_names(types_t *t);
 void free_names(types_t *t);
+/* The label's size field: the record's size for sized kinds, else 0 (labels.label_head). */
+uint32_t label_size(const types_t *t, uint32_t i);
+/* An ENUM or ENUM64 item's value, unsigned, and as signed (kind_flag 1) for its width. */
+uint64_t enumerator_value(uint32_t kind, const uint32_t *item);
+int64_t enumerator_signed(uint32_t kind, uint64_t value);
 /* Label order of own types a and b (labels.label), name first when by_name. */
 int label_cmp(const types_t *t, uint32_t a, uint32_t b, int by_name);
 
