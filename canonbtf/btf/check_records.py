@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Optional
 
 from . import format as f
 from .check_env import MAX_TYPE_ID, MAX_VLEN, CheckEnv, quote
@@ -20,7 +21,7 @@ _SECTION_NAME = re.compile("[\x20-\x7e\xa0-\xff]{1,512}")
 _FLOAT_SIZES = frozenset({2, 4, 8, 12, 16})
 
 # (rule, message) of a broken rule, or None.
-Problem = tuple[str, str] | None
+Problem = Optional[tuple[str, str]]
 
 
 def _required_identifier(env: CheckEnv, t: Type, what: str) -> Problem:
