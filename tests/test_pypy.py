@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,30 @@ def test_kernel_sample_encodes_the_same():
     assert done.returncode == 0, done.stderr
     ours = writer.write(encode_dwarf(fetched_kernel_sample(8), 2)[0])
     assert done.stdout.strip() == hashlib.sha256(ours).hexdigest()
+
+
+def test_every_module_imports():
+    """Python 3.9 is PyPy's language level: a module only some command imports (a
+    `X | None` alias at run time, say) must not fail there either."""
+    script = ("import pkgutil, importlib, canonbtf\n"
+              "for m in pkgutil.walk_packages(canonbtf.__path__, 'canonbtf.'):\n"
+              "    if m.name != 'canonbtf.__main__':\n"
+              "        importlib.import_module(m.name)\n"
+              "print('ok')\n")
+    done = subprocess.run([pypy(), "-c", script], capture_output=True, text=True, cwd=REPO,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("command", [["dump", "--format", "c"], ["dump", "--format", "raw"],
+                                     ["check"]])
+def test_reading_commands_print_the_same(command):
+    path = str(corpus_path(MODULE_BLOBS[0]))
+    base = ["--base", str(corpus_path(VMLINUX_BLOBS[0]))]
+    ours = subprocess.run([sys.executable, "-m", "canonbtf", *command, *base, path],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    theirs = subprocess.run([pypy(), "-m", "canonbtf", *command, *base, path],
+                            capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert (theirs.returncode, theirs.stdout) == (ours.returncode, ours.stdout)
+    assert ours.stdout
