@@ -21,6 +21,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationHandler
 
 from ..errors import InputError
+from .core import compiled_module
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -183,14 +184,15 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
     return dwarf
 
 
-# Absolute relocations of debug sections, by machine: type -> (size, signed). Anything
-# else goes through pyelftools' RelocationHandler.
+# Absolute relocations of debug sections, by machine: type -> size in bytes (the low bytes
+# of symbol value + addend are stored). Anything else goes through pyelftools'
+# RelocationHandler.
 _ABSOLUTE_RELOCATIONS = {
-    "EM_X86_64": {1: (8, False), 10: (4, False), 11: (4, True)},  # R_X86_64_64, _32, _32S
-    "EM_AARCH64": {257: (8, False), 258: (4, False)},  # R_AARCH64_ABS64, _ABS32
-    "EM_S390": {22: (8, False), 4: (4, False)},  # R_390_64, R_390_32
-    "EM_PPC64": {38: (8, False), 1: (4, False)},  # R_PPC64_ADDR64, R_PPC64_ADDR32
-    "EM_RISCV": {2: (8, False), 1: (4, False)},  # R_RISCV_64, R_RISCV_32
+    "EM_X86_64": {1: 8, 10: 4, 11: 4},  # R_X86_64_64, _32, _32S
+    "EM_AARCH64": {257: 8, 258: 4},  # R_AARCH64_ABS64, _ABS32
+    "EM_S390": {22: 8, 4: 4},  # R_390_64, R_390_32
+    "EM_PPC64": {38: 8, 1: 4},  # R_PPC64_ADDR64, R_PPC64_ADDR32
+    "EM_RISCV": {2: 8, 1: 4},  # R_RISCV_64, R_RISCV_32
 }
 
 
@@ -199,28 +201,39 @@ def _relocated(elf: ELFFile, data: bytes, reloc) -> bytes | None:
     it holds a relocation this table does not know.
 
     pyelftools applies about 13,000 relocations a second (56 s for the 729,000 of xfs.ko's
-    .debug_info, measured); unpacking them with `struct` and patching a bytearray does
-    the same in under a second.
+    .debug_info, measured); `apply_relocations` does the same in 0.3 s, the compiled
+    core's `relocate` in 0.01 s.
     """
-    known = _ABSOLUTE_RELOCATIONS.get(elf["e_machine"])
-    if known is None or reloc["sh_type"] != "SHT_RELA" or elf.elfclass != 64:
+    sizes = _ABSOLUTE_RELOCATIONS.get(elf["e_machine"])
+    if sizes is None or reloc["sh_type"] != "SHT_RELA" or elf.elfclass != 64:
         return None
-    symtab = elf.get_section(reloc["sh_link"])
-    order = "<" if elf.little_endian else ">"
-    values = [value for (value,) in struct.iter_unpack(
-        order + "8xQ8x", symtab.data()[:symtab.data_size // 24 * 24])]
+    symtab = elf.get_section(reloc["sh_link"]).data()
+    core = compiled_module()
+    if core is not None:
+        return core.relocate(data, reloc.data(), symtab, elf.little_endian, sizes)
+    return apply_relocations(data, reloc.data(), symtab, elf.little_endian, sizes)
+
+
+def apply_relocations(data: bytes, entries: bytes, symtab: bytes, little_endian: bool,
+                      sizes: dict[int, int]) -> bytes | None:
+    """`data` with the ELF64 RELA `entries` applied, each storing the low bytes of its
+    symbol's value (from `symtab`) + addend; None for an entry whose type `sizes` does
+    not list, whose symbol is past the table or whose place is past the end. The
+    reference of the compiled core's `relocate`."""
+    order = "<" if little_endian else ">"
+    values = [value for (value,) in struct.iter_unpack(order + "8xQ8x",
+                                                       symtab[:len(symtab) // 24 * 24])]
     patched = bytearray(data)
     size = len(patched)
-    codes = {4: (struct.Struct(order + "I"), 0xFFFFFFFF), 8: (struct.Struct(order + "Q"),
-                                                              0xFFFFFFFFFFFFFFFF)}
-    entries = reloc.data()
+    codes = {4: (struct.Struct(order + "I"), 0xFFFFFFFF),
+             8: (struct.Struct(order + "Q"), 0xFFFFFFFFFFFFFFFF)}
     for offset, info, addend in struct.iter_unpack(order + "QQq",
                                                    entries[:len(entries) // 24 * 24]):
-        kind = known.get(info & 0xFFFFFFFF)
+        width = sizes.get(info & 0xFFFFFFFF)
         symbol = info >> 32
-        if kind is None or symbol >= len(values) or offset + kind[0] > size:
+        if width is None or symbol >= len(values) or offset + width > size:
             return None
-        code, mask = codes[kind[0]]
+        code, mask = codes[width]
         code.pack_into(patched, offset, (values[symbol] + addend) & mask)
     return bytes(patched)
 

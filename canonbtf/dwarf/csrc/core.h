@@ -213,5 +213,6 @@ PyObject *record_object(encoder_t *e, const rec_t *r);
 void keys_free(encoder_t *e);
 
 int fail(encoder_t *e, const char *fmt, ...);
+PyObject *core_relocate(PyObject *self, PyObject *args);
 
 #endif

@@ -227,9 +227,16 @@ static PyTypeObject EncoderType = {
     .tp_new = PyType_GenericNew,
 };
 
+static PyMethodDef core_functions[] = {
+    {"relocate", core_relocate, METH_VARARGS,
+     "relocate(data, entries, symtab, little_endian, sizes) -> data with ELF64 RELA "
+     "entries applied (sections._relocated), or None for one it cannot apply."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef core_module = {
     PyModuleDef_HEAD_INIT, "_core",
-    "The compiled encode core: DWARF units to BTF records and keys.", -1, NULL,
+    "The compiled encode core: DWARF units to BTF records and keys.", -1, core_functions,
     NULL, NULL, NULL, NULL,
 };
 
