@@ -340,3 +340,48 @@ def test_a_pointer_to_a_base_func_is_refused_alike(packed, pure):
 
     reference, fast = both_ways(pure, message)
     assert fast == reference and "refers to FUNC 'f' (type 2)" in fast
+
+
+def _same_partition(a: list, b: list) -> bool:
+    """Whether two labellings group the same ids (None only where the other has None)."""
+    pairs = {}
+    for x, y in zip(a, b):
+        if (x is None) != (y is None) or pairs.setdefault(x, y) != y:
+            return False
+    return len(set(pairs.values())) == len(pairs)
+
+
+def _keyed_alike(btf: Btf) -> None:
+    """compiled.keyed_types gives what dedup._reference_inputs computes from the Types:
+    the same key numbers, tokens grouping the same ids, flags, kinds and edges."""
+    from canonbtf.canon.dedup import _reference_inputs
+
+    fast = compiled.keyed_types(btf)
+    assert fast is not None
+    reference = _reference_inputs(btf, None, None)
+    ids = list(range(1, btf.last_id + 1))
+    assert list(fast.keys) == list(reference.keys)
+    assert _same_partition(list(fast.tokens), list(reference.tokens))
+    assert [bool(x) for x in fast.declares] == [bool(x) for x in reference.declares]
+    assert list(fast.kinds) == list(reference.kinds)
+    reference_edges = reference.edges_of(ids)
+    assert {n: tuple(e) for n, e in fast.edges_of(ids).items()} == {
+        n: tuple(reference_edges[n]) for n in ids}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dedup_keys_match_the_reference_on_random_graphs(seed):
+    rng = random.Random(3000 + seed)
+    for _ in range(10):
+        _keyed_alike(random_btf(rng, rng.randrange(1, 60)))
+
+
+@pytest.mark.parametrize("name", VMLINUX_BLOBS)
+def test_dedup_keys_match_the_reference_on_kernels(name):
+    _keyed_alike(load_cached(corpus_path(name)))
+
+
+def test_dedup_keys_are_not_made_over_a_base():
+    """A module's keys continue its base's (BaseIndex): the reference makes them."""
+    base = reader.parse(writer.write(random_btf(random.Random(5), 20)))
+    assert compiled.keyed_types(random_btf(random.Random(6), 20, base)) is None

@@ -52,8 +52,9 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
         if dedup:
             from .dedup import all_labels, merge_map
 
-            labels = all_labels(btf, index)
-            into = merge_map(btf, labels, index)
+            inputs = compiled.keyed_types(btf) if index is None else None
+            labels = None if inputs is not None else all_labels(btf, index)
+            into = merge_map(btf, labels, index, inputs)
             if into:
                 # Ordered and renumbered with references redirected on the fly, rather
                 # than through an intermediate Btf of the merged types.

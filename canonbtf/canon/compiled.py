@@ -19,6 +19,7 @@ from ..btf import writer
 from ..btf.model import Btf, Packed
 from ..btf.reader import unpacked_types
 from ..btf.strings import StringTable
+from .dedup import KeyedTypes
 
 
 def _module() -> ModuleType | None:
@@ -114,6 +115,28 @@ def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | Non
 def labels(btf: Btf) -> list[tuple] | None:
     """labels.label of each of `btf`'s own types ("kind" order), in id order."""
     return _call(btf, "labels")
+
+
+def keyed_types(btf: Btf) -> KeyedTypes | None:
+    """What the dedup's refinement reads of a BTF without a base (dedup.KeyedTypes):
+    `_abstract_keys`' keys with the same numbers, and no `Type` decoded."""
+    if btf.base is not None:
+        return None
+    done = _call(btf, "abstract_keys")
+    if done is None:
+        return None
+    raw_keys, raw_tokens, declares = done
+    keys, tokens = array("I"), array("I")
+    keys.frombytes(raw_keys)
+    tokens.frombytes(raw_tokens)
+    module, words, sections = _module(), _words(btf), btf.string_sections()
+
+    def edges_of(nodes: list[int]) -> dict[int, tuple]:
+        return dict(zip(nodes, module.edges(words, 1, sections, array("I", nodes))))
+
+    kinds = bytes(1) + module.kinds(words, 1, sections)
+    return KeyedTypes(keys.tolist(), [token or None for token in tokens], declares, kinds,
+                      edges_of)
 
 
 def refers_to_func(btf: Btf) -> bool | None:

@@ -23,7 +23,7 @@ merge: two identical sections are one, two variables of one name and type are no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..btf import format as f
@@ -208,11 +208,25 @@ class _Refinement:
     rank: list[int]
     edges: list
     tokens: list
-    declares: list[bool]
+    declares: Sequence
 
 
-def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinement:
-    last = btf.last_id
+@dataclass
+class KeyedTypes:
+    """What the refinement reads of the types, by id ([0] for void): abstract keys,
+    tokens (hashable, or None), declaration flags and kinds, and the edges of any types
+    asked for. `_reference_inputs` makes it from the `Type`s; compiled.keyed_types from
+    the packed words, without decoding a `Type`."""
+
+    keys: Sequence[int]
+    tokens: Sequence
+    declares: Sequence
+    kinds: Sequence[int]
+    edges_of: Callable[[list[int]], Sequence[Sequence[int]]]
+
+
+def _reference_inputs(btf: Btf, labels: list | None, index: BaseIndex | None) -> KeyedTypes:
+    """The refinement's inputs computed in Python (every type's edges at once)."""
     types = btf.all_types()
     if labels is None:
         labels = all_labels(btf, index)
@@ -227,6 +241,19 @@ def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinem
         tokens = index.tokens + tokens
         keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys,
                               spelled=True, token_key=list(index.token_keys))
+    declares = [False] + [is_declaration(t.kind, t.items) for t in types[1:]]
+    kinds = [0] + [t.kind for t in types[1:]]
+    return KeyedTypes(keys, tokens, declares, kinds, lambda nodes: edges)
+
+
+def _refined(btf: Btf, labels: list | None, index: BaseIndex | None,
+             inputs: KeyedTypes | None = None) -> _Refinement:
+    """The refined partition; from `inputs` when given (the compiled part's), else from
+    the `Type`s (`labels` and `index` are then read)."""
+    last = btf.last_id
+    if inputs is None:
+        inputs = _reference_inputs(btf, labels, index)
+    keys, tokens, declares = inputs.keys, inputs.tokens, inputs.declares
     # A type alone with its key is a class of its own from the start to the end: it keeps
     # its id as a fixed rank, and only the others are refined (positions after every
     # id). On the 6.1 kernel's keyed merge 18 of 95,690 types share a key; in a
@@ -237,8 +264,9 @@ def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinem
     shared = [node for node in range(1, last + 1) if seen[keys[node]] > 1]
     rank = list(range(last + 1))
     partition = Partition(shared, [keys[node] for node in shared], rank, last + 1)
+    # Only the types sharing a key read their edges (signatures, twins).
+    edges = inputs.edges_of(shared)
 
-    declares = [False] + [is_declaration(t.kind, t.items) for t in types[1:]]
     definitions: dict[tuple, list[int]] = {}
     declarations: dict[tuple, list[int]] = {}
     for node in range(1, last + 1):
@@ -286,11 +314,11 @@ def _refined(btf: Btf, labels: list | None, index: BaseIndex | None) -> _Refinem
     return _Refinement(classes, stands_for, shared, keys, rank, edges, tokens, declares)
 
 
-def _dedup_classes(btf: Btf, labels: list | None, index: BaseIndex | None
-                   ) -> tuple[list[int], list[bool], list[bool]]:
+def _dedup_classes(btf: Btf, labels: list | None, index: BaseIndex | None,
+                   inputs: KeyedTypes | None) -> tuple[list[int], list[bool], Sequence]:
     """Classes of the dedup: equivalence, then declarations resolved in context
     (twins.py); which types joined a more defined class that way; which declare only."""
-    r = _refined(btf, labels, index)
+    r = _refined(btf, labels, index, inputs)
     into = declared_twins(r.shared, r.keys, r.rank, r.edges, r.tokens, r.declares,
                           r.stands_for)
     moved = [False] * len(r.classes)
@@ -310,12 +338,14 @@ def _dedup_classes(btf: Btf, labels: list | None, index: BaseIndex | None
     return classes, moved, r.declares
 
 
-def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = None
-              ) -> dict[int, int]:
+def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = None,
+              inputs: KeyedTypes | None = None) -> dict[int, int]:
     """Every type id (own or base) that merges into another -> the id it merges into,
-    which itself merges into nothing."""
-    classes, moved, declares = _dedup_classes(btf, labels, index)
-    types = btf.all_types()
+    which itself merges into nothing. `inputs`: as `_refined` takes them."""
+    if inputs is None:
+        inputs = _reference_inputs(btf, labels, index)
+    classes, moved, declares = _dedup_classes(btf, labels, index, inputs)
+    kinds = inputs.kinds
     first = btf.first_id
     members: dict[int, list[int]] = {}
     for node in range(1, btf.last_id + 1):
@@ -325,13 +355,14 @@ def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = No
     # twins joined (twins.py), one of its own types.
     into: dict[int, int] = {}
     for group in members.values():
-        if len(group) < 2 or types[group[0]].kind == f.VAR:
+        if len(group) < 2 or kinds[group[0]] == f.VAR:
             continue
-        rep = min(group, key=lambda n: (moved[n], declares[n], n))
+        rep = min(group, key=lambda n: (moved[n], bool(declares[n]), n))
         for node in group:
             if node != rep:
                 into[node] = rep
-                if types[node].kind == f.DATASEC and node >= first:
+                if kinds[node] == f.DATASEC and node >= first:
+                    types = btf.all_types()
                     for (var, _, _), (rep_var, _, _) in zip(types[node].items,
                                                             types[rep].items):
                         if var != rep_var and var >= first:

@@ -303,7 +303,104 @@ static PyObject *py_pack(PyObject *self, PyObject *types)
     return pack_types(types);
 }
 
+/* (key, token key, declares) of void and every type (dedup._abstract_keys; keys as u32
+ * bytes, declares one byte each: dedup.is_declaration); a BTF with a base is refused
+ * (its keys continue the base's). */
+static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    if (first_id != 1) {
+        bad("abstract keys are for a BTF without a base");
+        return NULL;
+    }
+    view_t v;
+    PyObject *result = NULL, *keys = NULL, *tokens = NULL, *declares = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    Py_ssize_t size = ((Py_ssize_t)v.t.count + 1) * 4;
+    keys = PyBytes_FromStringAndSize(NULL, size);
+    tokens = PyBytes_FromStringAndSize(NULL, size);
+    if (!keys || !tokens) goto done;
+    uint32_t *key = (uint32_t *)PyBytes_AS_STRING(keys), *token = (uint32_t *)PyBytes_AS_STRING(tokens);
+    key[0] = token[0] = 0;
+    if (cache_names(&v.t) || abstract_keys(&v.t, key + 1, token + 1)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    declares = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.t.count + 1);
+    if (!declares) goto done;
+    uint8_t *flag = (uint8_t *)PyBytes_AS_STRING(declares);
+    flag[0] = 0;
+    for (uint32_t i = 0; i < v.t.count; i++) {
+        uint32_t kind = t_kind(&v.t, i);
+        flag[i + 1] = kind == K_FWD || ((kind == K_ENUM || kind == K_ENUM64) && !t_vlen(&v.t, i));
+    }
+    result = PyTuple_Pack(3, keys, tokens, declares);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(tokens);
+    Py_XDECREF(declares);
+    free_names(&v.t);
+    view_free(&v);
+    return result;
+}
+
+/* The edges (Type.refs) of each of `nodes` (own ids, u32), as tuples of ids. */
+static PyObject *py_edges(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *nodes_obj;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &nodes_obj)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    uint32_t *nodes = NULL, *out = NULL;
+    size_t nnodes;
+    if (view_init(&v, words, first_id, strings) || u32_arg(nodes_obj, 0, &nodes, &nnodes))
+        goto done;
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < v.t.count; i++)
+        if (edge_count(&v.t, i) > most) most = edge_count(&v.t, i);
+    out = malloc(((size_t)most + 1) * sizeof *out);
+    if (!out || !(result = PyList_New((Py_ssize_t)nnodes))) {
+        if (!out) PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t j = 0; j < nnodes; j++) {
+        if (nodes[j] < v.t.first_id || nodes[j] - v.t.first_id >= v.t.count) {
+            bad("edges: a node that is not an own id");
+            Py_CLEAR(result);
+            goto done;
+        }
+        uint32_t n = type_edges(&v.t, nodes[j] - v.t.first_id, out);
+        PyObject *edges = PyTuple_New(n);
+        if (!edges) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            PyObject *id = PyLong_FromUnsignedLong(out[k]);
+            if (!id) {
+                Py_DECREF(edges);
+                Py_CLEAR(result);
+                goto done;
+            }
+            PyTuple_SET_ITEM(edges, k, id);
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t)j, edges);
+    }
+done:
+    free(nodes);
+    free(out);
+    view_free(&v);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"edges", py_edges, METH_VARARGS,
+     "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
+    {"abstract_keys", py_abstract_keys, METH_VARARGS,
+     "abstract_keys(words, 1, strings) -> (u32 keys, u32 token keys, declaration flags), by id"},
     {"decode", py_decode, METH_VARARGS,
      "decode(words, first_id, strings, Type) -> [Type, ...] as the reader makes them"},
     {"labels", py_labels, METH_VARARGS,
