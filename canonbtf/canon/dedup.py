@@ -242,8 +242,19 @@ def _reference_inputs(btf: Btf, labels: list | None, index: BaseIndex | None) ->
         keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys,
                               spelled=True, token_key=list(index.token_keys))
     declares = [False] + [is_declaration(t.kind, t.items) for t in types[1:]]
-    kinds = [0] + [t.kind for t in types[1:]]
-    return KeyedTypes(keys, tokens, declares, kinds, lambda nodes: edges)
+    return KeyedTypes(keys, tokens, declares, _KindOf(types), lambda nodes: edges)
+
+
+class _KindOf:
+    """The kind of a type id, read from the `Type` when asked (merge_map reads a few)."""
+
+    __slots__ = ("types",)
+
+    def __init__(self, types: list):
+        self.types = types
+
+    def __getitem__(self, node: int) -> int:
+        return self.types[node].kind if node else 0
 
 
 def _refined(btf: Btf, labels: list | None, index: BaseIndex | None,
