@@ -385,3 +385,28 @@ def test_dedup_keys_are_not_made_over_a_base():
     """A module's keys continue its base's (BaseIndex): the reference makes them."""
     base = reader.parse(writer.write(random_btf(random.Random(5), 20)))
     assert compiled.keyed_types(random_btf(random.Random(6), 20, base)) is None
+
+
+@pytest.mark.parametrize("kind", [f.FUNC, f.STRUCT, f.ENUM, f.DATASEC])
+def test_heads_are_what_the_types_hold(kind):
+    rng = random.Random(kind)
+    base = reader.parse(writer.write(random_btf(rng, 30)))
+    btf = reader.parse(writer.write(random_btf(rng, 200, base)), base=base)
+    expected = [(type_id, t.name_off, t.vlen, t.size_or_type) for type_id, t in btf.own()
+                if t.kind == kind]
+    fresh = reader.parse(writer.write(btf), base=base)
+    assert compiled.heads(fresh, kind) == expected
+    assert expected  # the generator makes every kind
+
+
+def test_a_modules_dedup_leaves_its_base_packed():
+    """The base's part of a module's dedup comes from its index (BaseIndex): flags and
+    kinds included, so the base's 95 k Types are never made."""
+    from canonbtf.canon import canonicalize_checked
+    from canonbtf.canon.dedup import BaseIndex
+
+    base = reader.parse(corpus_path(VMLINUX_BLOBS[0]).read_bytes())
+    index = BaseIndex.of(reader.parse(corpus_path(VMLINUX_BLOBS[0]).read_bytes()))
+    module = reader.parse(corpus_path(MODULE_BLOBS[0]).read_bytes(), base=base)
+    canonicalize_checked(module, dedup=True, index=index)
+    assert base.packed is not None and base._types is None

@@ -2,10 +2,10 @@
 
 Encoding a kernel module (split BTF over vmlinux's) spends most of its dedup on the
 base's 95 k types, which are the same for every module of that kernel: their labels,
-edges and abstract keys (dedup.BaseIndex). They are computed once and kept under
-$XDG_CACHE_HOME/canonbtf (else ~/.cache/canonbtf), in a file named after the sha256 of
-the base's bytes, of the code that computes the index and of the interpreter (marshal's
-format).
+edges, abstract keys, declaration flags and kinds (dedup.BaseIndex). They are computed
+once and kept under $XDG_CACHE_HOME/canonbtf (else ~/.cache/canonbtf), in a file named
+after the sha256 of the base's bytes, of the code that computes the index and of the
+interpreter (marshal's format).
 
 The cache can only save time: a file that is missing, unreadable, damaged (its own
 sha256 does not match) or of the wrong shape is computed again and replaced, and what is
@@ -28,7 +28,7 @@ from . import dedup, labels
 from .dedup import BaseIndex
 
 CACHE_ENV = "CANONBTF_CACHE"
-MAGIC = b"canonbtf base index 3\n"
+MAGIC = b"canonbtf base index 4\n"
 KEEP = 4
 
 
@@ -93,7 +93,7 @@ def _write(path: Path, index: BaseIndex) -> None:
     """Store `index` atomically (a temporary file renamed); a cache that cannot be written
     is only a slower next run."""
     payload = marshal.dumps((index.edges, index.tokens, index.keys, index.intern,
-                             index.token_keys))
+                             index.token_keys, index.declares, index.kinds))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".base-", suffix=".tmp")

@@ -151,6 +151,12 @@ def refers_to_func(btf: Btf) -> bool | None:
     return None if found is None else found != 0
 
 
+def heads(btf: Btf, kind: int) -> list[tuple[int, int, int, int]] | None:
+    """(id, name_off, vlen, size_or_type) of `btf`'s own types of `kind`, read from its
+    packed words; None when it is not packed (its `Type`s are at hand then)."""
+    return _call(btf, "heads", kind) if btf.packed is not None else None
+
+
 def own_kinds(btf: Btf) -> bytes | None:
     """The kind of each of `btf`'s own types when they are still packed, else None."""
     return _call(btf, "kinds") if btf.packed is not None else None

@@ -139,11 +139,9 @@ def _own_labels(btf: Btf) -> list:
     return [label(t, names) for t in btf.types]
 
 
-def _edges_and_tokens(btf: Btf, types: list, start: int) -> tuple[list, list]:
-    """Edges and tokens of the types with ids from `start` on."""
+def _edges_and_tokens(btf: Btf, own: list) -> tuple[list, list]:
+    """Edges and tokens of the types `own` (of `btf`, names from its string chain)."""
     names = btf.names
-    stop = btf.last_id + 1
-    own = types[start:stop]
     model.per_kind()
     refs = model.REFS
     edges = [tuple(refs[t.kind](t)) for t in own]
@@ -153,39 +151,46 @@ def _edges_and_tokens(btf: Btf, types: list, start: int) -> tuple[list, list]:
 
 class BaseIndex:
     """What the dedup reads of a base BTF, which the same base always gives: edges, tokens
-    and abstract keys (with their intern table, keyed by repr), by base id ([0] for void).
-    A module's dedup spent most of its time there (virtio_net: 0.58 of 0.88 s), so
-    basecache.py keeps it on disk; the labels are in the intern table's keys only (a
-    cache with labels as tuples took 0.18 s to load)."""
+    and abstract keys (with their intern table, keyed by repr), declaration flags and
+    kinds (bytes), by base id ([0] for void). A module's dedup spent most of its time
+    there (virtio_net: 0.58 of 0.88 s), so basecache.py keeps it on disk; the labels are
+    in the intern table's keys only (a cache with labels as tuples took 0.18 s to load).
+    With it a module's dedup never decodes the base's `Type`s."""
 
-    __slots__ = ("edges", "tokens", "keys", "intern", "token_keys")
+    __slots__ = ("edges", "tokens", "keys", "intern", "token_keys", "declares", "kinds")
 
     def __init__(self, edges: list, tokens: list, keys: list[int], intern: dict,
-                 token_keys: list[int]):
+                 token_keys: list[int], declares: bytes, kinds: bytes):
         self.edges = edges
         self.tokens = tokens
         self.keys = keys
         self.intern = intern
         self.token_keys = token_keys
+        self.declares = declares
+        self.kinds = kinds
 
     @classmethod
     def of(cls, base: Btf) -> BaseIndex:
         labels = all_labels(base)
-        edges, tokens = _edges_and_tokens(base, base.all_types(), 1)
+        types = base.all_types()[1:]
+        edges, tokens = _edges_and_tokens(base, types)
         edges.insert(0, ())
         tokens.insert(0, None)
         intern: dict = {}
         token_keys: list[int] = []
         keys = _abstract_keys(labels, edges, tokens, intern, spelled=True,
                               token_key=token_keys)
-        return cls(edges, tokens, keys, intern, token_keys)
+        declares = bytes([0] + [is_declaration(t.kind, t.items) for t in types])
+        kinds = bytes([0] + [t.kind for t in types])
+        return cls(edges, tokens, keys, intern, token_keys, declares, kinds)
 
     def fits(self, base: Btf) -> bool:
         """Whether the index has the shape of `base`'s (a cache file may be damaged)."""
         count = base.last_id + 1
         return (len(self.edges) == len(self.tokens) == len(self.keys)
-                == len(self.token_keys) == count
-                and isinstance(self.intern, dict))
+                == len(self.token_keys) == len(self.declares) == len(self.kinds) == count
+                and isinstance(self.intern, dict) and isinstance(self.declares, bytes)
+                and isinstance(self.kinds, bytes))
 
 
 def equivalence_classes(btf: Btf, labels: list | None = None,
@@ -227,22 +232,25 @@ class KeyedTypes:
 
 def _reference_inputs(btf: Btf, labels: list | None, index: BaseIndex | None) -> KeyedTypes:
     """The refinement's inputs computed in Python (every type's edges at once)."""
-    types = btf.all_types()
     if labels is None:
         labels = all_labels(btf, index)
     if index is None:
-        edges, tokens = _edges_and_tokens(btf, types, 1)
+        types = btf.all_types()
+        edges, tokens = _edges_and_tokens(btf, types[1:])
         edges.insert(0, ())
         tokens.insert(0, None)
         keys = _abstract_keys(labels, edges, tokens)
-    else:
-        edges, tokens = _edges_and_tokens(btf, types, btf.first_id)
-        edges = index.edges + edges
-        tokens = index.tokens + tokens
-        keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys,
-                              spelled=True, token_key=list(index.token_keys))
-    declares = [False] + [is_declaration(t.kind, t.items) for t in types[1:]]
-    return KeyedTypes(keys, tokens, declares, _KindOf(types), lambda nodes: edges)
+        declares = [False] + [is_declaration(t.kind, t.items) for t in types[1:]]
+        return KeyedTypes(keys, tokens, declares, _KindOf(types), lambda nodes: edges)
+    own = btf.types  # the base's part is the index's: its Types are never decoded
+    edges, tokens = _edges_and_tokens(btf, own)
+    edges = index.edges + edges
+    tokens = index.tokens + tokens
+    keys = _abstract_keys(labels, edges, tokens, dict(index.intern), index.keys,
+                          spelled=True, token_key=list(index.token_keys))
+    declares = index.declares + bytes([is_declaration(t.kind, t.items) for t in own])
+    kinds = index.kinds + bytes([t.kind for t in own])
+    return KeyedTypes(keys, tokens, declares, kinds, lambda nodes: edges)
 
 
 class _KindOf:

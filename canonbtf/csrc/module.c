@@ -396,7 +396,37 @@ done:
     return result;
 }
 
+/* (id, name offset, vlen, size_or_type) of each own type of one kind: what a caller
+ * needs of a few records without decoding them all (functions._base_functions). */
+static PyObject *py_heads(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id, kind;
+    if (!PyArg_ParseTuple(args, "OkOk", &words, &first_id, &strings, &kind)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings) || !(result = PyList_New(0))) goto done;
+    for (uint32_t i = 0; i < v.t.count; i++) {
+        if (t_kind(&v.t, i) != kind) continue;
+        PyObject *head = Py_BuildValue("(kkkk)", (unsigned long)(v.t.first_id + i),
+                                       (unsigned long)t_name(&v.t, i),
+                                       (unsigned long)t_vlen(&v.t, i),
+                                       (unsigned long)t_sot(&v.t, i));
+        if (!head || PyList_Append(result, head)) {
+            Py_XDECREF(head);
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(head);
+    }
+done:
+    view_free(&v);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"heads", py_heads, METH_VARARGS,
+     "heads(words, first_id, strings, kind) -> [(id, name_off, vlen, size_or_type)] of that kind"},
     {"edges", py_edges, METH_VARARGS,
      "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
-from ..canon import renumbered
+from ..canon import compiled, renumbered
 from ..canon.renumber import new_ids
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_NOCALL
 
@@ -264,11 +264,15 @@ def reorder(btf: Btf, choice: FunctionChoice, alone: bool) -> Btf | None:
 
 def _base_functions(btf: Btf) -> dict[tuple[str, int], int]:
     """(name, FUNC_PROTO id) -> id of the base's static FUNC (empty without a base)."""
-    if btf.base is None:
+    base = btf.base
+    if base is None:
         return {}
+    funcs = compiled.heads(base, f.FUNC)  # a vmlinux base stays packed: no 95 k Types
+    if funcs is not None:
+        return {(btf.name(name_off), proto): type_id
+                for type_id, name_off, linkage, proto in funcs if linkage == f.LINKAGE_STATIC}
     return {(btf.name(t.name_off), t.size_or_type): type_id
-            for type_id, t in btf.base.own()
-            if t.kind == f.FUNC and t.extra == f.LINKAGE_STATIC}
+            for type_id, t in base.own() if t.kind == f.FUNC and t.extra == f.LINKAGE_STATIC}
 
 
 def _signature(proto: Type) -> tuple:
