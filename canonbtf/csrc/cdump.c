@@ -1088,3 +1088,446 @@ done:
     ctx_free(&c);
     return result;
 }
+
+/* ---- placement (emit/c_order.py) ---- */
+
+enum { R_COMPOSITE, R_TYPEDEF, R_BUILTIN, R_OTHER };
+
+typedef struct {
+    ctx_t *c;
+    uint32_t ndefs;
+    uint32_t *defs;              /* definition ids, as given */
+    int32_t *pos;                /* per id: index into defs, or -1 */
+    uint32_t **complete;         /* per id: complete_deps (count first), or NULL */
+    uint8_t *completing;
+    uint32_t **needs;            /* per def index: ids needed before it (count first) */
+    uint32_t **declared;         /* per def index: tags it needs declared (count first) */
+    uint32_t **users;            /* per def index: def indexes that need it (count first) */
+} place_t;
+
+static int role(ctx_t *c, uint32_t id)
+{
+    uint32_t kind = kind_of(c, id);
+    if (kind == K_STRUCT || kind == K_UNION) return R_COMPOSITE;
+    if (kind == K_TYPEDEF) return is_va_list(c, id, "__builtin_va_list") ? R_BUILTIN : R_TYPEDEF;
+    return R_OTHER;
+}
+
+/* A growing u32 list whose first entry is its length. */
+static int push_u32(uint32_t **list, uint32_t value)
+{
+    uint32_t n = *list ? (*list)[0] : 0;
+    if (!*list || ((n + 1) & n) == 0) {  /* capacity: the next power of two above n */
+        size_t cap = 2;
+        while (cap < (size_t)n + 2) cap *= 2;
+        uint32_t *p = realloc(*list, cap * 2 * sizeof *p);
+        if (!p) return -1;
+        if (!*list) p[0] = 0;
+        *list = p;
+    }
+    (*list)[++(*list)[0]] = value;
+    return 0;
+}
+
+/* Placement.complete_deps: definitions a by-value use of typedef `id` needs. */
+static int complete_deps(place_t *p, uint32_t id, int depth)
+{
+    ctx_t *c = p->c;
+    if (p->complete[id] || p->completing[id]) return 0;
+    if (depth > MAX_DEPTH) return fail(c, "typedefs nested too deep");
+    p->completing[id] = 1;
+    uint32_t *out = NULL, *stack = NULL;
+    int rc = -1;
+    if (push_u32(&out, 0) || push_u32(&stack, 0)) goto nomem;
+    out[0] = stack[0] = 0;
+    for (uint32_t j = 0; edge_at(c, id, BY_VALUE, j) >= 0; j++)
+        if (edge_at(c, id, BY_VALUE, j) && push_u32(&stack, (uint32_t)edge_at(c, id, BY_VALUE, j)))
+            goto nomem;
+    while (stack[0]) {
+        uint32_t r = stack[stack[0]--], kind = kind_of(c, r);
+        if (kind == K_TYPEDEF) {
+            if (!is_va_list(c, r, "__builtin_va_list") && push_u32(&out, r)) goto nomem;
+            if (complete_deps(p, r, depth + 1)) goto done;
+            for (uint32_t k = 1; p->complete[r] && k <= p->complete[r][0]; k++)
+                if (push_u32(&out, p->complete[r][k])) goto nomem;
+        } else if (has_name(c, r) && (named_kind(kind))) {
+            if (push_u32(&out, r)) goto nomem;
+        } else {
+            int64_t e;
+            for (uint32_t j = 0; (e = edge_at(c, r, BY_VALUE, j)) >= 0; j++)
+                if (e && push_u32(&stack, (uint32_t)e)) goto nomem;
+        }
+    }
+    p->complete[id] = out;
+    out = NULL;
+    rc = 0;
+    goto done;
+nomem:
+    PyErr_NoMemory();
+    c->failed = 1;
+done:
+    p->completing[id] = 0;
+    free(out);
+    free(stack);
+    return rc;
+}
+
+/* Placement.dependencies of definition index k, from its mentions `refs` [(id, mode)]. */
+static int dependencies(place_t *p, uint32_t k, PyObject *refs, uint32_t *seen, uint32_t stamp)
+{
+    ctx_t *c = p->c;
+    uint32_t d = p->defs[k];
+    PyObject *seq = PySequence_Fast(refs, "refs must be a sequence");
+    if (!seq) return c->failed = 1, -1;
+    int rc = -1;
+    seen[d] = stamp;  /* before.discard(d) */
+    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
+        unsigned long r, mode;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, j), "kk", &r, &mode)) goto done;
+        if (r == 0 || r >= c->nids || p->pos[r] < 0) {
+            fail(c, "a mention that is not a definition");
+            goto done;
+        }
+        int what = role(c, (uint32_t)r), before = 0;
+        if (what == R_COMPOSITE) {
+            if (mode == VALUE) before = 1;
+            else if (r != d && push_u32(&p->declared[k], (uint32_t)r)) goto nomem;
+        } else if (what == R_OTHER || what == R_TYPEDEF) {
+            before = 1;
+        }
+        if (before && seen[r] != stamp) {
+            seen[r] = stamp;
+            if (push_u32(&p->needs[k], (uint32_t)r)) goto nomem;
+        }
+        if ((what == R_TYPEDEF || what == R_BUILTIN) && mode == VALUE) {
+            if (complete_deps(p, (uint32_t)r, 0)) goto done;
+            for (uint32_t i = 1; p->complete[r] && i <= p->complete[r][0]; i++) {
+                uint32_t x = p->complete[r][i];
+                if (seen[x] == stamp) continue;
+                if (p->pos[x] < 0) {
+                    fail(c, "a dependency that is not a definition");
+                    goto done;
+                }
+                seen[x] = stamp;
+                if (push_u32(&p->needs[k], x)) goto nomem;
+            }
+        }
+    }
+    rc = 0;
+    goto done;
+nomem:
+    PyErr_NoMemory();
+    c->failed = 1;
+done:
+    if (PyErr_Occurred()) c->failed = 1;
+    Py_DECREF(seq);
+    return rc;
+}
+
+static uint32_t count_of(const uint32_t *list) { return list ? list[0] : 0; }
+
+/* c_order._is_linkage */
+static int is_linkage(ctx_t *c, uint32_t id)
+{
+    if ((uint64_t)sot_of(c, id) > 2 * c->ptr_size) return 0;
+    const uint32_t *items = rest_of(c, id);
+    for (uint32_t j = 0; j < vlen_of(c, id); j++) {
+        uint32_t held = items[3 * j + 1];
+        if (held == 0 || kind_of(c, held) != K_PTR) return 0;
+    }
+    return 1;
+}
+
+/* Placement._placement_keys, with ranks `rank` per definition index. */
+static int placement_keys(place_t *p, const uint64_t *rank, uint64_t *key)
+{
+    ctx_t *c = p->c;
+    uint32_t n = p->ndefs;
+    int64_t *level = malloc((n ? n : 1) * sizeof *level);
+    uint32_t *waiting = malloc((n ? n : 1) * sizeof *waiting), *queue = malloc((n ? n : 1) * sizeof *queue);
+    int rc = -1;
+    if (!level || !waiting || !queue) {
+        PyErr_NoMemory();
+        c->failed = 1;
+        goto done;
+    }
+    uint32_t top = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        level[k] = -1;  /* not reached: level.get(d, 0) */
+        waiting[k] = count_of(p->needs[k]);
+        if (!waiting[k]) queue[top++] = k;
+    }
+    while (top) {
+        uint32_t k = queue[--top], d = p->defs[k];
+        if (role(c, d) == R_COMPOSITE) {
+            int64_t deepest = -1;
+            for (uint32_t i = 1; i <= count_of(p->needs[k]); i++) {
+                uint32_t x = p->needs[k][i];
+                if (role(c, x) == R_COMPOSITE && level[p->pos[x]] > deepest) deepest = level[p->pos[x]];
+            }
+            level[k] = 1 + deepest;
+        }
+        for (uint32_t i = 1; i <= count_of(p->users[k]); i++) {
+            uint32_t u = p->users[k][i];
+            if (--waiting[u] == 0) queue[top++] = u;
+        }
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t d = p->defs[k], kind = kind_of(c, d);
+        uint64_t group;
+        if (kind == K_STRUCT || kind == K_UNION) {
+            uint64_t band = is_linkage(c, d) ? 0 : 1 + (uint64_t)(level[k] < 0 ? 0 : level[k]) / 2;
+            group = (2ULL << 16) + band;
+        } else {
+            group = (uint64_t)(kind == K_TYPEDEF) << 16;
+        }
+        if (rank[k] >= (1ULL << 32) || group >= (1ULL << 31)) {
+            fail(c, "a rank out of range");
+            goto done;
+        }
+        key[k] = (group << 32) + rank[k];
+    }
+    rc = 0;
+done:
+    free(level);
+    free(waiting);
+    free(queue);
+    return rc;
+}
+
+/* A binary min-heap of (key << 0, def index) pairs, keys unique. */
+typedef struct {
+    uint64_t *key;
+    uint32_t *k;
+    size_t n;
+} heap_t;
+
+static void heap_push(heap_t *h, uint64_t key, uint32_t k)
+{
+    size_t i = h->n++;
+    while (i) {
+        size_t parent = (i - 1) / 2;
+        if (h->key[parent] <= key) break;
+        h->key[i] = h->key[parent];
+        h->k[i] = h->k[parent];
+        i = parent;
+    }
+    h->key[i] = key;
+    h->k[i] = k;
+}
+
+static uint32_t heap_pop(heap_t *h)
+{
+    uint32_t top = h->k[0];
+    uint64_t key = h->key[--h->n];
+    uint32_t k = h->k[h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= h->n) break;
+        if (child + 1 < h->n && h->key[child + 1] < h->key[child]) child++;
+        if (h->key[child] >= key) break;
+        h->key[i] = h->key[child];
+        h->k[i] = h->k[child];
+        i = child;
+    }
+    if (h->n) {
+        h->key[i] = key;
+        h->k[i] = k;
+    }
+    return top;
+}
+
+static PyObject *u32_list(const uint32_t *ids, size_t n)
+{
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t j = 0; list && j < n; j++) {
+        PyObject *id = PyLong_FromUnsignedLong(ids[j]);
+        if (!id) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)j, id);
+    }
+    return list;
+}
+
+/* Placement.order: Kahn's algorithm with a heap of placement keys. The heap holds at
+ * most one entry per push: one per definition plus one per cycle broken. */
+static PyObject *place_order(place_t *p, const uint64_t *key)
+{
+    ctx_t *c = p->c;
+    uint32_t n = p->ndefs;
+    size_t room = 2 * (size_t)n + 1;
+    heap_t h = {malloc(room * sizeof *h.key), malloc(room * sizeof *h.k), 0};
+    int64_t *waiting = malloc((n + 1) * sizeof *waiting);
+    uint8_t *done = calloc(n + 1, 1), *forwarded = calloc(c->nids, 1);
+    uint32_t *sequence = malloc((n + 1) * sizeof *sequence), *forward = malloc((n + 1) * sizeof *forward);
+    uint32_t nseq = 0, nforward = 0;
+    PyObject *result = NULL;
+    if (!h.key || !h.k || !waiting || !done || !forwarded || !sequence || !forward) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        waiting[k] = count_of(p->needs[k]);
+        if (!waiting[k]) heap_push(&h, key[k], k);
+    }
+    while (nseq < n) {
+        if (!h.n) {  /* a cycle of by-value uses: break it at the smallest key */
+            uint32_t best = UINT32_MAX;
+            for (uint32_t k = 0; k < n; k++)
+                if (!done[k] && (best == UINT32_MAX || key[k] < key[best])) best = k;
+            if (h.n >= room) break;
+            heap_push(&h, key[best], best);
+        }
+        uint32_t k = heap_pop(&h);
+        if (done[k]) continue;
+        done[k] = 1;
+        sequence[nseq++] = p->defs[k];
+        for (uint32_t i = 1; i <= count_of(p->declared[k]); i++) {
+            uint32_t tag = p->declared[k][i];
+            if (!done[p->pos[tag]] && !forwarded[tag]) {
+                forwarded[tag] = 1;
+                forward[nforward++] = tag;
+            }
+        }
+        for (uint32_t i = 1; i <= count_of(p->users[k]); i++) {
+            uint32_t u = p->users[k][i];
+            if (--waiting[u] == 0) {
+                if (h.n >= room) break;
+                heap_push(&h, key[u], u);
+            }
+        }
+    }
+    if (nseq < n) {
+        fail(c, "the placement heap overflowed");
+        goto out;
+    }
+    PyObject *seq_list = u32_list(sequence, nseq), *forward_list = u32_list(forward, nforward);
+    if (seq_list && forward_list) result = PyTuple_Pack(2, seq_list, forward_list);
+    Py_XDECREF(seq_list);
+    Py_XDECREF(forward_list);
+out:
+    free(h.key);
+    free(h.k);
+    free(waiting);
+    free(done);
+    free(forwarded);
+    free(sequence);
+    free(forward);
+    return result;
+}
+
+static void place_free(place_t *p)
+{
+    uint32_t nids = p->c ? p->c->nids : 0;
+    for (uint32_t id = 0; p->complete && id < nids; id++) free(p->complete[id]);
+    for (uint32_t k = 0; k < p->ndefs; k++) {
+        if (p->needs) free(p->needs[k]);
+        if (p->declared) free(p->declared[k]);
+        if (p->users) free(p->users[k]);
+    }
+    free(p->complete);
+    free(p->completing);
+    free(p->needs);
+    free(p->declared);
+    free(p->users);
+    free(p->defs);
+    free(p->pos);
+}
+
+/* The definitions, their needs and users; ranks per definition index into `rank`. */
+static int place_init(place_t *p, ctx_t *c, PyObject *defs, PyObject *refs, PyObject *ranks,
+                      uint64_t **rank)
+{
+    memset(p, 0, sizeof *p);
+    p->c = c;
+    PyObject *seq = PySequence_Fast(defs, "defs must be a sequence");
+    if (!seq) return c->failed = 1, -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = -1;
+    uint32_t *seen = NULL;
+    if ((size_t)n >= c->nids) {
+        fail(c, "more definitions than types");
+        goto done;
+    }
+    p->ndefs = (uint32_t)n;
+    size_t slots = (size_t)n + 1;
+    p->defs = malloc(slots * sizeof *p->defs);
+    p->pos = malloc(c->nids * sizeof *p->pos);
+    p->complete = calloc(c->nids, sizeof *p->complete);
+    p->completing = calloc(c->nids, 1);
+    p->needs = calloc(slots, sizeof *p->needs);
+    p->declared = calloc(slots, sizeof *p->declared);
+    p->users = calloc(slots, sizeof *p->users);
+    seen = calloc(c->nids, sizeof *seen);
+    *rank = malloc(slots * sizeof **rank);
+    if (!p->defs || !p->pos || !p->complete || !p->completing || !p->needs || !p->declared
+        || !p->users || !seen || !*rank) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(p->pos, 0xFF, c->nids * sizeof *p->pos);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned long d = PyLong_AsUnsignedLong(PySequence_Fast_GET_ITEM(seq, k));
+        if (PyErr_Occurred()) goto done;
+        if (d < c->t->first_id || d >= c->nids || p->pos[d] >= 0) {
+            fail(c, "defs must be distinct own ids");
+            goto done;
+        }
+        p->defs[k] = (uint32_t)d;
+        p->pos[d] = (int32_t)k;
+    }
+    for (uint32_t k = 0; k < p->ndefs; k++) {
+        PyObject *key = PySequence_Fast_GET_ITEM(seq, k);
+        PyObject *mentions = PyDict_GetItemWithError(refs, key);
+        PyObject *r = PyDict_GetItemWithError(ranks, key);
+        if (!mentions || !r) {
+            if (!PyErr_Occurred()) fail(c, "refs and ranks must cover the definitions");
+            goto done;
+        }
+        (*rank)[k] = PyLong_AsUnsignedLongLong(r);
+        if (PyErr_Occurred() || dependencies(p, k, mentions, seen, k + 1)) goto done;
+        for (uint32_t i = 1; i <= count_of(p->needs[k]); i++)
+            if (push_u32(&p->users[p->pos[p->needs[k][i]]], k)) {
+                PyErr_NoMemory();
+                goto done;
+            }
+    }
+    rc = 0;
+done:
+    if (rc) c->failed = 1;
+    free(seen);
+    Py_DECREF(seq);
+    return rc;
+}
+
+PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
+                          PyObject *refs, PyObject *ranks)
+{
+    ctx_t c;
+    place_t p;
+    memset(&p, 0, sizeof p);
+    uint64_t *rank = NULL, *key = NULL;
+    PyObject *result = NULL;
+    if (start(&c, t, ptr_size)) goto done;
+    if (!PyDict_Check(refs) || !PyDict_Check(ranks)) {
+        fail(&c, "refs and ranks must be dicts");
+        goto done;
+    }
+    if (place_init(&p, &c, defs, refs, ranks, &rank)) goto done;
+    key = malloc(((size_t)p.ndefs + 1) * sizeof *key);
+    if (!key) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (placement_keys(&p, rank, key)) goto done;
+    result = place_order(&p, key);
+done:
+    place_free(&p);
+    free(rank);
+    free(key);
+    ctx_free(&c);
+    return result;
+}

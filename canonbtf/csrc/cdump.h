@@ -16,4 +16,9 @@ PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size);
 PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
                        PyObject *display, PyObject *suffixes);
 
+/* (definitions in header order, tags to declare first) as c_order.Placement.order, from
+ * `defs` [id], `refs` {id: [(id, mode)]} and canonical `ranks` {id: int}. */
+PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
+                          PyObject *refs, PyObject *ranks);
+
 #endif

@@ -344,6 +344,21 @@ static PyObject *py_c_render(PyObject *self, PyObject *args)
     return result;
 }
 
+static PyObject *py_c_placement(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *defs, *refs, *ranks;
+    unsigned long first_id, ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOkOOO", &words, &first_id, &strings, &ptr_size, &defs, &refs,
+                          &ranks))
+        return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings))
+        result = cdump_placement(&v.t, ptr_size, defs, refs, ranks);
+    view_free(&v);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"decode", py_decode, METH_VARARGS,
      "decode(words, first_id, strings, Type) -> [Type, ...] as the reader makes them"},
@@ -365,6 +380,8 @@ static PyMethodDef methods[] = {
      "c_definitions(words, first_id, strings, ptr_size) -> (ids, [(text, refs, enumerators)])"},
     {"c_render", py_c_render, METH_VARARGS,
      "c_render(words, first_id, strings, ptr_size, ids, display, suffixes) -> [(text, refs, enumerators)]"},
+    {"c_placement", py_c_placement, METH_VARARGS,
+     "c_placement(words, first_id, strings, ptr_size, defs, refs, ranks) -> (order, forward)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -197,7 +197,7 @@ class _Header:
         self._render_again([d for d in self.defs
                             if d in renamed or any(r in renamed for r, _ in self.refs[d])])
         self.placement = Placement(types, self.names, self.first_id, by_value, ptr_size,
-                                   self.defs, self.refs, rank)
+                                   self.defs, self.refs, rank, compiled)
 
     # ---- what gets defined ----
 

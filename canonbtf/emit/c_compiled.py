@@ -68,3 +68,8 @@ class CompiledSpelling:
         """The spellings of definitions `ids` with the `___N` names known."""
         shown = {d: name.encode("latin-1") for d, name in display.items()}
         return self._call("c_render", ptr_size, ids, shown, enumerator_suffix)
+
+    def placement(self, ptr_size: int, defs: list[int], refs: dict[int, list[tuple[int, int]]],
+                  rank: dict[int, int]) -> tuple[list[int], list[int]] | None:
+        """c_order.Placement.order: (definitions in header order, tags to declare)."""
+        return self._call("c_placement", ptr_size, defs, refs, rank)
