@@ -1184,8 +1184,8 @@ static int dependencies(place_t *p, uint32_t k, PyObject *refs, uint32_t *seen, 
     for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
         unsigned long r, mode;
         if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, j), "kk", &r, &mode)) goto done;
-        if (r == 0 || r >= c->nids || p->pos[r] < 0) {
-            fail(c, "a mention that is not a definition");
+        if (r == 0 || r >= c->nids) {
+            fail(c, "a mention that is not a type");
             goto done;
         }
         int what = role(c, (uint32_t)r), before = 0;
@@ -1196,6 +1196,10 @@ static int dependencies(place_t *p, uint32_t k, PyObject *refs, uint32_t *seen, 
             before = 1;
         }
         if (before && seen[r] != stamp) {
+            if (p->pos[r] < 0) {
+                fail(c, "a dependency that is not a definition");
+                goto done;
+            }
             seen[r] = stamp;
             if (push_u32(&p->needs[k], (uint32_t)r)) goto nomem;
         }
@@ -1387,7 +1391,7 @@ static PyObject *place_order(place_t *p, const uint64_t *key)
         sequence[nseq++] = p->defs[k];
         for (uint32_t i = 1; i <= count_of(p->declared[k]); i++) {
             uint32_t tag = p->declared[k][i];
-            if (!done[p->pos[tag]] && !forwarded[tag]) {
+            if ((p->pos[tag] < 0 || !done[p->pos[tag]]) && !forwarded[tag]) {
                 forwarded[tag] = 1;
                 forward[nforward++] = tag;
             }
