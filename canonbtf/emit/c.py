@@ -24,8 +24,9 @@ from typing import TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf
-from ..btf.sizes import TypeSizes, by_value_edges, pointer_size
+from ..btf.sizes import LazyByValue, TypeSizes, by_value_edges, pointer_size
 from ..errors import InputError
+from ..gcpause import paused_gc
 from .c_compiled import CompiledSpelling
 from .c_names import NameClaims, canonical_ranks
 from .c_order import Placement
@@ -74,8 +75,9 @@ VMLINUX_GUARD = "__VMLINUX_H__"
 def dump_c(btf: Btf, out: TextIO) -> None:
     """Write the C header for `btf` (for split BTF: its own types, to follow the base's).
     BTF that C cannot spell (see c_shape) is an InputError, before anything is written."""
-    header = _header_for(btf)
-    body = header.body()
+    with paused_gc():  # 100 k types' worth of small lists and tuples, none cyclic
+        header = _header_for(btf)
+        body = header.body()
     if btf.base is None:
         guard = VMLINUX_GUARD
     else:
@@ -135,9 +137,11 @@ def _header_for(btf: Btf) -> _Header:
         compiled = CompiledSpelling.of(btf)  # before the types are decoded
         # What C cannot spell would make the emitter loop or recurse without end.
         types = btf.all_types()
-        by_value = by_value_edges(types)
         sizes = TypeSizes(types, pointer_size(btf))
-        if compiled is None or not compiled.shape_ok(sizes.ptr_size):
+        if compiled is not None and compiled.shape_ok(sizes.ptr_size):
+            by_value: list[tuple[int, ...]] | LazyByValue = LazyByValue(types)
+        else:
+            by_value = by_value_edges(types)
             problem = c_shape_problem(btf, by_value, sizes)
             if problem:
                 raise InputError(None, f"cannot be written as C: {problem}")
