@@ -20,8 +20,8 @@ from canonbtf import native
 from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.model import Btf, Type
-from canonbtf.btf.strings import StringTable
 from canonbtf.btf.sizes import TypeSizes, pointer_size
+from canonbtf.btf.strings import StringTable
 from canonbtf.emit import c as c_header
 from canonbtf.emit.c_compiled import CompiledSpelling
 from canonbtf.emit.c_shape import c_shape_problem
