@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdump.h"
 #include "records.h"
 #include "types.h"
 
@@ -424,6 +425,61 @@ done:
     return result;
 }
 
+/* The C header's hot parts (cdump.c): (words, first_id, strings, ptr_size, ...). */
+static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id, ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOk", &words, &first_id, &strings, &ptr_size)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings)) result = cdump_shape_ok(&v.t, ptr_size);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_c_definitions(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id, ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOk", &words, &first_id, &strings, &ptr_size)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings)) result = cdump_definitions(&v.t, ptr_size);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_c_render(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *ids, *display, *suffixes;
+    unsigned long first_id, ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOkOOO", &words, &first_id, &strings, &ptr_size, &ids, &display,
+                          &suffixes))
+        return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings))
+        result = cdump_render(&v.t, ptr_size, ids, display, suffixes);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_c_placement(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *defs, *refs, *ranks;
+    unsigned long first_id, ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOkOOO", &words, &first_id, &strings, &ptr_size, &defs, &refs,
+                          &ranks))
+        return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings))
+        result = cdump_placement(&v.t, ptr_size, defs, refs, ranks);
+    view_free(&v);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind) -> [(id, name_off, vlen, size_or_type)] of that kind"},
@@ -445,6 +501,14 @@ static PyMethodDef methods[] = {
      "renumber(words, first_id, strings, order, redirect=None) -> (words, strings)"},
     {"func_reference", py_func_reference, METH_VARARGS,
      "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
+    {"c_shape_ok", py_c_shape_ok, METH_VARARGS,
+     "c_shape_ok(words, first_id, strings, ptr_size) -> True: spellable as C; False: ask c_shape"},
+    {"c_definitions", py_c_definitions, METH_VARARGS,
+     "c_definitions(words, first_id, strings, ptr_size) -> (ids, [(text, refs, enumerators)])"},
+    {"c_render", py_c_render, METH_VARARGS,
+     "c_render(words, first_id, strings, ptr_size, ids, display, suffixes) -> [(text, refs, enumerators)]"},
+    {"c_placement", py_c_placement, METH_VARARGS,
+     "c_placement(words, first_id, strings, ptr_size, defs, refs, ranks) -> (order, forward)"},
     {NULL, NULL, 0, NULL},
 };
 

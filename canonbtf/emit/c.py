@@ -24,8 +24,10 @@ from typing import TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf
-from ..btf.sizes import TypeSizes, by_value_edges, pointer_size
+from ..btf.sizes import LazyByValue, TypeSizes, by_value_edges, pointer_size
 from ..errors import InputError
+from ..gcpause import paused_gc
+from .c_compiled import CompiledSpelling
 from .c_names import NameClaims, canonical_ranks
 from .c_order import Placement
 from .c_shape import c_shape_problem
@@ -73,8 +75,9 @@ VMLINUX_GUARD = "__VMLINUX_H__"
 def dump_c(btf: Btf, out: TextIO) -> None:
     """Write the C header for `btf` (for split BTF: its own types, to follow the base's).
     BTF that C cannot spell (see c_shape) is an InputError, before anything is written."""
-    header = _header_for(btf)
-    body = header.body()
+    with paused_gc():  # 100 k types' worth of small lists and tuples, none cyclic
+        header = _header_for(btf)
+        body = header.body()
     if btf.base is None:
         guard = VMLINUX_GUARD
     else:
@@ -131,15 +134,19 @@ def _header_for(btf: Btf) -> _Header:
     """One analysis per Btf object: a module's header needs its base's names."""
     header = _headers.get(btf)
     if header is None:
+        compiled = CompiledSpelling.of(btf)  # before the types are decoded
         # What C cannot spell would make the emitter loop or recurse without end.
         types = btf.all_types()
-        by_value = by_value_edges(types)
         sizes = TypeSizes(types, pointer_size(btf))
-        problem = c_shape_problem(btf, by_value, sizes)
-        if problem:
-            raise InputError(None, f"cannot be written as C: {problem}")
+        if compiled is not None and compiled.shape_ok(sizes.ptr_size):
+            by_value: list[tuple[int, ...]] | LazyByValue = LazyByValue(types)
+        else:
+            by_value = by_value_edges(types)
+            problem = c_shape_problem(btf, by_value, sizes)
+            if problem:
+                raise InputError(None, f"cannot be written as C: {problem}")
         base = _header_for(btf.base) if btf.base is not None else None
-        header = _Header(btf, base, by_value, sizes)
+        header = _Header(btf, base, by_value, sizes, compiled)
         _headers[btf] = header
     return header
 
@@ -160,8 +167,9 @@ class _Header:
     """The definitions of one BTF's own types: their text, names, dependencies and order."""
 
     def __init__(self, btf: Btf, base: _Header | None, by_value: list[tuple[int, ...]],
-                 sizes: TypeSizes):
+                 sizes: TypeSizes, compiled: CompiledSpelling | None = None):
         types = btf.all_types()
+        self.compiled = compiled
         self.types = types
         self.first_id = btf.first_id
         # Nothing here refers to `btf` itself: the cache of headers is keyed by it weakly.
@@ -190,11 +198,10 @@ class _Header:
         self.speller.forget_names()
         # Second pass, for the few definitions that print a suffixed name.
         renamed = set(self.display) | set(self.enumerator_suffix)
-        for d in self.defs:
-            if d in renamed or any(r in renamed for r, _ in self.refs[d]):
-                self._render(d)
+        self._render_again([d for d in self.defs
+                            if d in renamed or any(r in renamed for r, _ in self.refs[d])])
         self.placement = Placement(types, self.names, self.first_id, by_value, ptr_size,
-                                   self.defs, self.refs, rank)
+                                   self.defs, self.refs, rank, compiled)
 
     # ---- what gets defined ----
 
@@ -204,6 +211,13 @@ class _Header:
         Named types first; then the anonymous enums that none of them prints inline
         (global constants), which become definitions of their own.
         """
+        if self.compiled is not None:
+            done = self.compiled.definitions(self.speller.ptr_size)
+            if done is not None:
+                defs, spelled = done
+                for d, one in zip(defs, spelled):
+                    self.text[d], self.refs[d], self.enumerators[d] = one
+                return defs
         types = self.types
         names = self.names
         defs = []
@@ -225,6 +239,18 @@ class _Header:
 
     def _render(self, d: int) -> None:
         self.text[d], self.refs[d], self.enumerators[d] = self.speller.render(d)
+
+    def _render_again(self, ids: list[int]) -> None:
+        """Spell `ids` again now that their `___N` names are known."""
+        if self.compiled is not None:
+            done = self.compiled.render(self.speller.ptr_size, ids, self.display,
+                                        self.enumerator_suffix)
+            if done is not None:
+                for d, one in zip(ids, done):
+                    self.text[d], self.refs[d], self.enumerators[d] = one
+                return
+        for d in ids:
+            self._render(d)
 
     def _kfuncs(self) -> list[tuple[str, int, bool]]:
         """(name, FUNC id, fastcall) of the functions tagged as kfuncs, by name."""

@@ -1,0 +1,24 @@
+/* The C header's hot parts (cdump.c): emit/c_shape.py and emit/c_spell.py on words. */
+#ifndef CANONBTF_CDUMP_H
+#define CANONBTF_CDUMP_H
+
+#include <Python.h>
+
+#include "types.h"
+
+/* True when the types are certainly spellable as C (c_shape_problem finds nothing),
+ * False when the reference must look. */
+PyObject *cdump_shape_ok(const types_t *t, unsigned long ptr_size);
+/* ([definition id], [(text, [(id, mode)], [enumerator])]) as c._Header._definitions. */
+PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size);
+/* [(text, [(id, mode)], [enumerator])] of definitions `ids` with `display` names
+ * ({id: bytes}) and enumerator `suffixes` ({id: {occurrence: str}}). */
+PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
+                       PyObject *display, PyObject *suffixes);
+
+/* (definitions in header order, tags to declare first) as c_order.Placement.order, from
+ * `defs` [id], `refs` {id: [(id, mode)]} and canonical `ranks` {id: int}. */
+PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
+                          PyObject *refs, PyObject *ranks);
+
+#endif

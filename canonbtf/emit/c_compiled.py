@@ -1,0 +1,75 @@
+"""The C header's hot parts in C (canonbtf._btf, canonbtf/csrc/cdump.c), when built.
+
+c_shape.py, c_spell.py, declarator.py and btf/sizes.py stay the reference: the compiled
+part gives the same spelling (text, mentions, enumerators) byte for byte, and a shape
+check that only answers "certainly spellable" (then the reference is skipped) or "ask
+the reference". It takes a BTF without a base (a vmlinux: where the time goes; modules
+are small) whose type section is still packed, or can be packed; each method returns
+None where it does not apply (not built, CANONBTF_PURE set, damaged or odd input), and
+the caller runs the reference. tests/test_compiled_dump.py holds the two to the same
+header."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from .. import native
+from ..btf import writer
+from ..btf.model import Btf
+from ..btf.strings import StringTable
+
+# (text, [(id, VALUE or REF)], [enumerator]) as DefinitionSpeller.render gives it.
+Spelled = tuple
+
+
+def _module() -> ModuleType | None:
+    return native.compiled("canonbtf._btf", "c_definitions")
+
+
+class CompiledSpelling:
+    """One BTF's type section and strings as the compiled part reads them; made before
+    the Btf decodes its types (decoding drops the packed words)."""
+
+    def __init__(self, module: ModuleType, words: bytes, strings: list[tuple[int, bytes]]):
+        self._module = module
+        self._words = words
+        self._strings = strings
+
+    @classmethod
+    def of(cls, btf: Btf) -> CompiledSpelling | None:
+        module = _module()
+        if module is None or btf.base is not None or not isinstance(btf.strings, StringTable):
+            return None
+        if btf.packed is not None:
+            words = btf.packed.words
+        else:
+            try:
+                words = writer.type_words(btf).tobytes()
+            except (ValueError, OverflowError, TypeError):
+                return None
+        return cls(module, words, btf.string_sections())
+
+    def _call(self, function: str, *args: object) -> object | None:
+        try:
+            return getattr(self._module, function)(self._words, 1, self._strings, *args)
+        except ValueError:
+            return None
+
+    def shape_ok(self, ptr_size: int) -> bool:
+        """True when c_shape_problem would certainly find nothing."""
+        return self._call("c_shape_ok", ptr_size) is True
+
+    def definitions(self, ptr_size: int) -> tuple[list[int], list[Spelled]] | None:
+        """c._Header._definitions: the definitions in id order and their spellings."""
+        return self._call("c_definitions", ptr_size)
+
+    def render(self, ptr_size: int, ids: list[int], display: dict[int, str],
+               enumerator_suffix: dict[int, dict[int, str]]) -> list[Spelled] | None:
+        """The spellings of definitions `ids` with the `___N` names known."""
+        shown = {d: name.encode("latin-1") for d, name in display.items()}
+        return self._call("c_render", ptr_size, ids, shown, enumerator_suffix)
+
+    def placement(self, ptr_size: int, defs: list[int], refs: dict[int, list[tuple[int, int]]],
+                  rank: dict[int, int]) -> tuple[list[int], list[int]] | None:
+        """c_order.Placement.order: (definitions in header order, tags to declare)."""
+        return self._call("c_placement", ptr_size, defs, refs, rank)
