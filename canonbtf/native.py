@@ -1,9 +1,10 @@
 """Whether the compiled parts (C extensions built by `pip install .`) are used.
 
 Each compiled part has a pure-Python reference that gives the same bytes: the DWARF
-core (dwarf/core.py) and the canonical order (canon/compiled.py). Both are used when
-built, on CPython, unless CANONBTF_PURE is set to anything but 0; PyPy and machines
-without a compiler get the pure path."""
+core (dwarf/core.py) and the canonical order (canon/compiled.py); the validator's fast
+pass (btf/validator.compiled_clean) only ever lets the reference be skipped when it
+would find nothing. All are used when built, on CPython, unless CANONBTF_PURE is set to
+anything but 0; PyPy and machines without a compiler get the pure path."""
 
 from __future__ import annotations
 
