@@ -136,6 +136,48 @@ def test_header_layout_and_empty_blobs_are_not_clean():
     assert verdicts(writer.write(BtfBuilder().build()))[0] is False
 
 
+def over_odd_base(make_base, make_module) -> tuple[Btf, Btf]:
+    """A module over a base the validator never checks (base types count as valid): the
+    module read once for the C and once, over its own copy of the base, for Python."""
+    base = BtfBuilder()
+    make_base(base)
+    base_blob = writer.write(base.build())
+    mod = BtfBuilder(reader.parse(base_blob))
+    make_module(mod)
+    blob = writer.write(mod.build())
+    return tuple(reader.parse(blob, "mod", reader.parse(base_blob)) for _ in range(2))
+
+
+def test_a_base_the_reference_cannot_size_is_not_clean():
+    """A base FLOAT of size 0 as a member (the reference divides by zero), a DECL_TAG on
+    a component of a base FUNC without prototype (it reads type 0's items): where the
+    reference cannot finish, the C leaves it to it."""
+    for_c, for_python = over_odd_base(lambda b: b.float("f0", 0),
+                                      lambda m: m.struct("s", 8, [("x", 1, 0)]))
+    assert validator.compiled_clean(for_c) is False
+    with pytest.raises(ZeroDivisionError):
+        validator.validate_in_python(for_python)
+    for_c, for_python = over_odd_base(lambda b: b.func("f", 0),
+                                      lambda m: m.decl_tag("t", 1, 0))
+    assert validator.compiled_clean(for_c) is False
+    with pytest.raises(AttributeError):
+        validator.validate_in_python(for_python)
+
+
+@pytest.mark.parametrize("depth", [10, 64, 65, 200])
+def test_deep_base_chains(depth):
+    """A base typedef chain is resolved on demand, recursively, as the reference does; past
+    64 the C gives up (says "maybe") rather than recurse further: stricter, never wrong."""
+    def base(b):
+        target = b.int("int", 4, f.INT_SIGNED)
+        for n in range(depth):
+            target = b.typedef(f"t{n}", target)
+
+    for_c, for_python = over_odd_base(base, lambda m: m.struct("s", 4, [("x", depth + 1, 0)]))
+    assert validator.validate_in_python(for_python) == []
+    assert validator.compiled_clean(for_c) is (depth <= 64)
+
+
 # -- random and damaged BTF: clean in C means clean in Python --------------------------
 
 
