@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing of canonbtf._btf, the compiled type-section part (atheris).
 
-Each input damages a valid BTF blob (words overwritten at a chosen place, or the blob cut
-short), then reads and sorts it (with and without dedup, either order) with the compiled
-part and with the Python reference. Both must end alike: the same bytes, or the same
-error message; anything else stops the run with the input saved. Build and run it as
+Each input damages a valid BTF blob, plain or split over a small base (words overwritten
+at a chosen place, or the blob cut short), then reads and sorts it (with and without
+dedup, either order) with the compiled part and with the Python reference. Both must end
+alike: the same bytes, or the same error message. It also checks it: where the compiled
+fast pass of `check` (csrc/check.c) says clean, the Python validator must find nothing.
+Anything else stops the run with the input saved. Build and run it as
 tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang, atheris's ASan preloaded),
 naming this script: libFuzzer then steers by the C's coverage.
 """
@@ -22,33 +24,52 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from canonbtf import native  # noqa: E402
-from canonbtf.btf import reader, writer  # noqa: E402
+from canonbtf.btf import reader, validator, writer  # noqa: E402
 from canonbtf.canon import canonicalize  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 from tests.fuzzing import handmade_btf  # noqa: E402
 from tests.test_compiled_order import random_btf  # noqa: E402
 
-SEEDS = [writer.write(handmade_btf()), writer.write(handmade_btf(), ">"),
-         *(writer.write(random_btf(random.Random(n), 60)) for n in range(4))]
+BASE = writer.write(random_btf(random.Random(9), 40))
+# (blob, its base's blob or None).
+SEEDS = [(writer.write(handmade_btf()), None), (writer.write(handmade_btf(), ">"), None),
+         *((writer.write(random_btf(random.Random(n), 60)), None) for n in range(4)),
+         (writer.write(random_btf(random.Random(10), 30, reader.parse(BASE))), BASE)]
 
 
-def outcome(blob: bytes, dedup: bool, order: str) -> tuple[str, object]:
+def parsed(blob: bytes, base: bytes | None):
+    """`blob` read afresh (over a fresh base: the reference decodes what it reads)."""
+    return reader.parse(blob, "<fuzz>", reader.parse(base, "base") if base else None)
+
+
+def outcome(blob: bytes, base: bytes | None, dedup: bool, order: str) -> tuple[str, object]:
     try:
-        return "ok", writer.write(canonicalize(reader.parse(blob), dedup=dedup, order=order))
+        return "ok", writer.write(canonicalize(parsed(blob, base), dedup=dedup, order=order))
     except InputError as e:
         return "error", str(e)
 
 
-def both(blob: bytes, dedup: bool, order: str) -> tuple:
+def both(blob: bytes, base: bytes | None, dedup: bool, order: str) -> tuple:
     os.environ[native.PURE_ENV] = "1"
-    reference = outcome(blob, dedup, order)
+    reference = outcome(blob, base, dedup, order)
     del os.environ[native.PURE_ENV]
-    return reference, outcome(blob, dedup, order)
+    return reference, outcome(blob, base, dedup, order)
+
+
+def check_agrees(blob: bytes, base: bytes | None) -> None:
+    """C clean => the Python validator finds nothing."""
+    try:
+        btf = parsed(blob, base)
+    except InputError:
+        return
+    if validator.compiled_clean(btf):
+        violations = validator.validate_in_python(parsed(blob, base))
+        assert not violations, f"the compiled check says clean; Python: {violations[0]}"
 
 
 def one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
-    blob = SEEDS[fdp.ConsumeIntInRange(0, len(SEEDS) - 1)]
+    blob, base = SEEDS[fdp.ConsumeIntInRange(0, len(SEEDS) - 1)]
     if fdp.ConsumeIntInRange(0, 7) == 0:
         blob = blob[:fdp.ConsumeIntInRange(0, len(blob))]
     else:
@@ -58,7 +79,8 @@ def one_input(data: bytes) -> None:
             blob = blob[:at] + patch + blob[at + len(patch):]
     dedup = fdp.ConsumeBool()
     order = "name" if fdp.ConsumeBool() else "kind"
-    reference, fast = both(blob, dedup, order)
+    check_agrees(blob, base)
+    reference, fast = both(blob, base, dedup, order)
     assert fast == reference, f"compiled {fast[0]} vs reference {reference[0]}"
 
 

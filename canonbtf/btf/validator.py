@@ -12,6 +12,11 @@ independent one; a type that already failed is skipped silently by the types tha
 Split BTF is checked for its own types; references into the base are taken as valid, as
 the kernel takes its own vmlinux BTF.
 
+When the compiled part is built, a fast pass in C (canonbtf/csrc/check.c) first decides
+whether a BTF the reader left packed breaks none of these rules; then `validate` returns
+without ever making its `Type`s. Anything else (a BTF it may find fault with, one built in
+memory, CANONBTF_PURE, PyPy) runs the passes here, which alone word the messages.
+
 As in btf.c, what differs by kind is in tables of per-kind functions: the record checks
 (check_records.py), the resolve steps and member checks (check_resolve.py); the state they
 share is check_env.py's. This module runs the passes.
@@ -19,6 +24,7 @@ share is check_env.py's. This module runs the passes.
 
 from __future__ import annotations
 
+from .. import native
 from . import format as f
 from .check_env import (
     BROKEN,
@@ -33,6 +39,7 @@ from .check_env import (
 from .check_records import check_records
 from .check_resolve import check_all_resolve
 from .model import Btf
+from .strings import StringTable
 
 # The rules, by the short names violations carry.
 RULES = {
@@ -77,12 +84,41 @@ RULES = {
 
 def validate(btf: Btf) -> list[Violation]:
     """Every violation of the kernel's BTF rules in `btf` (own types only for split BTF)."""
+    if compiled_clean(btf):
+        return []
+    return validate_in_python(btf)
+
+
+def validate_in_python(btf: Btf) -> list[Violation]:
+    """`validate` by the reference passes alone, whatever the compiled part would say."""
     env = CheckEnv(btf)
     _check_blob(env)
     check_records(env)
     check_all_resolve(env)
     _check_type_tags(env)
     return sorted(env.violations, key=lambda v: -1 if v.type_id is None else v.type_id)
+
+
+def compiled_clean(btf: Btf) -> bool | None:
+    """The compiled fast pass's verdict: True when `validate` finds nothing, False when it
+    may find something, None where it does not apply (not built or not wanted, or a level
+    of the BTF no longer packed as the reader left it: its words are what the C reads)."""
+    module = native.compiled("canonbtf._btf", "rules_clean")
+    if module is None:
+        return None
+    levels = []
+    chain: Btf | None = btf
+    while chain is not None:
+        if not isinstance(chain, Btf) or chain.packed is None \
+                or not isinstance(chain.strings, StringTable):
+            return None
+        levels.append(chain.packed.words)
+        chain = chain.base
+    try:
+        return module.rules_clean(levels[0], btf.first_id, btf.string_sections(),
+                                  levels[:0:-1], btf.header_tail, len(btf.layout))
+    except ValueError:
+        return None
 
 
 def order_dependent_reference(btf: Btf) -> str | None:

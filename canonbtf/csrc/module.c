@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "cdump.h"
 #include "records.h"
 #include "types.h"
@@ -259,6 +260,86 @@ done:
     return result;
 }
 
+/* The base levels of split BTF under view `v`: each a bytes-like of words, deepest
+ * first, indexed as the reader checked it (ids from 1 on, names up to its own table).
+ * Fills levels[0..nbases-1] (words copied into *copies), then levels[nbases] = v's. */
+static int base_levels(const view_t *v, PyObject *bases, types_t *levels, uint32_t **copies,
+                       Py_ssize_t nbases)
+{
+    uint32_t next = 1;
+    for (Py_ssize_t k = 0; k < nbases; k++) {
+        Py_buffer b;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(bases, k), &b, PyBUF_SIMPLE)) return -1;
+        copies[k] = malloc(b.len ? (size_t)b.len : 4);
+        if (!copies[k]) {
+            PyBuffer_Release(&b);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(copies[k], b.buf, (size_t)b.len);
+        types_t *t = &levels[k];
+        *t = (types_t){.w = copies[k], .nwords = (size_t)b.len / 4, .first_id = next,
+                       .tabs = v->tabs, .ntabs = (int)k + 1};
+        int whole = b.len % 4 == 0;
+        PyBuffer_Release(&b);
+        const strtab_t *tab = &v->tabs[k];
+        if (!whole || index_types(t, tab->start + tab->len))
+            return bad("a base type section is not one the reader takes");
+        if ((uint64_t)next + t->count > v->t.first_id) return bad("the bases hold too many types");
+        next += t->count;
+    }
+    if (next != v->t.first_id) return bad("first_id must follow the bases' types");
+    levels[nbases] = v->t;
+    return 0;
+}
+
+/* Whether validator.validate finds nothing (check.c): the own words, first id, string
+ * chain, the bases' words (deepest first), the header bytes past 24 and the layout
+ * section's length. */
+static PyObject *py_rules_clean(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *bases_obj;
+    unsigned long first_id;
+    Py_buffer tail;
+    Py_ssize_t layout_len;
+    if (!PyArg_ParseTuple(args, "OkOOy*n", &words, &first_id, &strings, &bases_obj, &tail,
+                          &layout_len))
+        return NULL;
+    view_t v;
+    PyObject *result = NULL, *bases = PySequence_Tuple(bases_obj);
+    Py_ssize_t nbases = bases ? PyTuple_GET_SIZE(bases) : 0;
+    types_t *levels = NULL;
+    uint32_t **copies = NULL;
+    if (!bases || view_init(&v, words, first_id, strings)) goto done;
+    if (nbases != v.nbufs - 1 || layout_len < 0) {
+        bad("one string table per base and one own; layout_len not negative");
+        goto done;
+    }
+    levels = calloc((size_t)nbases + 1, sizeof *levels);
+    copies = calloc((size_t)nbases + 1, sizeof *copies);
+    if (!levels || !copies) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (base_levels(&v, bases, levels, copies, nbases)) goto done;
+    blob_t blob = {0, (size_t)tail.len, (size_t)layout_len};
+    for (Py_ssize_t j = 0; j < tail.len; j++) blob.header_tail_nonzero |= ((uint8_t *)tail.buf)[j] != 0;
+    int clean = rules_clean(levels, (int)nbases + 1, &blob);
+    if (clean < 0) PyErr_NoMemory();
+    else result = PyBool_FromLong(clean);
+done:
+    for (Py_ssize_t k = 0; levels && copies && k < nbases; k++) {
+        free(levels[k].start);
+        free(copies[k]);
+    }
+    free(levels);
+    free(copies);
+    PyBuffer_Release(&tail);
+    Py_XDECREF(bases);
+    if (bases) view_free(&v);
+    return result;
+}
+
 /* A function of the checked type section alone: (words, first_id, strings) -> fn(view). */
 static PyObject *on_view(PyObject *args, PyObject *(*fn)(const types_t *))
 {
@@ -499,6 +580,9 @@ static PyMethodDef methods[] = {
      "order(words, first_id, strings, by_name, nodes=None, redirect=None) -> (u32 ids, alone)"},
     {"renumber", (PyCFunction)(void (*)(void))py_renumber, METH_VARARGS | METH_KEYWORDS,
      "renumber(words, first_id, strings, order, redirect=None) -> (words, strings)"},
+    {"rules_clean", py_rules_clean, METH_VARARGS,
+     "rules_clean(words, first_id, strings, bases, header_tail, layout_len) -> True when "
+     "validator.validate would find nothing (False: it may find something)"},
     {"func_reference", py_func_reference, METH_VARARGS,
      "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
     {"c_shape_ok", py_c_shape_ok, METH_VARARGS,
