@@ -24,38 +24,34 @@ import struct
 from functools import partial
 
 from . import constants as c
+from .forms import (
+    ADDRX_FORMS,
+    BLOCK,
+    BLOCK_FORMS,
+    BLOCK_LENGTH_SIZES,
+    CONST_FORMS,
+    CU_REF_FORMS,
+    FORMS,
+    OFFSET,
+    STRING_FORMS,
+    STRX_FORMS,
+    ULEB,
+    forms_laid_out,
+)
 from .sections import DwarfFile, Unit
 from .unit_types import DwarfFormatError, TypeDie, UnitTypes
 
-# Forms of a fixed size: struct code for reading, or a byte count (int) for 3-byte forms
-# and forms whose size depends on the unit header. None: variable size.
-_FIXED = {
-    c.FORM_data1: "B", c.FORM_ref1: "B", c.FORM_flag: "B", c.FORM_strx1: "B",
-    c.FORM_addrx1: "B",
-    c.FORM_data2: "H", c.FORM_ref2: "H", c.FORM_strx2: "H", c.FORM_addrx2: "H",
-    c.FORM_data4: "I", c.FORM_ref4: "I", c.FORM_strx4: "I", c.FORM_addrx4: "I",
-    c.FORM_ref_sup4: "I",
-    c.FORM_data8: "Q", c.FORM_ref8: "Q", c.FORM_ref_sig8: "Q", c.FORM_ref_sup8: "Q",
-    c.FORM_strx3: 3, c.FORM_addrx3: 3, c.FORM_data16: 16,
-    c.FORM_flag_present: 0, c.FORM_implicit_const: 0,
-}
-_OFFSET_FORMS = frozenset({c.FORM_strp, c.FORM_line_strp, c.FORM_sec_offset,
-                           c.FORM_GNU_strp_alt, c.FORM_GNU_ref_alt, c.FORM_strp_sup})
-_ULEB_FORMS = frozenset({c.FORM_udata, c.FORM_ref_udata, c.FORM_strx, c.FORM_addrx,
-                         c.FORM_loclistx, c.FORM_rnglistx, c.FORM_GNU_addr_index,
-                         c.FORM_GNU_str_index})
-_BLOCK_FORMS = {c.FORM_block1: "B", c.FORM_block2: "H", c.FORM_block4: "I"}
-_STRX_FORMS = frozenset({c.FORM_strx, c.FORM_strx1, c.FORM_strx2, c.FORM_strx3,
-                         c.FORM_strx4, c.FORM_GNU_str_index})
-STRING_FORMS = _STRX_FORMS | {c.FORM_strp, c.FORM_line_strp, c.FORM_string}
-ADDRX_FORMS = frozenset({c.FORM_addrx, c.FORM_addrx1, c.FORM_addrx2, c.FORM_addrx3,
-                         c.FORM_addrx4, c.FORM_GNU_addr_index})
-BLOCK_FORMS = frozenset({c.FORM_exprloc, c.FORM_block1, c.FORM_block, c.FORM_block2,
-                         c.FORM_block4})
-CU_REF_FORMS = frozenset({c.FORM_ref1, c.FORM_ref2, c.FORM_ref4, c.FORM_ref8,
-                           c.FORM_ref_udata})
-CONST_FORMS = frozenset({c.FORM_data1, c.FORM_data2, c.FORM_data4, c.FORM_data8,
-                          c.FORM_udata, c.FORM_sdata, c.FORM_implicit_const})
+# How the generated readers read each form, from the one table of forms (forms.py):
+# fixed-size forms by struct code, or by byte count for 3-byte forms and the sizes with
+# no struct code (16, and 0 for forms whose value is in the abbreviation).
+_STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
+_FIXED = {form: _STRUCT_CODES.get(spec.layout, spec.layout) for form, spec in FORMS.items()
+          if spec.layout.__class__ is int}
+_OFFSET_FORMS = forms_laid_out(OFFSET)
+_ULEB_FORMS = forms_laid_out(ULEB)
+_ULEB_BLOCK_FORMS = forms_laid_out(BLOCK)
+_BLOCK_FORMS = {form: _STRUCT_CODES[BLOCK_LENGTH_SIZES[spec.layout]]
+                for form, spec in FORMS.items() if spec.layout in BLOCK_LENGTH_SIZES}
 _UNREADABLE_REF_FORMS = {
     c.FORM_ref_sig8: "type unit signatures (DW_FORM_ref_sig8, -fdebug-types-section)",
     c.FORM_GNU_ref_alt: "references into a dwz supplementary file (DW_FORM_GNU_ref_alt)",
@@ -224,7 +220,7 @@ def unit_attribute(dwarf: DwarfFile, unit: Unit, attr: int) -> int | None:
                 value, pos = read_sleb(info, pos)
             elif form == c.FORM_string:
                 value, pos = None, info.index(0, pos) + 1
-            elif form in (c.FORM_exprloc, c.FORM_block):
+            elif form in _ULEB_BLOCK_FORMS:
                 length, pos = read_uleb(info, pos)
                 value, pos = None, pos + length
             elif form in _BLOCK_FORMS:
@@ -351,7 +347,7 @@ class _Codegen:
             self.emit(f"{name} = buf[pos:end].decode('latin-1')")
             self.emit("pos = end + 1")
             return name
-        if form in (c.FORM_exprloc, c.FORM_block):
+        if form in _ULEB_BLOCK_FORMS:
             length = self.uleb(True)
         elif form in _BLOCK_FORMS:
             code = _BLOCK_FORMS[form]
@@ -523,7 +519,8 @@ class DieReader:
             return (ACT_CHILD, tag, has_children, role,
                     self._reader(role, tag, specs, unit, append_tag=tag),
                     self._reader(ROLE_SKIP, 0, specs, unit))
-        reader = self._reader(role, tag if role != ROLE_SKIP else 0, specs, unit)
+        reader = self._reader(role, tag if role != ROLE_SKIP else 0, specs, unit,
+                              has_children=has_children)
         action = ACT_GENERAL
         fixed = reader.__class__ is int
         if role == ROLE_TYPE and not fixed:
@@ -533,23 +530,30 @@ class DieReader:
         return (action, tag, has_children, role, reader, None)
 
     def _reader(self, role: int, tag: int, specs: tuple, unit: Unit,
-                append_tag: int | None = None):
+                append_tag: int | None = None, has_children: bool = False):
         wanted = c.WANTED_ATTRS.get(tag, {}) if role != ROLE_SKIP else {}
-        # By what is wanted rather than by tag: every type tag shares one reader per shape.
+        # A child's values in the order of its fields, the last (its annotations) a new
+        # list when the DIE has children; other DIEs' attributes in a dict.
+        child = None
+        if role == ROLE_CHILD:
+            child = "[]" if has_children else "None"
+        # By what is wanted rather than by tag: every type tag shares one reader per shape
+        # (a child's fields are what it wants, in order).
         key = (role, tuple(wanted.items()), specs, unit.offset_size, unit.address_size,
-               unit.version, append_tag)
+               unit.version, append_tag, child)
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self._generate(specs, wanted, unit, append_tag)
+            compiled = self._generate(specs, wanted, unit, append_tag, child)
             self._compiled[key] = compiled
         return compiled
 
     def _generate(self, specs: tuple, wanted: dict[int, str], unit: Unit,
-                  append_tag: int | None = None):
+                  append_tag: int | None = None, child: str | None = None):
         """A reader for DIEs of this shape: an int (fixed size to skip) or a function
-        (buf, pos, unit offset, str_offsets base) -> (attributes or None, new pos).
-        With `append_tag`: (buf, pos, unit offset, str_offsets base, append) -> new pos,
-        having called append((append_tag, attributes))."""
+        (buf, pos, unit offset, str_offsets base) -> (values or None, new pos), values a
+        dict, or for a child (`child`: the expression of its annotations field) the tuple
+        of constants.CHILD_FIELDS. With `append_tag`: (buf, pos, unit offset,
+        str_offsets base, append) -> new pos, having called append((append_tag, values))."""
         gen = _Codegen(self.byteorder, unit.offset_size, unit.address_size, unit.version)
         values: list[tuple[int, str, int, object]] = []  # (attr, kind, form, made of)
         for attr, form, implicit in specs:
@@ -574,26 +578,24 @@ class DieReader:
                 if kind is not None:
                     values.append((attr, kind, form, made_of))
         gen.flush()
-        if (append_tag is None and not values
+        if (child is None and not values
                 and all(gen.fixed_code(f) is not None for _, f, _ in specs)):
             return sum(_fixed_size(gen.fixed_code(f)) for _, f, _ in specs)
         body = list(gen.lines)
-        entries = []
-        entries_values = []
+        exprs = {}
         for attr, kind, form, made_of in values:
             expr = self._value_expr(kind, form, made_of, gen, unit)
-            entries_values.append(expr)
             if expr is not None:
-                entries.append(f"{attr}: {expr}")
-        result = "{" + ", ".join(entries) + "}" if wanted or append_tag is not None else "None"
-        plain = c.PLAIN_CHILDREN.get(append_tag)
-        if plain is not None and {v[0] for v in values} <= set(plain[1]):
-            # A tuple instead of a dict, built and freed for most of a kernel's children:
-            # reading and converting 1/40 of the 6.1 kernel's units took 6,139 M ->
-            # 5,740 M instructions (valgrind) for members alone.
-            exprs = dict(zip([v[0] for v in values], entries_values))
-            append_tag = plain[0]
-            result = "(" + ", ".join(exprs.get(attr) or "None" for attr in plain[1]) + ",)"
+                exprs[attr] = expr
+        if child is not None:
+            # A tuple, not a dict: built and freed for most of a kernel's DIEs (measured
+            # in constants.CHILD_FIELDS).
+            result = "(" + ", ".join([exprs.get(attr, "None") for attr in wanted]
+                                     + [child]) + ",)"
+        elif wanted:
+            result = "{" + ", ".join(f"{attr}: {expr}" for attr, expr in exprs.items()) + "}"
+        else:
+            result = "None"
         if append_tag is None:
             source = ["def read(buf, pos, cu, sob):", *body, f"    return {result}, pos"]
         else:
@@ -632,7 +634,7 @@ class DieReader:
                 return f"strings[{made_of}]"
             if form == c.FORM_line_strp:
                 return f"line_strings[{made_of}]"
-            if form in _STRX_FORMS:
+            if form in STRX_FORMS:
                 return f"indexed(sob, {made_of}, {unit.offset_size})"
             if form == c.FORM_string:
                 return made_of
@@ -778,7 +780,7 @@ class DieReader:
                     append((tag, attrs))
                     if has_children:  # a member's or parameter's annotations
                         stack.append(parent)
-                        parent = _Annotations(attrs)
+                        parent = _Annotations(attrs[-1])
                         append = parent.children.append
                         depth += 1
                         continue
@@ -814,14 +816,13 @@ _UNDEFINED = (ACT_UNDEFINED, 0, False, ROLE_SKIP, 0, None)
 
 
 class _Annotations:
-    """Collects the children of a member or parameter into its attributes. A child whose
-    tag wants no attributes (DW_TAG_unspecified_parameters) has None for them: its own
-    children are read and dropped (found by tools/fuzz_core.py)."""
+    """The parent of a member's or parameter's own children: they go to its last field
+    (constants.ANNOTATIONS)."""
 
     __slots__ = ("children",)
 
-    def __init__(self, attrs: dict | None):
-        self.children = [] if attrs is None else attrs.setdefault(c.ANNOTATIONS, [])
+    def __init__(self, children: list):
+        self.children = children
 
 
 def declares(specs: tuple) -> bool:
@@ -845,7 +846,6 @@ def _readable(kind: str, form: int) -> bool:
     if kind == c.V_ADDRESS_EXPR:
         return form in BLOCK_FORMS
     if kind == c.V_LOCATION:
-        return form in CONST_FORMS or form in (c.FORM_exprloc, c.FORM_block1, c.FORM_block,
-                                                c.FORM_block2, c.FORM_block4)
+        return form in CONST_FORMS or form in BLOCK_FORMS
     return True
 
