@@ -66,30 +66,18 @@ _UNREADABLE_STRING_FORMS = {
 
 def read_uleb(buf: bytes, pos: int) -> tuple[int, int]:
     """An unsigned LEB128 at pos: (value, position after it)."""
-    value = 0
-    shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
+    byte = buf[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    return _uleb_tail(buf, pos + 1, byte)
 
 
 def read_sleb(buf: bytes, pos: int) -> tuple[int, int]:
     """A signed LEB128 at pos: (value, position after it)."""
-    value = 0
-    shift = 0
-    while True:
-        byte = buf[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            if byte & 0x40:
-                value -= 1 << shift
-            return value, pos
+    value, end = read_uleb(buf, pos)
+    if buf[end - 1] & 0x40:  # the sign bit of the last byte
+        value -= 1 << (7 * (end - pos))
+    return value, end
 
 
 def _uleb_tail(buf: bytes, pos: int, first: int) -> tuple[int, int]:
@@ -674,6 +662,11 @@ class DieReader:
                                    f"or corrupt DIE data ({e})") from None
 
     def _walk(self, unit: Unit) -> UnitTypes:
+        """The unit's DIEs in one loop, its state (position, parent, the parent stack,
+        depth) in locals: the pure encoder's hottest function, kept whole over 80 lines.
+        Moving its general branch (roles, DIEs with children) into a method of its own
+        took reading every 20th unit of the 6.1 kernel from 0.565 to 0.623 s (+10 %,
+        pure, best of 6)."""
         # Leaf DIEs (members, enumerators, parameters; skipped leaves) take the first
         # branches with one action test instead of testing role, children and reader
         # kind: 3.3 % fewer instructions reading 1/80 of the 6.1 kernel's units
