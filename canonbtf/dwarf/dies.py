@@ -572,7 +572,7 @@ class DieReader:
         body = list(gen.lines)
         exprs = {}
         for attr, kind, form, made_of in values:
-            expr = self._value_expr(kind, form, made_of, gen, unit)
+            expr = _value_expr(kind, form, made_of, unit.offset_size)
             if expr is not None:
                 exprs[attr] = expr
         if child is not None:
@@ -607,47 +607,6 @@ class DieReader:
                                            little_endian=self.dwarf.little_endian))
         exec(code, namespace)  # noqa: S102
         return namespace["read"]
-
-    def _value_expr(self, kind: str, form: int, made_of, gen: _Codegen,
-                    unit: Unit) -> str | None:
-        """Python expression for an attribute's value, from the variables read."""
-        if form == c.FORM_implicit_const or form == c.FORM_flag_present:
-            return repr(made_of)
-        if made_of is None:
-            return None
-        if kind == c.V_STRING or kind == c.V_TEXT:
-            if form in _UNREADABLE_STRING_FORMS:
-                raise DwarfFormatError(f"{_UNREADABLE_STRING_FORMS[form]} are not supported")
-            if form == c.FORM_strp:
-                return f"strings[{made_of}]"
-            if form == c.FORM_line_strp:
-                return f"line_strings[{made_of}]"
-            if form in STRX_FORMS:
-                return f"indexed(sob, {made_of}, {unit.offset_size})"
-            if form == c.FORM_string:
-                return made_of
-            raise DwarfFormatError(f"form {form:#x} is not a string form")
-        if kind == c.V_REF:
-            if form in _UNREADABLE_REF_FORMS:
-                raise DwarfFormatError(f"{_UNREADABLE_REF_FORMS[form]} are not supported")
-            if form in CU_REF_FORMS:
-                return f"{made_of} + cu"
-            if form == c.FORM_ref_addr:
-                return made_of
-            raise DwarfFormatError(f"form {form:#x} is not a reference form")
-        if kind == c.V_FLAG:
-            return f"bool({made_of})"
-        if kind == c.V_SECTION_OFFSET:
-            return made_of
-        if kind == c.V_LOCATION and isinstance(made_of, tuple):
-            return f"location({made_of[1]})"
-        if kind == c.V_ADDRESS_EXPR:
-            return f"addr_expr({made_of[1]})"
-        if kind == c.V_ADDRESS and form in ADDRX_FORMS:
-            return f"AddressIndex({made_of})"
-        if isinstance(made_of, tuple):
-            return None
-        return made_of
 
     # -- walking ----------------------------------------------------------------------
 
@@ -816,6 +775,47 @@ class _Annotations:
 
     def __init__(self, children: list):
         self.children = children
+
+
+def _value_expr(kind: str, form: int, made_of, offset_size: int) -> str | None:
+    """Python expression for an attribute's value, from the variables read."""
+    if form == c.FORM_implicit_const or form == c.FORM_flag_present:
+        return repr(made_of)
+    if made_of is None:
+        return None
+    if kind == c.V_STRING or kind == c.V_TEXT:
+        if form in _UNREADABLE_STRING_FORMS:
+            raise DwarfFormatError(f"{_UNREADABLE_STRING_FORMS[form]} are not supported")
+        if form == c.FORM_strp:
+            return f"strings[{made_of}]"
+        if form == c.FORM_line_strp:
+            return f"line_strings[{made_of}]"
+        if form in STRX_FORMS:
+            return f"indexed(sob, {made_of}, {offset_size})"
+        if form == c.FORM_string:
+            return made_of
+        raise DwarfFormatError(f"form {form:#x} is not a string form")
+    if kind == c.V_REF:
+        if form in _UNREADABLE_REF_FORMS:
+            raise DwarfFormatError(f"{_UNREADABLE_REF_FORMS[form]} are not supported")
+        if form in CU_REF_FORMS:
+            return f"{made_of} + cu"
+        if form == c.FORM_ref_addr:
+            return made_of
+        raise DwarfFormatError(f"form {form:#x} is not a reference form")
+    if kind == c.V_FLAG:
+        return f"bool({made_of})"
+    if kind == c.V_SECTION_OFFSET:
+        return made_of
+    if kind == c.V_LOCATION and isinstance(made_of, tuple):
+        return f"location({made_of[1]})"
+    if kind == c.V_ADDRESS_EXPR:
+        return f"addr_expr({made_of[1]})"
+    if kind == c.V_ADDRESS and form in ADDRX_FORMS:
+        return f"AddressIndex({made_of})"
+    if isinstance(made_of, tuple):
+        return None
+    return made_of
 
 
 def declares(specs: tuple) -> bool:
