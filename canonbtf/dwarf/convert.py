@@ -54,7 +54,8 @@ __all__ = ["FUNC_CANDIDATE", "FUNC_LINKED", "FUNC_NOCALL", "ConvertContext", "Re
 # Types numbered without looking at what they refer to (supported, never failing).
 _INDEPENDENT_TAGS = STRUCT_TAGS | {c.TAG_pointer_type, c.TAG_enumeration_type}
 _PROGRAM_TAGS = frozenset({c.TAG_subprogram, c.TAG_variable})
-_TAG_pointer_type, _AT_type = c.TAG_pointer_type, c.AT_type
+_TAG_pointer_type, _TAG_formal_parameter = c.TAG_pointer_type, c.TAG_formal_parameter
+_AT_type = c.AT_type
 KFUNC_TAG = "bpf_kfunc"
 UNNAMED_PERCPU_AT_ZERO = ("per-CPU variable at address 0 named only by its declaration "
                           "(left out as pahole 1.24 does)")
@@ -176,7 +177,7 @@ class UnitConverter(TypeRecords):
         self.decl_tags = []
         params = []
         for tag, param in children:
-            if tag == c.TAG_formal_parameter:
+            if tag == _TAG_formal_parameter:
                 param_name, target, annotations = param
                 if not param_name:
                     return  # pahole encodes only functions with every parameter named

@@ -74,7 +74,10 @@ def read_uleb(buf: bytes, pos: int) -> tuple[int, int]:
 
 def read_sleb(buf: bytes, pos: int) -> tuple[int, int]:
     """A signed LEB128 at pos: (value, position after it)."""
-    value, end = read_uleb(buf, pos)
+    byte = buf[pos]
+    if byte < 0x80:  # most enumerator values (DW_FORM_sdata)
+        return (byte - 0x80 if byte & 0x40 else byte), pos + 1
+    value, end = _uleb_tail(buf, pos + 1, byte)
     if buf[end - 1] & 0x40:  # the sign bit of the last byte
         value -= 1 << (7 * (end - pos))
     return value, end

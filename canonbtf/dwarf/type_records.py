@@ -25,8 +25,9 @@ _SEE_THROUGH_TAGS = frozenset({c.TAG_typedef, c.TAG_const_type, c.TAG_volatile_t
                                c.TAG_restrict_type, c.TAG_atomic_type})
 STRUCT_TAGS = frozenset({c.TAG_structure_type, c.TAG_class_type, c.TAG_union_type})
 TYPE_TAG_NAME = "btf_type_tag"
-# Read in the member loop, where a module attribute lookup per use shows.
-_TAG_member = c.TAG_member
+# Read in the loops over children, where a module attribute lookup per use shows.
+_TAG_member, _TAG_enumerator = c.TAG_member, c.TAG_enumerator
+_TAG_formal_parameter, _TAG_LLVM_annotation = c.TAG_formal_parameter, c.TAG_LLVM_annotation
 _AT_name, _AT_type = c.AT_name, c.AT_type
 
 
@@ -108,7 +109,7 @@ class TypeRecords(TypeNumbering):
         local = self.local
         for tag, member in die.children:
             if tag != _TAG_member:
-                if tag == c.TAG_LLVM_annotation:
+                if tag == _TAG_LLVM_annotation:
                     self._collect_decl_tags(((tag, member),), -1)
                 else:
                     self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a struct or "
@@ -200,7 +201,7 @@ class TypeRecords(TypeNumbering):
             return (f.ENUM, name, 0, 4 if size is None else size, 0, ())
         values = []
         for tag, enumerator in die.children:
-            if tag != c.TAG_enumerator:
+            if tag != _TAG_enumerator:
                 self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in an enum")
                 continue
             enumerator_name, value, _ = enumerator
@@ -229,7 +230,7 @@ class TypeRecords(TypeNumbering):
     def _func_proto(self, die: TypeDie) -> Record:
         params = []
         for tag, param in die.children:
-            if tag == c.TAG_formal_parameter:
+            if tag == _TAG_formal_parameter:
                 param_name, target, _ = param
                 params.append((param_name or "", self._type_number(target)))
             elif tag == c.TAG_unspecified_parameters:
