@@ -527,9 +527,8 @@ class DieReader:
         # list when the DIE has children; other DIEs' attributes in a dict.
         child = None
         if role == ROLE_CHILD:
-            child = "[]" if has_children else "None"
-        # By what is wanted rather than by tag: every type tag shares one reader per shape
-        # (a child's fields are what it wants, in order).
+            child = (c.CHILD_FIELDS[tag], "[]" if has_children else "None")
+        # By what is wanted rather than by tag: every type tag shares one reader per shape.
         key = (role, tuple(wanted.items()), specs, unit.offset_size, unit.address_size,
                unit.version, append_tag, child)
         compiled = self._compiled.get(key)
@@ -539,12 +538,13 @@ class DieReader:
         return compiled
 
     def _generate(self, specs: tuple, wanted: dict[int, str], unit: Unit,
-                  append_tag: int | None = None, child: str | None = None):
+                  append_tag: int | None = None, child: tuple | None = None):
         """A reader for DIEs of this shape: an int (fixed size to skip) or a function
         (buf, pos, unit offset, str_offsets base) -> (values or None, new pos), values a
-        dict, or for a child (`child`: the expression of its annotations field) the tuple
-        of constants.CHILD_FIELDS. With `append_tag`: (buf, pos, unit offset,
-        str_offsets base, append) -> new pos, having called append((append_tag, values))."""
+        dict, or for a child (`child`: its fields, and the expression of its annotations
+        field) the tuple of constants.CHILD_FIELDS. With `append_tag`: (buf, pos, unit
+        offset, str_offsets base, append) -> new pos, having called
+        append((append_tag, values))."""
         gen = _Codegen(self.byteorder, unit.offset_size, unit.address_size, unit.version)
         values: list[tuple[int, str, int, object]] = []  # (attr, kind, form, made of)
         for attr, form, implicit in specs:
@@ -581,8 +581,8 @@ class DieReader:
         if child is not None:
             # A tuple, not a dict: built and freed for most of a kernel's DIEs (measured
             # in constants.CHILD_FIELDS).
-            result = "(" + ", ".join([exprs.get(attr, "None") for attr in wanted]
-                                     + [child]) + ",)"
+            fields, annotations = child
+            result = _child_expr(fields, exprs, annotations)
         elif wanted:
             result = "{" + ", ".join(f"{attr}: {expr}" for attr, expr in exprs.items()) + "}"
         else:
@@ -819,6 +819,21 @@ def _value_expr(kind: str, form: int, made_of, offset_size: int) -> str | None:
     if isinstance(made_of, tuple):
         return None
     return made_of
+
+
+def _child_expr(fields: tuple, exprs: dict[int, str], annotations: str) -> str:
+    """The tuple expression of a child's fields (constants.CHILD_FIELDS): a group is None
+    when the abbreviation has none of its attributes."""
+    parts = []
+    for field in fields:
+        if field == c.ANNOTATIONS:
+            parts.append(annotations)
+        elif field.__class__ is tuple:
+            present = any(attr in exprs for attr in field)
+            parts.append(_child_expr(field, exprs, "") if present else "None")
+        else:
+            parts.append(exprs.get(field, "None"))
+    return "(" + ", ".join(parts) + ",)"
 
 
 def declares(specs: tuple) -> bool:

@@ -78,9 +78,18 @@ _EXPRESSION_KINDS = frozenset({c.V_LOCATION, c.V_ADDRESS_EXPR})
 
 
 def _child(attrs: dict, fields: tuple, has_children: bool) -> tuple:
-    """A child's values, in the order of its fields (constants.CHILD_FIELDS)."""
-    return tuple(([] if has_children else None) if field == c.ANNOTATIONS else attrs.get(field)
-                 for field in fields)
+    """A child's values, in the order of its fields (constants.CHILD_FIELDS); a group of
+    fields is None when the DIE has none of them."""
+    values = []
+    for field in fields:
+        if field == c.ANNOTATIONS:
+            values.append([] if has_children else None)
+        elif isinstance(field, tuple):
+            group = _child(attrs, field, False)
+            values.append(None if all(value is None for value in group) else group)
+        else:
+            values.append(attrs.get(field))
+    return tuple(values)
 
 
 _OFFSET_OPERATIONS = frozenset({"DW_OP_plus_uconst", "DW_OP_constu"})

@@ -115,10 +115,12 @@ class TypeRecords(TypeNumbering):
                     self.skips.add(f"DW_TAG_{c.TAG_NAMES.get(tag, hex(tag))} in a struct or "
                                    f"union")
                 continue
-            (name, target, location, data_bit_offset, bit_offset, bit_size, byte_size,
-             declaration, external, annotations) = member
-            if external or declaration:
-                continue  # a static member: not part of the layout
+            name, target, location, layout, annotations = member
+            if layout is not None:  # bit-fields, DWARF 5 bit offsets and static members
+                (data_bit_offset, bit_offset, bit_size, byte_size, declaration,
+                 external) = layout
+                if external or declaration:
+                    continue  # a static member: not part of the layout
             if target is None:
                 type_number = 0
             else:
@@ -130,7 +132,9 @@ class TypeRecords(TypeNumbering):
                     continue
             if annotations:
                 self._collect_decl_tags(annotations, len(items))
-            if bit_size:
+            if layout is None:
+                append((name or "", type_number, (location or 0) * 8))
+            elif bit_size:
                 # With kind_flag the word is bitfield_size << 24 | bit_offset (size 0 for
                 # the members that are not bitfields: the same word as without).
                 bitfields = True
