@@ -230,19 +230,32 @@ def build_parser() -> argparse.ArgumentParser:
                                 f"{active_core()})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    for add_command in (_add_check, _add_dump, _add_sort, _add_diff, _add_encode):
+        add_command(sub)
+    return parser
 
-    p = sub.add_parser("check", help="validate BTF against the kernel's rules",
-                       description="Validate BTF against the kernel's rules; with --kernel "
-                                   "also ask the running kernel (BPF_BTF_LOAD, needs root).")
+
+def _command(sub, name: str, func, summary: str, description: str) -> argparse.ArgumentParser:
+    """A subcommand's parser, `func` running it: one function a command keeps each
+    command's options together."""
+    parser = sub.add_parser(name, help=summary, description=description)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def _add_check(sub) -> None:
+    p = _command(sub, "check", cmd_check, "validate BTF against the kernel's rules",
+                 "Validate BTF against the kernel's rules; with --kernel also ask the running "
+                 "kernel (BPF_BTF_LOAD, needs root).")
     _add_input(p)
     p.add_argument("--kernel", action="store_true",
                    help="also load the blob into the running kernel and print its verdict")
-    p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("dump", help="print BTF as bpftool-style raw text, JSON or C",
-                       description="Print BTF: 'raw' is what `bpftool btf dump file IN format "
-                                   "raw` prints, 'json' the form in docs/JSON.md, 'c' a "
-                                   "vmlinux.h.")
+
+def _add_dump(sub) -> None:
+    p = _command(sub, "dump", cmd_dump, "print BTF as bpftool-style raw text, JSON or C",
+                 "Print BTF: 'raw' is what `bpftool btf dump file IN format raw` prints, "
+                 "'json' the form in docs/JSON.md, 'c' a vmlinux.h.")
     _add_input(p)
     p.add_argument("--format", "-f", choices=("raw", "json", "c"), default="raw",
                    help="output format (default: raw)")
@@ -253,13 +266,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--types-from", action="append", metavar="OBJ.bpf.o",
                    help="with --format c: a slim header of the types a BPF object uses "
                         "(its CO-RE relocations and BTF); repeatable, adds to --types")
-    p.set_defaults(func=cmd_dump)
 
-    p = sub.add_parser("sort", help="put BTF into the canonical order (docs/ORDER.md)",
-                       description="Write IN's types in canonical order v"
-                                   f"{ORDER_VERSION} (docs/ORDER.md), every reference renumbered "
-                                   "and the string section rebuilt; the same types always give "
-                                   "the same bytes. Split BTF: only the module's types move.")
+
+def _add_sort(sub) -> None:
+    p = _command(sub, "sort", cmd_sort, "put BTF into the canonical order (docs/ORDER.md)",
+                 f"Write IN's types in canonical order v{ORDER_VERSION} (docs/ORDER.md), every "
+                 "reference renumbered and the string section rebuilt; the same types always "
+                 "give the same bytes. Split BTF: only the module's types move.")
     _add_input(p)
     p.add_argument("-o", "--output", metavar="OUT",
                    help="where to write the raw BTF (written atomically; '-' for stdout)")
@@ -269,27 +282,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="primary key: kind (default) or name (the kernel's 2026 name order)")
     p.add_argument("--in-place", action="store_true",
                    help="allow -o to name the input file itself")
-    p.set_defaults(func=cmd_sort)
 
-    p = sub.add_parser("diff", help="what changed between two BTFs, type by type",
-                       description="Compare two BTFs type by type: types are matched by kind "
-                                   "and name (anonymous ones through the named types holding "
-                                   "them), never by id, so renumbered but identical types are "
-                                   "not reported. Exit status like diff(1): 0 same, "
-                                   "1 different, 2 trouble.")
+
+def _add_diff(sub) -> None:
+    p = _command(sub, "diff", cmd_diff, "what changed between two BTFs, type by type",
+                 "Compare two BTFs type by type: types are matched by kind and name "
+                 "(anonymous ones through the named types holding them), never by id, so "
+                 "renumbered but identical types are not reported. Exit status like diff(1): "
+                 "0 same, 1 different, 2 trouble.")
     p.add_argument("old", metavar="OLD", help="the old BTF (raw, ELF with .BTF, or split)")
     p.add_argument("new", metavar="NEW", help="the new BTF")
     p.add_argument("--base-old", metavar="B1", help="base BTF of OLD when OLD is split BTF")
     p.add_argument("--base-new", metavar="B2", help="base BTF of NEW when NEW is split BTF")
     p.add_argument("--format", "-f", choices=("text", "json"), default="text",
                    help="text for people (default), json for tools")
-    p.set_defaults(func=cmd_diff)
 
-    p = sub.add_parser("encode", help="DWARF to canonical BTF, in parallel",
-                       description="Encode the DWARF types of an ELF file (vmlinux, a .o) as "
-                                   "deduplicated BTF in canonical order: the same bytes for "
-                                   "every -j and every run. Progress goes to stderr when it is "
-                                   "a terminal, then a one-line summary.")
+
+def _add_encode(sub) -> None:
+    p = _command(sub, "encode", cmd_encode, "DWARF to canonical BTF, in parallel",
+                 "Encode the DWARF types of an ELF file (vmlinux, a .o) as deduplicated BTF in "
+                 "canonical order: the same bytes for every -j and every run. Progress goes to "
+                 "stderr when it is a terminal, then a one-line summary.")
     p.add_argument("input", metavar="ELF", nargs="?",
                    help="an ELF file with DWARF (.debug_info): vmlinux, a module, a .o")
     p.add_argument("-o", "--output", metavar="OUT",
@@ -314,8 +327,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dwarf-reader", choices=("fast", "pyelftools"), default="fast",
                    help="DIE decoder: the fast one (default) or pyelftools' own, slow, "
                         "for cross-checking")
-    p.set_defaults(func=cmd_encode)
-    return parser
 
 
 def _inputs(args: argparse.Namespace) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from canonbtf.btf import format as f
+from canonbtf.dwarf import constants as c
 from canonbtf.dwarf.convert import ConvertContext, Skips, convert_unit
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.features import DEFAULT
@@ -206,3 +207,39 @@ def test_a_unit_converts_alike_alone_and_linked():
         alone = Unit(golden / f"{part}.gcc-dwarf5.o")
         records = convert_unit(reader.read_unit(unit), linked.little_endian, Skips(), TYPES)
         assert len(records) > 1 and records == alone.records
+
+
+def test_children_come_in_the_order_the_converter_unpacks():
+    """numbering.py, type_records.py and convert.py unpack a child's fields by position;
+    every child the fast reader gives on the golden objects has exactly its fields."""
+    assert c.CHILD_FIELDS[c.TAG_member] == (
+        c.AT_name, c.AT_type, c.AT_data_member_location,
+        (c.AT_data_bit_offset, c.AT_bit_offset, c.AT_bit_size, c.AT_byte_size,
+         c.AT_declaration, c.AT_external),
+        c.ANNOTATIONS)
+    assert c.CHILD_FIELDS[c.TAG_formal_parameter] == (c.AT_name, c.AT_type, c.ANNOTATIONS)
+    assert c.CHILD_FIELDS[c.TAG_enumerator] == (c.AT_name, c.AT_const_value, c.ANNOTATIONS)
+    assert c.CHILD_FIELDS[c.TAG_LLVM_annotation] == (c.AT_name, c.AT_const_value,
+                                                     c.ANNOTATIONS)
+    assert c.CHILD_FIELDS[c.TAG_subrange_type] == (c.AT_type, c.AT_lower_bound,
+                                                   c.AT_upper_bound, c.AT_count, c.ANNOTATIONS)
+    annotated = groups = 0
+    for path in sorted((REPO / "golden" / "obj").glob("*.o")):
+        dwarf = open_dwarf(str(path))
+        reader = DieReader(dwarf)
+        for unit in dwarf.units:
+            children = [child for die in reader.read_unit(unit).types.values()
+                        for child in die.children]
+            while children:
+                tag, fields = children.pop()
+                assert fields.__class__ is tuple
+                assert len(fields) == len(c.CHILD_FIELDS[tag]), (path.name, tag)
+                for field, value in zip(c.CHILD_FIELDS[tag], fields):
+                    if isinstance(field, tuple) and value is not None:
+                        assert len(value) == len(field) and value != (None,) * len(field)
+                        groups += 1
+                if fields[-1] is not None:
+                    annotated += 1
+                    children.extend(fields[-1])
+    assert annotated  # clang's btf_decl_tag on members and parameters
+    assert groups  # bit-fields

@@ -24,7 +24,7 @@ from canonbtf.btf import reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
 from canonbtf.canon import canonicalize
-from canonbtf.dwarf.dies import DieReader
+from canonbtf.dwarf.dies import DieReader, read_sleb, read_uleb
 from canonbtf.dwarf.encode import SHUFFLE_ENV, encode_dwarf, encode_file
 from canonbtf.dwarf.features import parse_features
 from canonbtf.dwarf.reference import ReferenceReader
@@ -469,3 +469,14 @@ def test_unit_language_agrees_with_pyelftools(path):
         top = dwarf.dwarfinfo.get_CU_at(unit.offset).get_top_DIE()
         expected = top.attributes.get("DW_AT_language")
         assert unit_attribute(dwarf, unit, AT_language) == (expected and expected.value)
+
+
+def test_leb128_as_the_dwarf_standard_gives_it():
+    """DWARF 5, figures 7.5.6 and 7.5.7: the examples of unsigned and signed LEB128."""
+    unsigned = {2: "02", 127: "7f", 128: "8001", 129: "8101", 130: "8201", 12857: "b964"}
+    signed = {2: "02", -2: "7e", 127: "ff00", -127: "817f", 128: "8001", -128: "807f",
+              129: "8101", -129: "ff7e"}
+    for table, read in ((unsigned, read_uleb), (signed, read_sleb)):
+        for value, text in table.items():
+            data = b"\xaa" + bytes.fromhex(text) + b"\xbb"
+            assert read(data, 1) == (value, len(data) - 1)

@@ -338,7 +338,8 @@ def _compile_table(checks: list[CompileCheck]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def _options() -> tuple[argparse.Namespace, list[str]]:
+    """The command line, checked: the options and the seed names."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", "--inputs", type=int, default=10_000,
                     help="mutated inputs; each runs through every command (default 10000)")
@@ -373,6 +374,11 @@ def main() -> int:
         ap.error(f"unknown: {', '.join(sorted(unknown))}")
     if any(name in MODULES for name in seed_names) and not BASE_61.exists():
         ap.error(f"{BASE_61} not found (needed by the module seeds)")
+    return options, seed_names
+
+
+def main() -> int:
+    options, seed_names = _options()
 
     # Every module is imported before the workers fork, so the whole campaign runs one
     # version of the code even if the files change meanwhile.

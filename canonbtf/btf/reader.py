@@ -243,6 +243,12 @@ def _parse_types(raw: bytes, byteorder: str, path: str, base_offset: int,
     One branch per record shape, most frequent first (FUNC, FUNC_PROTO, PTR, STRUCT in
     vmlinux); the largest referenced id and name offset are tracked on the way, so the
     range checks cost two comparisons per record instead of a second pass.
+
+    A hot path of the pure reader, kept whole (over 80 lines) and by hand rather than
+    from kinds.py's table (measured on the 6.1 kernel's BTF, pure, best of 20, this
+    function alone): one branch for every kind with items, its columns from the table,
+    took 119 -> 123 ms; the items read by a function of their own, 137 -> 167 ms for
+    the whole `parse`. tests/test_roundtrip.py holds it to the writer byte for byte.
     """
     words = _unpack_words(raw, byteorder).tolist()
     n = len(words)

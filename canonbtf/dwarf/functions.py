@@ -92,6 +92,26 @@ def decide_functions(btf: Btf, consistent: bool = True
     dropped ones; `btf` itself is left as it is."""
     report = FunctionReport()
     types = btf.all_types()
+    kept, redirect = _choose(btf, types, consistent, report)
+    report.kept = len(kept)
+    dropped = {c for c, into in redirect.items() if into != c}
+    orphaned = _overlapping_variables(btf, types)
+    report.overlapping_variables = len(orphaned)
+    dropped |= orphaned
+    tag_refs = _drop_decl_tags(btf, redirect, orphaned, dropped)
+    # Prototypes nothing else uses go with their dropped functions.
+    maybe_unused = {types[c].size_or_type for c in dropped if types[c].kind == f.FUNC}
+    used = _referenced(btf, dropped)
+    closed = not any(types[r].kind in _NOT_REFERRED for r in used if r)
+    used |= tag_refs
+    first = btf.first_id
+    dropped |= {p for p in maybe_unused if p >= first and p not in used}
+    return FunctionChoice(kept, redirect, dropped, orphaned, closed), report
+
+
+def _choose(btf: Btf, types: list[Type | None], consistent: bool, report: FunctionReport
+            ) -> tuple[dict[int, Type], dict[int, int]]:
+    """Name by name: the candidates kept (as their FUNC) and where every candidate goes."""
     by_name: dict[str, list[int]] = {}
     names = btf.names
     for type_id, t in btf.own():
@@ -144,11 +164,14 @@ def decide_functions(btf: Btf, consistent: bool = True
                 continue
             kept[chosen] = Type(f.FUNC, t.name_off, 0, t.size_or_type, f.LINKAGE_STATIC)
             redirect.update(dict.fromkeys(same, chosen))
-    report.kept = len(kept)
-    dropped = {c for c, into in redirect.items() if into != c}
-    orphaned = _overlapping_variables(btf, types)
-    report.overlapping_variables = len(orphaned)
-    dropped |= orphaned
+    return kept, redirect
+
+
+def _drop_decl_tags(btf: Btf, redirect: dict[int, int], orphaned: set[int],
+                    dropped: set[int]) -> set[int]:
+    """Adds to `dropped` the DECL_TAGs on a dropped FUNC or VAR and the repeats of one
+    tag; returns what the kept ones refer to."""
+    names = btf.names
     seen_tags = set()
     tag_refs: set[int] = set()
     for type_id, t in btf.own():
@@ -162,14 +185,7 @@ def decide_functions(btf: Btf, consistent: bool = True
         else:
             tag_refs.add(t.size_or_type)
         seen_tags.add(key)
-    # Prototypes nothing else uses go with their dropped functions.
-    maybe_unused = {types[c].size_or_type for c in dropped if types[c].kind == f.FUNC}
-    used = _referenced(btf, dropped)
-    closed = not any(types[r].kind in _NOT_REFERRED for r in used if r)
-    used |= tag_refs
-    first = btf.first_id
-    dropped |= {p for p in maybe_unused if p >= first and p not in used}
-    return FunctionChoice(kept, redirect, dropped, orphaned, closed), report
+    return tag_refs
 
 
 _NOT_REFERRED = frozenset({f.FUNC, f.DECL_TAG})  # kinds only a DECL_TAG may refer to

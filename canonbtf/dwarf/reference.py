@@ -7,19 +7,11 @@ runs the whole encoder on it.
 
 from __future__ import annotations
 
+from elftools.dwarf.dwarf_expr import DWARFExprParser
 from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
 
 from . import constants as c
-from .dies import (
-    ADDRX_FORMS,
-    BLOCK_FORMS,
-    CONST_FORMS,
-    CU_REF_FORMS,
-    STRING_FORMS,
-    AddressIndex,
-    address_expression,
-    location_value,
-)
+from .forms import ADDRX_FORMS, BLOCK_FORMS, CONST_FORMS, CU_REF_FORMS, STRING_FORMS
 from .sections import DwarfFile, Unit
 from .unit_types import DwarfFormatError, TypeDie, UnitTypes
 
@@ -38,7 +30,7 @@ class ReferenceReader:
     def read_unit(self, unit: Unit) -> UnitTypes:
         cu = self.dwarf.dwarfinfo.get_CU_at(unit.offset)
         types: dict[int, TypeDie] = {}
-        child_attrs: dict[int, dict] = {}  # offset -> attributes of a DIE kept as a child
+        annotations: dict[int, list] = {}  # offset -> the annotations field of a child
         for die in cu.iter_DIEs():
             if die.is_null():
                 continue
@@ -51,16 +43,18 @@ class ReferenceReader:
             elif tag in c.CHILD_TAGS:
                 owner = types.get(parent.offset) if parent is not None else None
                 if owner is not None:
-                    attrs = self._attrs(die, tag, cu)
-                    owner.children.append(_child(tag, attrs, die.has_children))
-                    child_attrs[die.offset] = attrs
-                elif parent is not None and parent.offset in child_attrs:
-                    attrs = self._attrs(die, tag, cu)
-                    child_attrs[parent.offset].setdefault(c.ANNOTATIONS, []).append(
-                        _child(tag, attrs, die.has_children))
-                    child_attrs[die.offset] = attrs
-                elif tag not in c.QUIET_CHILD_TAGS:
-                    self.skipped_tags[tag] = self.skipped_tags.get(tag, 0) + 1
+                    siblings = owner.children
+                elif parent is not None and parent.offset in annotations:
+                    siblings = annotations[parent.offset]
+                else:
+                    if tag not in c.QUIET_CHILD_TAGS:
+                        self.skipped_tags[tag] = self.skipped_tags.get(tag, 0) + 1
+                    continue
+                values = _child(self._attrs(die, tag, cu), c.CHILD_FIELDS[tag],
+                                die.has_children)
+                siblings.append((tag, values))
+                if die.has_children:
+                    annotations[die.offset] = values[-1]
         return UnitTypes(unit.offset, types)
 
     def _attrs(self, die, tag: int, cu) -> dict:
@@ -73,8 +67,6 @@ class ReferenceReader:
                 continue
             form = _number(ENUM_DW_FORM, attr.form)
             value = _value(kind, form, attr, cu)
-            if value.__class__ is AddressIndex:
-                value = self.dwarf.dwarfinfo.get_addr(cu, value)
             if value is not None or (kind in _EXPRESSION_KINDS and form in BLOCK_FORMS):
                 # An expression that is not what was wanted is kept as None, as the fast
                 # reader keeps it.
@@ -85,12 +77,32 @@ class ReferenceReader:
 _EXPRESSION_KINDS = frozenset({c.V_LOCATION, c.V_ADDRESS_EXPR})
 
 
-def _child(tag: int, attrs: dict, has_children: bool) -> tuple:
-    """A child as the fast reader gives it: plain (constants.PLAIN_CHILDREN) when it can."""
-    plain = c.PLAIN_CHILDREN.get(tag)
-    if plain is not None and not has_children and attrs.keys() <= set(plain[1]):
-        return (plain[0], tuple(attrs.get(a) for a in plain[1]))
-    return (tag, attrs)
+def _child(attrs: dict, fields: tuple, has_children: bool) -> tuple:
+    """A child's values, in the order of its fields (constants.CHILD_FIELDS); a group of
+    fields is None when the DIE has none of them."""
+    values = []
+    for field in fields:
+        if field == c.ANNOTATIONS:
+            values.append([] if has_children else None)
+        elif isinstance(field, tuple):
+            group = _child(attrs, field, False)
+            values.append(None if all(value is None for value in group) else group)
+        else:
+            values.append(attrs.get(field))
+    return tuple(values)
+
+
+_OFFSET_OPERATIONS = frozenset({"DW_OP_plus_uconst", "DW_OP_constu"})
+_INDEX_OPERATIONS = frozenset({"DW_OP_addrx", "DW_OP_GNU_addr_index"})
+
+
+def _only_operation(expr, cu):
+    """The expression's operation if it is exactly one (pyelftools' parser), else None."""
+    try:
+        ops = DWARFExprParser(cu.structs).parse_expr(expr)
+    except Exception:  # noqa: BLE001 - an expression pyelftools cannot parse is no offset
+        return None
+    return ops[0] if len(ops) == 1 else None
 
 
 def _declares(die) -> bool:
@@ -115,12 +127,19 @@ def _value(kind: str, form: int, attr, cu):
     if kind == c.V_FLAG:
         return bool(attr.value)
     if kind == c.V_LOCATION and form in BLOCK_FORMS:
-        return location_value(bytes(attr.value))
+        op = _only_operation(attr.value, cu)
+        return op.args[0] if op is not None and op.op_name in _OFFSET_OPERATIONS else None
     if kind == c.V_ADDRESS_EXPR:
         if form not in BLOCK_FORMS:
             return None
-        return address_expression(bytes(attr.value), cu["address_size"],
-                                  cu.dwarfinfo.config.little_endian)
+        op = _only_operation(attr.value, cu)
+        if op is None:
+            return None
+        if op.op_name == "DW_OP_addr":
+            return op.args[0]
+        if op.op_name in _INDEX_OPERATIONS:
+            return cu.dwarfinfo.get_addr(cu, op.args[0])
+        return None
     if kind == c.V_ADDRESS:
         # pyelftools resolves DW_FORM_addrx* through .debug_addr itself.
         return attr.value if form == c.FORM_addr or form in ADDRX_FORMS else None

@@ -15,9 +15,9 @@ class TypeDie:
     """A type DIE: its tag, wanted attributes (DW_AT number -> value) and children.
 
     Values: names are str, references absolute .debug_info offsets, constants int, flags
-    bool. Children are (tag, attributes) for members, enumerators, subranges, parameters;
-    a leaf member, parameter or enumerator with no other attribute BTF reads is
-    (plain tag, tuple of values) instead (constants.PLAIN_CHILDREN).
+    bool. Children (members, enumerators, subranges, parameters, annotations) are
+    (tag, fields): the tuple of their values in the order of constants.CHILD_FIELDS (a
+    member's bit-field and static attributes one group, None when it has none of them).
     """
 
     __slots__ = ("tag", "attrs", "children")
@@ -25,7 +25,7 @@ class TypeDie:
     def __init__(self, tag: int, attrs: dict):
         self.tag = tag
         self.attrs = attrs
-        self.children: list[tuple[int, dict]] = []
+        self.children: list[tuple[int, tuple]] = []
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TypeDie):

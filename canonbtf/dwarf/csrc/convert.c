@@ -1,5 +1,6 @@
-/* One unit's type DIEs -> BTF records (convert.py's UnitConverter, step for step: the
- * same numbering order, the same records, the same skip reasons). */
+/* One unit's type DIEs -> BTF records (convert.py's UnitConverter with its layers
+ * type_records.py and numbering.py, step for step: the same numbering order, the same
+ * records, the same skip reasons). */
 #include "core.h"
 #include "dwarf.h"
 #include <string.h>

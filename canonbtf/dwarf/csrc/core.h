@@ -1,6 +1,7 @@
 /* The compiled encode core: one unit's DWARF -> BTF records -> keys, in C.
  *
- * It mirrors canonbtf/dwarf/dies.py (reading), convert.py (records) and keys.py
+ * It mirrors canonbtf/dwarf/dies.py (reading), convert.py with type_records.py and
+ * numbering.py (records) and keys.py
  * (KeyPool.add_unit) step for step; the pure-Python modules stay the reference and the
  * tests hold the two to the same records, keys and bytes.  Anything this core is not
  * sure to read exactly as the reference does (a read outside a section, an unknown
@@ -42,7 +43,7 @@ enum { V_NONE, V_STRING, V_REF, V_CONST, V_LOCATION, V_FLAG, V_SECOFF, V_TEXT, V
 enum { ROLE_SKIP, ROLE_TYPE, ROLE_CHILD, ROLE_UNIT, ROLE_VARIABLE };
 
 #define MAX_DEPTH 200          /* deeper reference chains go to the pure path */
-#define FAILED (-1)            /* convert._FAILED */
+#define FAILED (-1)            /* numbering.FAILED */
 #define UNSET INT64_MIN
 
 typedef struct { const uint8_t *p; uint32_t len; } name_t;
