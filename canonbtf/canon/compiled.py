@@ -157,6 +157,18 @@ def heads(btf: Btf, kind: int) -> list[tuple[int, int, int, int]] | None:
     return _call(btf, "heads", kind) if btf.packed is not None else None
 
 
+def kinds_by_id(btf: Btf) -> bytes | None:
+    """The kind of every id of `btf` and its bases (void's is 0), from packed words where
+    they are kept; None when the compiled part does not apply."""
+    module = _module()
+    if module is None or not _applies(btf):
+        return None
+    try:
+        return _kinds(module, btf)
+    except ValueError:
+        return None
+
+
 def own_kinds(btf: Btf) -> bytes | None:
     """The kind of each of `btf`'s own types when they are still packed, else None."""
     return _call(btf, "kinds") if btf.packed is not None else None

@@ -86,30 +86,56 @@ def choose_functions(btf: Btf, consistent: bool = True) -> tuple[Btf, FunctionRe
     return rebuild(btf, choice), report
 
 
+class _TypesById:
+    """`btf`'s types by id, a packed base decoded only when one of its types is read: a
+    module's candidates are its own, and its base's kinds come from the packed words
+    (decoding a vmlinux base was 0.1 s of a module's encode)."""
+
+    def __init__(self, btf: Btf):
+        self.btf = btf
+        self.own = btf.types
+        self.first = btf.first_id
+        self._base_kinds: bytes | None = None
+
+    def __getitem__(self, type_id: int) -> Type | None:
+        if type_id >= self.first:
+            return self.own[type_id - self.first]
+        return self.btf.type_by_id(type_id)
+
+    def kind(self, type_id: int) -> int:
+        if type_id >= self.first:
+            return self.own[type_id - self.first].kind
+        if self._base_kinds is None:
+            self._base_kinds = compiled.kinds_by_id(self.btf.base) or b""
+        if self._base_kinds:
+            return self._base_kinds[type_id]
+        return self.btf.type_by_id(type_id).kind
+
+
 def decide_functions(btf: Btf, consistent: bool = True
                      ) -> tuple[FunctionChoice, FunctionReport]:
     """Which FUNC each candidate of `btf` (deduplicated) becomes, and what goes with the
     dropped ones; `btf` itself is left as it is."""
     report = FunctionReport()
-    types = btf.all_types()
+    types = _TypesById(btf)
     kept, redirect = _choose(btf, types, consistent, report)
     report.kept = len(kept)
     dropped = {c for c, into in redirect.items() if into != c}
-    orphaned = _overlapping_variables(btf, types)
+    orphaned = _overlapping_variables(btf)
     report.overlapping_variables = len(orphaned)
     dropped |= orphaned
     tag_refs = _drop_decl_tags(btf, redirect, orphaned, dropped)
     # Prototypes nothing else uses go with their dropped functions.
     maybe_unused = {types[c].size_or_type for c in dropped if types[c].kind == f.FUNC}
     used = _referenced(btf, dropped)
-    closed = not any(types[r].kind in _NOT_REFERRED for r in used if r)
+    closed = not any(types.kind(r) in _NOT_REFERRED for r in used if r)
     used |= tag_refs
     first = btf.first_id
     dropped |= {p for p in maybe_unused if p >= first and p not in used}
     return FunctionChoice(kept, redirect, dropped, orphaned, closed), report
 
 
-def _choose(btf: Btf, types: list[Type | None], consistent: bool, report: FunctionReport
+def _choose(btf: Btf, types: _TypesById, consistent: bool, report: FunctionReport
             ) -> tuple[dict[int, Type], dict[int, int]]:
     """Name by name: the candidates kept (as their FUNC) and where every candidate goes."""
     by_name: dict[str, list[int]] = {}
@@ -343,7 +369,7 @@ class _LooseTypes:
         return out
 
 
-def _overlapping_variables(btf: Btf, types: list) -> set[int]:
+def _overlapping_variables(btf: Btf) -> set[int]:
     """VARs whose bytes an earlier entry of their DATASEC already covers (the same variable
     described by two units, or a symbol table at odds with the DWARF): the first in
     (offset, canonical id) order stays."""
