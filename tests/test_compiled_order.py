@@ -397,6 +397,9 @@ def test_heads_are_what_the_types_hold(kind):
     fresh = reader.parse(writer.write(btf), base=base)
     assert compiled.heads(fresh, kind) == expected
     assert expected  # the generator makes every kind
+    named = {"a", "ab"}
+    assert compiled.heads(fresh, kind, named) == [
+        head for head in expected if btf.name(head[1]) in named]
 
 
 def test_a_modules_dedup_leaves_its_base_packed():

@@ -151,10 +151,15 @@ def refers_to_func(btf: Btf) -> bool | None:
     return None if found is None else found != 0
 
 
-def heads(btf: Btf, kind: int) -> list[tuple[int, int, int, int]] | None:
-    """(id, name_off, vlen, size_or_type) of `btf`'s own types of `kind`, read from its
-    packed words; None when it is not packed (its `Type`s are at hand then)."""
-    return _call(btf, "heads", kind) if btf.packed is not None else None
+def heads(btf: Btf, kind: int, names: set[str] | None = None
+          ) -> list[tuple[int, int, int, int]] | None:
+    """(id, name_off, vlen, size_or_type) of `btf`'s own types of `kind` (named one of
+    `names`, if given), read from its packed words; None when it is not packed (its
+    `Type`s are at hand then)."""
+    if btf.packed is None:
+        return None
+    wanted = None if names is None else {name.encode("latin-1") for name in names}
+    return _call(btf, "heads", kind, wanted)
 
 
 def kinds_by_id(btf: Btf) -> bytes | None:

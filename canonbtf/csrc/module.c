@@ -478,18 +478,42 @@ done:
     return result;
 }
 
-/* (id, name offset, vlen, size_or_type) of each own type of one kind: what a caller
- * needs of a few records without decoding them all (functions._base_functions). */
+/* Whether own type i's name (bytes) is in the set `names`: 1, 0, or -1 on error. */
+static int name_in(const types_t *t, uint32_t i, PyObject *names)
+{
+    uint32_t len;
+    const uint8_t *name = name_at(t, t_name(t, i), &len);
+    PyObject *key = PyBytes_FromStringAndSize((const char *)name, len);
+    if (!key) return -1;
+    int found = PySet_Contains(names, key);
+    Py_DECREF(key);
+    return found;
+}
+
+/* (id, name offset, vlen, size_or_type) of each own type of one kind, with a name in
+ * the set `names` (bytes) unless it is None: what a caller needs of a few records
+ * without decoding them all (functions._base_functions). */
 static PyObject *py_heads(PyObject *self, PyObject *args)
 {
-    PyObject *words, *strings;
+    PyObject *words, *strings, *names = Py_None;
     unsigned long first_id, kind;
-    if (!PyArg_ParseTuple(args, "OkOk", &words, &first_id, &strings, &kind)) return NULL;
+    if (!PyArg_ParseTuple(args, "OkOk|O", &words, &first_id, &strings, &kind, &names))
+        return NULL;
+    if (names != Py_None && !PyAnySet_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "names must be a set of bytes or None");
+        return NULL;
+    }
     view_t v;
     PyObject *result = NULL;
     if (view_init(&v, words, first_id, strings) || !(result = PyList_New(0))) goto done;
     for (uint32_t i = 0; i < v.t.count; i++) {
         if (t_kind(&v.t, i) != kind) continue;
+        int wanted = names == Py_None ? 1 : name_in(&v.t, i, names);
+        if (wanted < 0) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        if (!wanted) continue;
         PyObject *head = Py_BuildValue("(kkkk)", (unsigned long)(v.t.first_id + i),
                                        (unsigned long)t_name(&v.t, i),
                                        (unsigned long)t_vlen(&v.t, i),
@@ -563,7 +587,8 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"heads", py_heads, METH_VARARGS,
-     "heads(words, first_id, strings, kind) -> [(id, name_off, vlen, size_or_type)] of that kind"},
+     "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
+     "that kind (and a name in the set `names`)"},
     {"edges", py_edges, METH_VARARGS,
      "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,

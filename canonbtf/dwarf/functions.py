@@ -146,7 +146,7 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, report: FunctionRepor
     report.candidates = sum(map(len, by_name.values()))
     redirect: dict[int, int] = {}  # candidate -> the FUNC it becomes, 0 when dropped
     kept: dict[int, Type] = {}
-    base_funcs = _base_functions(btf)
+    base_funcs = _base_functions(btf, set(by_name))
     loose = _LooseTypes(btf)
     for name in sorted(by_name):
         group = by_name[name]
@@ -304,12 +304,14 @@ def reorder(btf: Btf, choice: FunctionChoice, alone: bool) -> Btf | None:
                         btf.layout), order, merged)
 
 
-def _base_functions(btf: Btf) -> dict[tuple[str, int], int]:
-    """(name, FUNC_PROTO id) -> id of the base's static FUNC (empty without a base)."""
+def _base_functions(btf: Btf, names: set[str]) -> dict[tuple[str, int], int]:
+    """(name, FUNC_PROTO id) -> id of the base's static FUNC (empty without a base), for
+    the FUNCs named one of `names` at least."""
     base = btf.base
     if base is None:
         return {}
-    funcs = compiled.heads(base, f.FUNC)  # a vmlinux base stays packed: no 95 k Types
+    # A vmlinux base stays packed: no 95 k Types, and only its FUNCs of these names.
+    funcs = compiled.heads(base, f.FUNC, names)
     if funcs is not None:
         return {(btf.name(name_off), proto): type_id
                 for type_id, name_off, linkage, proto in funcs if linkage == f.LINKAGE_STATIC}
