@@ -31,6 +31,17 @@ def type_words(btf: Btf) -> array:
         raise ValueError(_bad_record(btf)) from None
 
 
+def section_words(btf: Btf) -> bytes | None:
+    """`type_words` as bytes, without a copy of words the reader kept; None where a record
+    holds what no word can (the compiled parts then leave `btf` to the reference)."""
+    if btf.packed is not None:
+        return btf.packed.words
+    try:
+        return type_words(btf).tobytes()
+    except ValueError:
+        return None
+
+
 def _bad_record(btf: Btf) -> str:
     for type_id, t in btf.own():
         try:

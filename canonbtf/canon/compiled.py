@@ -26,14 +26,7 @@ def _module() -> ModuleType | None:
     return native.compiled("canonbtf._btf", "order")
 
 
-def _words(btf: Btf) -> bytes | None:
-    """The type section in host order: kept from the reader, or packed from the types."""
-    if btf.packed is not None:
-        return btf.packed.words
-    try:
-        return writer.type_words(btf).tobytes()
-    except ValueError:
-        return None
+_words = writer.section_words
 
 
 def _applies(btf: object) -> bool:
@@ -122,10 +115,11 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
     `_abstract_keys`' keys with the same numbers, and no `Type` decoded."""
     if btf.base is not None:
         return None
+    btf = packed(btf)  # the words are read again for the edges
     done = _call(btf, "abstract_keys")
     if done is None:
         return None
-    raw_keys, raw_tokens, declares = done
+    raw_keys, raw_tokens, declares, kinds = done
     keys, tokens = array("I"), array("I")
     keys.frombytes(raw_keys)
     tokens.frombytes(raw_tokens)
@@ -134,7 +128,6 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
     def edges_of(nodes: list[int]) -> dict[int, tuple]:
         return dict(zip(nodes, module.edges(words, 1, sections, array("I", nodes))))
 
-    kinds = bytes(1) + module.kinds(words, 1, sections)
     return KeyedTypes(keys.tolist(), [token or None for token in tokens], declares, kinds,
                       edges_of)
 

@@ -385,8 +385,8 @@ static PyObject *py_pack(PyObject *self, PyObject *types)
     return pack_types(types);
 }
 
-/* (key, token key, declares) of void and every type (dedup._abstract_keys; keys as u32
- * bytes, declares one byte each: dedup.is_declaration); a BTF with a base is refused
+/* (key, token key, declares, kind) of void and every type (dedup._abstract_keys; keys as
+ * u32 bytes, declares and kinds one byte each: dedup.is_declaration); a BTF with a base is refused
  * (its keys continue the base's). */
 static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
 {
@@ -398,7 +398,7 @@ static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
         return NULL;
     }
     view_t v;
-    PyObject *result = NULL, *keys = NULL, *tokens = NULL, *declares = NULL;
+    PyObject *result = NULL, *keys = NULL, *tokens = NULL, *declares = NULL, *kinds = NULL;
     if (view_init(&v, words, first_id, strings)) goto done;
     Py_ssize_t size = ((Py_ssize_t)v.t.count + 1) * 4;
     keys = PyBytes_FromStringAndSize(NULL, size);
@@ -411,18 +411,21 @@ static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
         goto done;
     }
     declares = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.t.count + 1);
-    if (!declares) goto done;
-    uint8_t *flag = (uint8_t *)PyBytes_AS_STRING(declares);
-    flag[0] = 0;
+    kinds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.t.count + 1);
+    if (!declares || !kinds) goto done;
+    uint8_t *flag = (uint8_t *)PyBytes_AS_STRING(declares), *kind_of = (uint8_t *)PyBytes_AS_STRING(kinds);
+    flag[0] = kind_of[0] = 0;
     for (uint32_t i = 0; i < v.t.count; i++) {
         uint32_t kind = t_kind(&v.t, i);
+        kind_of[i + 1] = (uint8_t)kind;
         flag[i + 1] = kind == K_FWD || ((kind == K_ENUM || kind == K_ENUM64) && !t_vlen(&v.t, i));
     }
-    result = PyTuple_Pack(3, keys, tokens, declares);
+    result = PyTuple_Pack(4, keys, tokens, declares, kinds);
 done:
     Py_XDECREF(keys);
     Py_XDECREF(tokens);
     Py_XDECREF(declares);
+    Py_XDECREF(kinds);
     free_names(&v.t);
     view_free(&v);
     return result;
@@ -592,7 +595,7 @@ static PyMethodDef methods[] = {
     {"edges", py_edges, METH_VARARGS,
      "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
-     "abstract_keys(words, 1, strings) -> (u32 keys, u32 token keys, declaration flags), by id"},
+     "abstract_keys(words, 1, strings) -> (u32 keys, u32 token keys, declaration flags, kinds), by id"},
     {"decode", py_decode, METH_VARARGS,
      "decode(words, first_id, strings, Type) -> [Type, ...] as the reader makes them"},
     {"labels", py_labels, METH_VARARGS,

@@ -40,14 +40,8 @@ class CompiledSpelling:
         module = _module()
         if module is None or btf.base is not None or not isinstance(btf.strings, StringTable):
             return None
-        if btf.packed is not None:
-            words = btf.packed.words
-        else:
-            try:
-                words = writer.type_words(btf).tobytes()
-            except (ValueError, OverflowError, TypeError):
-                return None
-        return cls(module, words, btf.string_sections())
+        words = writer.section_words(btf)
+        return None if words is None else cls(module, words, btf.string_sections())
 
     def _call(self, function: str, *args: object) -> object | None:
         try:
