@@ -1,19 +1,29 @@
 """The ELF symbol table as the encoder reads it (canonbtf/dwarf/symbols.py), judged by
 binutils: what `readelf -s` lists for objects gcc compiled and linked here, and .BTF_ids
-set8s written the way include/linux/btf_ids.h writes them."""
+set8s written the way include/linux/btf_ids.h writes them. The compiled core's
+`scan_symbols` must give what the pure `scan_symbols` gives, on real tables and on
+random and damaged ones."""
 
 from __future__ import annotations
 
+import random
 import re
+import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from canonbtf.dwarf.symbols import read_symbols
+from canonbtf.dwarf import symbols as symbols_module
+from canonbtf.dwarf.core import compiled_module
+from canonbtf.dwarf.symbols import read_symbols, scan_symbols
 from canonbtf.errors import InputError
 
-from .conftest import need_tool
+from .conftest import FETCHED_DEBUG, FETCHED_KERNEL, REPO, need_tool
+
+GOLDEN = sorted((REPO / "golden" / "obj").glob("*.o"))
+VIRTIO = (FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel" / "drivers"
+          / "net" / "virtio_net.ko")
 
 SOURCE = r"""
 int global_counter = 3;
@@ -165,3 +175,69 @@ def test_a_broken_symbol_table_is_an_input_error(tmp_path):
     missing = tmp_path / "missing.o"
     with pytest.raises(InputError, match="cannot read the symbol table"):
         read_symbols(str(missing))
+
+
+def _core():
+    core = compiled_module()
+    if core is None:
+        pytest.skip("the compiled core is not built or CANONBTF_PURE is set")
+    return core
+
+
+def _pure_read(path, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(symbols_module, "compiled_module", lambda: None)
+        return read_symbols(str(path))
+
+
+@pytest.mark.parametrize("path", GOLDEN + [VIRTIO, FETCHED_KERNEL], ids=lambda p: p.name)
+def test_the_core_reads_what_the_reference_reads(path, monkeypatch):
+    _core()
+    if not path.exists():
+        pytest.skip(f"{path} not fetched (../shared/tools/fetch-kernel-dbg)")
+    fast = read_symbols(str(path))
+    pure = _pure_read(path, monkeypatch)
+    assert fast == pure
+    # Same insertion order too: the workers walk these dicts.
+    assert list(fast.functions.items()) == list(pure.functions.items())
+    assert list(fast.objects.items()) == list(pure.objects.items())
+
+
+def _random_table(rng: random.Random, elf64: bool, little: bool) -> tuple[bytes, bytes]:
+    """A symbol table whose fields are drawn near the values that matter (kinds, section
+    indexes around the reserved range, name offsets past the string table), cut short
+    at a random length."""
+    order = "<" if little else ">"
+    strtab = b"\0" + b"\0".join(rng.choice([b"f", b"g", b"obj", b"\xe9t\xe9", b""])
+                                  for _ in range(rng.randrange(1, 8)))
+    if rng.random() < 0.3:
+        strtab = strtab.rstrip(b"\0")  # a last name without its NUL
+    rows = []
+    for _ in range(rng.randrange(0, 40)):
+        name = rng.choice([0, 1, 3, max(len(strtab) - 1, 0), len(strtab), len(strtab) + 7,
+                           rng.randrange(0, 1 << 32)])
+        info = rng.choice([0, 1, 2, 3, 0x11, 0x12, 0x21, rng.randrange(256)])
+        shndx = rng.choice([0, 1, 2, 3, 5, 0xFEFF, 0xFF00, 0xFFF1, rng.randrange(1 << 16)])
+        value = rng.choice([0, 8, 0x400000, (1 << (64 if elf64 else 32)) - 1])
+        size = rng.choice([0, 4, 8, (1 << (64 if elf64 else 32)) - 1])
+        if elf64:
+            rows.append(struct.pack(order + "IBBHQQ", name, info, 0, shndx, value, size))
+        else:
+            rows.append(struct.pack(order + "IIIBBH", name, value, size, info, 0, shndx))
+    data = b"".join(rows)
+    return data[:rng.randrange(0, len(data) + 1)] if rng.random() < 0.3 else data, strtab
+
+
+@pytest.mark.parametrize("elf64", [True, False], ids=["elf64", "elf32"])
+@pytest.mark.parametrize("little", [True, False], ids=["le", "be"])
+def test_random_and_damaged_tables_read_alike(elf64, little):
+    core = _core()
+    rng = random.Random(f"symbols {elf64} {little}")
+    for _ in range(500):
+        data, strtab = _random_table(rng, elf64, little)
+        btf_ids_index = rng.choice([-1, 2, 5])
+        alloc = bytes(rng.randrange(2) for _ in range(rng.randrange(0, 7)))
+        args = (data, strtab, elf64, little, btf_ids_index, alloc)
+        fast, pure = core.scan_symbols(*args), scan_symbols(*args)
+        assert fast == pure
+        assert [list(d.items()) for d in fast[:2]] == [list(d.items()) for d in pure[:2]]

@@ -7,7 +7,8 @@ STT_OBJECT symbol of the same name and a non-zero size sits at its address in
 `.data..percpu`, and (with `decl_tag_kfuncs`) a kfunc when its `__BTF_ID__func__` symbol
 lies inside a `.BTF_ids` set8 flagged BTF_SET8_KFUNCS. The table is parsed here with
 `struct` rather than through pyelftools' Symbol objects: 0.3 s instead of 3.3 s for the
-6.1 kernel's symbol table (measured), all of it sequential time in the parent.
+6.1 kernel's symbol table (measured), all of it sequential time in the parent; the
+compiled core's `scan_symbols` does the same pass in C.
 
 Addresses are compared as the ELF and the DWARF hold them: absolute in an executable,
 section-relative in a relocatable object (whose debug sections are relocated against
@@ -23,6 +24,7 @@ from elftools.common.exceptions import ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 
 from ..errors import InputError
+from .core import compiled_module
 
 STT_OBJECT = 1
 STT_FUNC = 2
@@ -99,7 +101,28 @@ def _read_symbols(path: str) -> ElfSymbols | None:
         little = elf.little_endian
         elf64 = elf.elfclass == 64
         relocatable = elf["e_type"] == "ET_REL"
-    order = "<" if little else ">"
+    btf_ids_index = next((i for i, s in sections.items() if s.name == BTF_IDS_SECTION), -1)
+    alloc = bytearray(max(sections, default=-1) + 1)
+    for index in sections:
+        alloc[index] = 1
+    core = compiled_module()
+    scan = core.scan_symbols if core is not None else scan_symbols
+    functions, objects, btf_id_symbols = scan(data, strtab, elf64, little, btf_ids_index,
+                                              bytes(alloc))
+    percpu = next((i for i, s in sorted(sections.items()) if s.name == PERCPU_SECTION), None)
+    kfuncs = _kfuncs(btf_id_symbols, sections.get(btf_ids_index), btf_ids_data,
+                     "<" if little else ">")
+    return ElfSymbols(relocatable, functions, objects, sections, percpu, kfuncs)
+
+
+def scan_symbols(data: bytes, strtab: bytes, elf64: bool, little_endian: bool,
+                 btf_ids_index: int, alloc: bytes) -> tuple[dict, dict, list]:
+    """The symbol table `data` (names in `strtab`) reduced to: STT_FUNC name -> frozenset
+    of addresses; (STT_OBJECT name, address) -> sorted (section index, size) places of
+    the sized ones in a section `alloc` flags; and (section index, value, size, name) of
+    every symbol in section `btf_ids_index` (-1: none). The reference of the compiled
+    core's `scan_symbols` (0.2 s against 0.03 s for the 6.1 kernel's table)."""
+    order = "<" if little_endian else ">"
     if elf64:
         layout = struct.Struct(order + "IBBHQQ")  # name, info, other, shndx, value, size
     else:
@@ -107,8 +130,7 @@ def _read_symbols(path: str) -> ElfSymbols | None:
     names: dict[int, str] = {}
     functions: dict[str, set[int]] = {}
     objects: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    btf_id_symbols: list[tuple[int, int, int, str]] = []  # (shndx, value, size, name)
-    btf_ids_index = next((i for i, s in sections.items() if s.name == BTF_IDS_SECTION), None)
+    btf_id_symbols: list[tuple[int, int, int, str]] = []
     count = len(data) // layout.size
     for entry in layout.iter_unpack(data[:count * layout.size]):
         if elf64:
@@ -129,14 +151,11 @@ def _read_symbols(path: str) -> ElfSymbols | None:
             btf_id_symbols.append((shndx, value, size, name))
         if kind == STT_FUNC:
             functions.setdefault(name, set()).add(value)
-        elif kind == STT_OBJECT and size and shndx in sections:
+        elif kind == STT_OBJECT and size and shndx < len(alloc) and alloc[shndx]:
             objects.setdefault((name, value), []).append((shndx, size))
     for places in objects.values():
         places.sort()
-    percpu = next((i for i, s in sorted(sections.items()) if s.name == PERCPU_SECTION), None)
-    kfuncs = _kfuncs(btf_id_symbols, sections.get(btf_ids_index), btf_ids_data, order)
-    return ElfSymbols(relocatable, {n: frozenset(a) for n, a in functions.items()}, objects,
-                      sections, percpu, kfuncs)
+    return {n: frozenset(a) for n, a in functions.items()}, objects, btf_id_symbols
 
 
 def _kfuncs(btf_id_symbols: list, section: Section | None, data: bytes, order: str

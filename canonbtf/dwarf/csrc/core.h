@@ -215,5 +215,6 @@ void keys_free(encoder_t *e);
 
 int fail(encoder_t *e, const char *fmt, ...);
 PyObject *core_relocate(PyObject *self, PyObject *args);
+PyObject *core_scan_symbols(PyObject *self, PyObject *args);
 
 #endif

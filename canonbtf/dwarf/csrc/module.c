@@ -231,6 +231,9 @@ static PyMethodDef core_functions[] = {
     {"relocate", core_relocate, METH_VARARGS,
      "relocate(data, entries, symtab, little_endian, sizes) -> data with ELF64 RELA "
      "entries applied (sections._relocated), or None for one it cannot apply."},
+    {"scan_symbols", core_scan_symbols, METH_VARARGS,
+     "scan_symbols(data, strtab, elf64, little_endian, btf_ids_index, alloc) -> "
+     "(functions, objects, btf_id_symbols), as symbols.scan_symbols."},
     {NULL, NULL, 0, NULL},
 };
 
