@@ -514,6 +514,54 @@ def test_split_btf_checked_against_its_base(bad):
     assert "merged" in verdict.note
 
 
+
+def over_base(make_base: Callable[[BtfBuilder], object],
+              make_module: Callable[[BtfBuilder], object]) -> tuple[Btf, Btf]:
+    """A module over a base the validator never checks (base types count as valid): the
+    module read twice, each time over its own copy of the base (the compiled pass reads
+    a base whose types the reference has not decoded)."""
+    base = BtfBuilder()
+    make_base(base)
+    base_blob = writer.write(base.build())
+    mod = BtfBuilder(reader.parse(base_blob))
+    make_module(mod)
+    blob = writer.write(mod.build())
+    return tuple(reader.parse(blob, "mod", reader.parse(base_blob, "base")) for _ in range(2))
+
+
+def _float_and_int(b: BtfBuilder) -> None:
+    b.float("f0", 0)
+    b.int("int", 4, f.INT_SIGNED)
+
+
+# Split BTF over base types the kernel would never have taken as a base, which the
+# validator takes as they are: (base, module, the rule `check` reports or None).
+ODD_BASES = {
+    "member-of-float-size-0": (lambda b: b.float("f0", 0),
+                               lambda m: m.struct("s", 8, [("x", 1, 0)]), "member-type"),
+    "typedef-of-float-size-0": (lambda b: b.typedef("t", b.float("f0", 0)),
+                                lambda m: m.struct("s", 8, [("x", 2, 0)]), "member-type"),
+    "kflag-member-of-float-size-0": (_float_and_int, lambda m: m.struct(
+        "s", 8, [("x", 1, 0, 0), ("b", 2, 32, 3)]), "member-type"),
+    "tag-on-parameter-of-func-of-type-0": (lambda b: b.func("f", 0),
+                                           lambda m: m.decl_tag("t", 1, 0), "decl-tag"),
+    "tag-on-func-of-type-0": (lambda b: b.func("f", 0), lambda m: m.decl_tag("t", 1, -1),
+                              None),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_BASES))
+def test_odd_base_types_give_findings_not_tracebacks(name):
+    """A base FLOAT of size 0 as a member (the validator divided by zero) and a DECL_TAG on
+    a parameter of a base FUNC of type 0 (it read void's items): findings, as a kernel
+    walking the same types would refuse them (btf_decl_tag_resolve takes void's vlen, 0)."""
+    make_base, make_module, rule = ODD_BASES[name]
+    btf = over_base(make_base, make_module)[0]
+    violations = validate(btf)
+    assert [v.rule for v in violations] == ([rule] if rule else [])
+    assert all(v.type_id == btf.last_id for v in violations)
+
+
 # -- random type graphs: the resolve walk's order-dependent verdicts -------------------
 
 

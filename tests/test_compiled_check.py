@@ -136,32 +136,25 @@ def test_header_layout_and_empty_blobs_are_not_clean():
     assert verdicts(writer.write(BtfBuilder().build()))[0] is False
 
 
-def over_odd_base(make_base, make_module) -> tuple[Btf, Btf]:
-    """A module over a base the validator never checks (base types count as valid): the
-    module read once for the C and once, over its own copy of the base, for Python."""
-    base = BtfBuilder()
-    make_base(base)
-    base_blob = writer.write(base.build())
-    mod = BtfBuilder(reader.parse(base_blob))
-    make_module(mod)
-    blob = writer.write(mod.build())
-    return tuple(reader.parse(blob, "mod", reader.parse(base_blob)) for _ in range(2))
-
-
-def test_a_base_the_reference_cannot_size_is_not_clean():
-    """A base FLOAT of size 0 as a member (the reference divides by zero), a DECL_TAG on
-    a component of a base FUNC without prototype (it reads type 0's items): where the
-    reference cannot finish, the C leaves it to it."""
-    for_c, for_python = over_odd_base(lambda b: b.float("f0", 0),
-                                      lambda m: m.struct("s", 8, [("x", 1, 0)]))
-    assert validator.compiled_clean(for_c) is False
-    with pytest.raises(ZeroDivisionError):
-        validator.validate_in_python(for_python)
-    for_c, for_python = over_odd_base(lambda b: b.func("f", 0),
-                                      lambda m: m.decl_tag("t", 1, 0))
-    assert validator.compiled_clean(for_c) is False
-    with pytest.raises(AttributeError):
-        validator.validate_in_python(for_python)
+@pytest.mark.parametrize("name", list(rules.ODD_BASES))
+def test_odd_bases_are_not_clean_where_the_reference_finds_fault(name, tmp_path):
+    """A base FLOAT of size 0 as a member, a DECL_TAG on a parameter of a base FUNC of type
+    0: the reference reports them (it raised before), the C never says clean, and `check`
+    prints the same finding line compiled and pure."""
+    make_base, make_module, _ = rules.ODD_BASES[name]
+    for_c, for_python = rules.over_base(make_base, make_module)
+    violations = validator.validate_in_python(for_python)
+    clean = validator.compiled_clean(for_c)
+    assert clean is not None
+    assert clean == (not violations), violations
+    mod, base = tmp_path / "mod.btf", tmp_path / "base.btf"
+    mod.write_bytes(writer.write(for_python))
+    base.write_bytes(writer.write(for_python.base))
+    compiled = run_check(str(mod), "--base", str(base), pure=False)
+    assert compiled == run_check(str(mod), "--base", str(base), pure=True)
+    assert compiled[0] == (1 if violations else 0)
+    assert b"Traceback" not in compiled[1]
+    assert len(compiled[1].splitlines()) == 1, compiled[1]
 
 
 @pytest.mark.parametrize("depth", [10, 64, 65, 200])
@@ -173,7 +166,7 @@ def test_deep_base_chains(depth):
         for n in range(depth):
             target = b.typedef(f"t{n}", target)
 
-    for_c, for_python = over_odd_base(base, lambda m: m.struct("s", 4, [("x", depth + 1, 0)]))
+    for_c, for_python = rules.over_base(base, lambda m: m.struct("s", 4, [("x", depth + 1, 0)]))
     assert validator.validate_in_python(for_python) == []
     assert validator.compiled_clean(for_c) is (depth <= 64)
 

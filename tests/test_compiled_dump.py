@@ -30,6 +30,7 @@ from canonbtf.errors import InputError
 from . import fuzzing
 from .conftest import VMLINUX_BLOBS, corpus_path
 from .test_compiled_order import both_ways, pure  # noqa: F401 - the fixture
+from .test_dump_c import BUILTIN_NAMED_KINDS, builtin_named_btf
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "c_definitions") is None,
                                 reason="canonbtf._btf is not built (no compiler, PyPy, or "
@@ -68,11 +69,8 @@ def random_c_btf(rng: random.Random, count: int) -> Btf:
     strings, offset = StringTable.build([n for n in names if n])
     last = count
 
-    def name(typedef: bool = False) -> int:
-        # The reference fails (KeyError in Placement.order) on a struct, union, enum or
-        # FWD named __builtin_va_list, which it leaves out of the definitions.
-        chosen = rng.choice(names)
-        return offset["ab" if chosen == "__builtin_va_list" and not typedef else chosen]
+    def name() -> int:
+        return offset[rng.choice(names)]
 
     def earlier(me: int) -> int:
         if rng.random() < 0.01:
@@ -106,7 +104,7 @@ def random_c_btf(rng: random.Random, count: int) -> Btf:
         if kind == f.FWD:
             return Type(f.FWD, name() or offset["a"], rng.randrange(2))
         if kind == f.TYPEDEF:
-            return Type(f.TYPEDEF, name(True) or (offset["b"] if rng.random() < 0.97 else 0), 0,
+            return Type(f.TYPEDEF, name() or (offset["b"] if rng.random() < 0.97 else 0), 0,
                         earlier(me))
         if kind == f.PTR:
             return Type(f.PTR, 0, 0, anywhere())
@@ -128,6 +126,14 @@ def test_random_btf_gives_the_references_header_or_message(seed, pure):  # noqa:
     count = random.Random(seed).choice([3, 10, 40, 120])
     reference, fast = both_ways(pure, dump, lambda: random_c_btf(random.Random(seed), count))
     assert fast == reference
+
+
+
+@pytest.mark.parametrize("kind", BUILTIN_NAMED_KINDS)
+def test_a_type_named_builtin_va_list_gives_the_references_header(kind, pure):  # noqa: F811
+    reference, fast = both_ways(pure, dump, lambda: builtin_named_btf(kind))
+    assert fast == reference
+    assert fast[0] == "ok"
 
 
 @pytest.mark.parametrize("seed", range(300))

@@ -589,6 +589,50 @@ def test_hand_built_text_matches_bpftool(tmp_path):
         declarator_btf())))
 
 
+
+def builtin_named_btf(kind: int) -> Btf:
+    """A struct, union, enum, fwd or typedef named `__builtin_va_list`, a struct that
+    points to it and gcc's typedef `__gnuc_va_list` of it."""
+    b = BtfBuilder()
+    t = base_ints(b)
+    if kind == f.TYPEDEF:
+        named = b.typedef("__builtin_va_list", b.ptr(t["char"]))
+    elif kind == f.ENUM:
+        named = b.enum("__builtin_va_list", 4, [("A", 1)])
+    elif kind == f.FWD:
+        named = b.fwd("__builtin_va_list")
+    else:
+        named = b.struct("__builtin_va_list", 8, [("x", t["int"], 0)], union=kind == f.UNION)
+    b.struct("user", 16, [("p", b.ptr(named), 0), ("y", t["int"], 64)])
+    b.typedef("__gnuc_va_list", named)
+    return b.build()
+
+
+BUILTIN_NAMED_KINDS = [pytest.param(kind, id=f.KIND_NAMES[kind].lower())
+                       for kind in (f.STRUCT, f.UNION, f.ENUM, f.FWD, f.TYPEDEF)]
+
+
+@pytest.mark.parametrize("kind", BUILTIN_NAMED_KINDS)
+def test_only_a_typedef_named_builtin_va_list_is_left_out(tmp_path, kind):
+    """Only the typedef is the compiler's own (bpftool leaves it out); a struct, union,
+    enum or fwd of that name is defined like any other, and the header compiles for BPF.
+    The Python emitter raised KeyError on an enum or fwd of that name and, like the
+    compiled one, left a struct or union of that name undefined."""
+    bpftool = need_tool("bpftool")
+    from canonbtf.btf import writer
+
+    btf = builtin_named_btf(kind)
+    text = header(btf)
+    path = tmp_path / "builtin.btf"
+    path.write_bytes(writer.write(btf))
+    theirs = subprocess.run([bpftool, "btf", "dump", "file", str(path), "format", "c"],
+                            capture_output=True, check=True).stdout.decode("latin-1")
+    assert Counter(normalized_blocks(theirs)) == Counter(normalized_blocks(text))
+    assert ("typedef __builtin_va_list __gnuc_va_list;" in text) == (kind == f.TYPEDEF)
+    compile_c(tmp_path, "clang", ["-target", "bpf", "-O2", "-c"], {"vmlinux.h": text},
+              '#include "vmlinux.h"\nint use(struct user *u) { return u->y; }\n')
+
+
 # ---- the property the order is for ----
 
 def random_structs(seed: int, count: int, extra: bool) -> Btf:

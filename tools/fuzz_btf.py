@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing of canonbtf._btf, the compiled type-section part (atheris).
 
-Each input damages a valid BTF blob, plain or split over a small base (words overwritten
-at a chosen place, or the blob cut short), then reads and sorts it (with and without
-dedup, either order) with the compiled part and with the Python reference. Both must end
-alike: the same bytes, or the same error message. It also checks it: where the compiled
-fast pass of `check` (csrc/check.c) says clean, the Python validator must find nothing.
+Each input damages a valid BTF blob, plain or split over a small base, or that base
+(words overwritten at a chosen place, or the blob cut short), then reads and sorts it
+(with and without dedup, either order) with the compiled part and with the Python
+reference. Both must end alike: the same bytes, or the same error message. It also checks
+it: where the compiled fast pass of `check` (csrc/check.c) says clean, the Python
+validator must find nothing, and the validator must never raise.
 Anything else stops the run with the input saved. Build and run it as
 tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang, atheris's ASan preloaded),
 naming this script: libFuzzer then steers by the C's coverage.
@@ -57,26 +58,36 @@ def both(blob: bytes, base: bytes | None, dedup: bool, order: str) -> tuple:
 
 
 def check_agrees(blob: bytes, base: bytes | None) -> None:
-    """C clean => the Python validator finds nothing."""
+    """The Python validator ends (findings, not a traceback); C clean => it finds nothing."""
     try:
         btf = parsed(blob, base)
     except InputError:
         return
-    if validator.compiled_clean(btf):
-        violations = validator.validate_in_python(parsed(blob, base))
-        assert not violations, f"the compiled check says clean; Python: {violations[0]}"
+    clean = validator.compiled_clean(btf)
+    violations = validator.validate_in_python(parsed(blob, base))
+    assert not (clean and violations), f"the compiled check says clean; Python: {violations[0]}"
+
+
+def damaged(fdp: atheris.FuzzedDataProvider, blob: bytes) -> bytes:
+    """`blob` cut short, or with a few runs of bytes overwritten."""
+    if fdp.ConsumeIntInRange(0, 7) == 0:
+        return blob[:fdp.ConsumeIntInRange(0, len(blob))]
+    for _ in range(fdp.ConsumeIntInRange(1, 4)):
+        at = fdp.ConsumeIntInRange(0, len(blob))
+        patch = fdp.ConsumeBytes(fdp.ConsumeIntInRange(1, 8))
+        blob = blob[:at] + patch + blob[at + len(patch):]
+    return blob
 
 
 def one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
     blob, base = SEEDS[fdp.ConsumeIntInRange(0, len(SEEDS) - 1)]
-    if fdp.ConsumeIntInRange(0, 7) == 0:
-        blob = blob[:fdp.ConsumeIntInRange(0, len(blob))]
+    # The validator takes a base's types as valid, whatever they are: a damaged base that
+    # still reads (a FLOAT of size 0, a FUNC of type 0) must give findings, not tracebacks.
+    if base is not None and fdp.ConsumeIntInRange(0, 3) == 0:
+        base = damaged(fdp, base)
     else:
-        for _ in range(fdp.ConsumeIntInRange(1, 4)):
-            at = fdp.ConsumeIntInRange(0, len(blob))
-            patch = fdp.ConsumeBytes(fdp.ConsumeIntInRange(1, 8))
-            blob = blob[:at] + patch + blob[at + len(patch):]
+        blob = damaged(fdp, blob)
     dedup = fdp.ConsumeBool()
     order = "name" if fdp.ConsumeBool() else "kind"
     check_agrees(blob, base)

@@ -316,6 +316,11 @@ def _byte_member(m: _Member, word: int) -> None:
 
 def _float_member(m: _Member, word: int) -> None:
     msize = m.env.id_size(m.mtype)[1]
+    if not msize:
+        # Only a base FLOAT can be so (an own one fails float-size first); the kernel,
+        # which refuses such a base, would divide by it.
+        raise Reject(m.sid, "member-type", f"member {m.label} has "
+                     f"{m.env.describe(m.mtype)} of size 0 as its type")
     align = min(POINTER_SIZE, msize) * 8
     if word % align:
         raise Reject(m.sid, "member-alignment", f"member {m.label} at bit offset "
@@ -439,10 +444,12 @@ def _resolve_decl_tag(env: CheckEnv, entry: list[int]) -> None:
         if kind in (f.VAR, f.TYPEDEF):
             raise Reject(type_id, "decl-tag", f"component_idx {index} on a "
                          f"{f.kind_name(kind)}, which has no components")
+        holder = target
         if kind == f.FUNC:
-            vlen = len(env.types[env.types[target].size_or_type].items)
-        else:
-            vlen = len(env.types[target].items)
+            # Its prototype's parameters; a base FUNC of type 0 (the kernel's own types are
+            # never so) has void's: none.
+            holder = env.types[target].size_or_type
+        vlen = len(env.types[holder].items) if holder else 0
         if index >= vlen:
             raise Reject(type_id, "decl-tag", f"component_idx {index} is out of range "
                          f"for {env.describe(target)} with {vlen} components")

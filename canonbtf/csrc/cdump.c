@@ -770,6 +770,13 @@ static int is_va_list(ctx_t *c, uint32_t id, const char *what)
     return len == strlen(what) && !memcmp(name, what, len);
 }
 
+/* c_spell.is_builtin_typedef: a typedef the compiler defines itself (bpftool leaves it out;
+ * a struct, union, enum or fwd of that name is an ordinary definition). */
+static int is_builtin_typedef(ctx_t *c, uint32_t id)
+{
+    return kind_of(c, id) == K_TYPEDEF && is_va_list(c, id, "__builtin_va_list");
+}
+
 /* DefinitionSpeller.render: (text, [(id, mode) mentioned], [enumerator]) of definition d. */
 static PyObject *render(ctx_t *c, uint32_t d, PyObject *suffixes)
 {
@@ -831,7 +838,7 @@ static PyObject *definitions(ctx_t *c)
     for (uint32_t id = first; id < c->nids; id++) {
         uint32_t kind = kind_of(c, id);
         if (has_name(c, id)) {
-            if (named_kind(kind) && !is_va_list(c, id, "__builtin_va_list")) is_def[id] = 1;
+            if (named_kind(kind) && !is_builtin_typedef(c, id)) is_def[id] = 1;
         } else if (kind == K_ENUM || kind == K_ENUM64) {
             anonymous[nanon++] = id;
         }
@@ -1109,7 +1116,7 @@ static int role(ctx_t *c, uint32_t id)
 {
     uint32_t kind = kind_of(c, id);
     if (kind == K_STRUCT || kind == K_UNION) return R_COMPOSITE;
-    if (kind == K_TYPEDEF) return is_va_list(c, id, "__builtin_va_list") ? R_BUILTIN : R_TYPEDEF;
+    if (kind == K_TYPEDEF) return is_builtin_typedef(c, id) ? R_BUILTIN : R_TYPEDEF;
     return R_OTHER;
 }
 
@@ -1146,7 +1153,7 @@ static int complete_deps(place_t *p, uint32_t id, int depth)
     while (stack[0]) {
         uint32_t r = stack[stack[0]--], kind = kind_of(c, r);
         if (kind == K_TYPEDEF) {
-            if (!is_va_list(c, r, "__builtin_va_list") && push_u32(&out, r)) goto nomem;
+            if (!is_builtin_typedef(c, r) && push_u32(&out, r)) goto nomem;
             if (complete_deps(p, r, depth + 1)) goto done;
             for (uint32_t k = 1; p->complete[r] && k <= p->complete[r][0]; k++)
                 if (push_u32(&out, p->complete[r][k])) goto nomem;

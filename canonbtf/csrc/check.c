@@ -464,7 +464,7 @@ static int check_member(env_t *e, const uint32_t *st, uint32_t mtype, uint32_t w
     case K_FLOAT: {
         if (id_size(e, mtype, &sid, &msize) != 1) return BAD;
         uint32_t align = (msize < POINTER_SIZE ? msize : POINTER_SIZE) * 8;
-        if (!align) return BAD;     /* the reference would divide by zero */
+        if (!align) return BAD;     /* a base FLOAT of size 0: member-type */
         return !(word % align) && (uint64_t)(word / 8) + msize <= size ? OK : BAD;
     }
     default:
@@ -532,7 +532,7 @@ static int resolve_decl_tag(env_t *e, entry_t *entry)
         uint32_t holder = target;
         if (kind == K_FUNC) {
             holder = e->rec[target][2];
-            if (!holder || holder >= e->n) return BAD;  /* the reference would fail */
+            if (!holder || holder >= e->n) return BAD;  /* void's components: none */
         }
         if ((uint32_t)index >= item_count(e, holder)) return BAD;
     }

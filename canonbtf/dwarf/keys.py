@@ -90,9 +90,8 @@ class KeyPool:
                 part[n] = tokens.setdefault(t, t)
                 waiting[n] = False
         key = [0] * count
-        ids = self._ids
-        entries = self.entries
         ready = _READY
+        intern = self._intern
         for root in range(1, count):
             if key[root]:
                 continue
@@ -102,16 +101,8 @@ class KeyPool:
             entry = ready[record[0]](record, part, waiting)
             if entry.__class__ is list:
                 self._keys_from(root, entry, records, part, waiting, key)
-                continue
-            found = ids.get(entry)
-            if found is None:
-                found = len(entries)
-                entries.append(entry)
-                ids[entry] = found
-            key[root] = found
-            if part[root] == CYCLE:
-                part[root] = found
-            waiting[root] = False
+            else:
+                intern(root, entry, part, waiting, key)
         offset = getattr(unit, "offset", -1)
         self._unit_keys.append((offset, array("I", set(key[1:]))))
         return key
@@ -120,10 +111,9 @@ class KeyPool:
                    waiting: list, key: list) -> None:
         """Keys of `root`, which waits for the records `pending`, and of those, depth
         first."""
-        ids = self._ids
-        entries = self.entries
         ready = _READY
         remap = RECORD_REMAP
+        intern = self._intern
         on_path = {root}
         waiting[root] = False
         stack = [root, *pending]
@@ -142,17 +132,23 @@ class KeyPool:
                     waiting[node] = False
                     stack.extend(entry)
                     continue
-            found = ids.get(entry)
-            if found is None:
-                found = len(entries)
-                entries.append(entry)
-                ids[entry] = found
-            key[node] = found
-            if part[node] == CYCLE:
-                part[node] = found
-            waiting[node] = False
+            intern(node, entry, part, waiting, key)
             on_path.discard(node)
             stack.pop()
+
+    def _intern(self, node: int, entry: Record, part: list, waiting: list, key: list
+                ) -> None:
+        """Give `node` the key id of its `entry` (a new id for an entry not seen yet);
+        an edge to it now stands for that key."""
+        found = self._ids.get(entry)
+        if found is None:
+            found = len(self.entries)
+            self.entries.append(entry)
+            self._ids[entry] = found
+        key[node] = found
+        if part[node] == CYCLE:
+            part[node] = found
+        waiting[node] = False
 
     def fragment(self, units: int, dies: int, skips: dict[str, int]) -> KeyFragment:
         """The entries and unit key sets added since the last fragment."""

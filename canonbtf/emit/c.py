@@ -31,7 +31,7 @@ from .c_compiled import CompiledSpelling
 from .c_names import NameClaims, canonical_ranks
 from .c_order import Placement
 from .c_shape import c_shape_problem
-from .c_spell import BUILTIN_TYPEDEFS, NAMED_KINDS, DefinitionSpeller
+from .c_spell import NAMED_KINDS, DefinitionSpeller, is_builtin_typedef
 
 KFUNC_TAG = "bpf_kfunc"
 FASTCALL_TAG = "bpf_fastcall"
@@ -225,7 +225,7 @@ class _Header:
         for tid in range(self.first_id, len(types)):
             kind = types[tid].kind
             if names[tid]:
-                if kind in NAMED_KINDS and names[tid] not in BUILTIN_TYPEDEFS:
+                if kind in NAMED_KINDS and not is_builtin_typedef(kind, names[tid]):
                     defs.append(tid)
                     self._render(tid)
             elif kind == f.ENUM or kind == f.ENUM64:

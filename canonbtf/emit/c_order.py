@@ -15,7 +15,7 @@ from typing import Any
 
 from ..btf import format as f
 from ..btf.model import Type
-from .c_spell import BUILTIN_TYPEDEFS, TAG_KINDS, VALUE
+from .c_spell import TAG_KINDS, VALUE, is_builtin_typedef
 
 # What a mentioned definition asks of the order (see `dependencies`).
 _COMPOSITE, _TYPEDEF, _BUILTIN, _OTHER = range(4)
@@ -69,7 +69,7 @@ class Placement:
             r = stack.pop()
             kind = types[r].kind
             if kind == f.TYPEDEF:
-                if r >= first and names[r] not in BUILTIN_TYPEDEFS:
+                if r >= first and not is_builtin_typedef(kind, names[r]):
                     out.append(r)
                 out.extend(self.complete_deps(r))
             elif names[r] and (kind in TAG_KINDS or kind == f.FWD):
@@ -112,7 +112,7 @@ class Placement:
         if kind == f.STRUCT or kind == f.UNION:
             what = _COMPOSITE
         elif kind == f.TYPEDEF:
-            what = _BUILTIN if self.names[tid] in BUILTIN_TYPEDEFS else _TYPEDEF
+            what = _BUILTIN if is_builtin_typedef(kind, self.names[tid]) else _TYPEDEF
         else:
             what = _OTHER
         self._role[tid] = what

@@ -34,6 +34,12 @@ _TABS = "\t" * 64
 Spelled = tuple[str, list[tuple[int, int]], list[str]]
 
 
+def is_builtin_typedef(kind: int, name: str) -> bool:
+    """A typedef the compiler defines itself, left out of the header as bpftool leaves it;
+    a struct, union, enum or fwd of that name is an ordinary definition (bpftool's too)."""
+    return kind == f.TYPEDEF and name in BUILTIN_TYPEDEFS
+
+
 def _tabs(level: int) -> str:
     return _TABS[:level] if level <= 64 else "\t" * level
 
