@@ -245,13 +245,16 @@ static struct PyModuleDef core_module = {
 
 PyMODINIT_FUNC PyInit__core(void)
 {
-    if (PyType_Ready(&EncoderType) < 0) return NULL;
+    if (PyType_Ready(&EncoderType) < 0 || PyType_Ready(&MergeType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
     Py_INCREF(&EncoderType);
+    Py_INCREF(&MergeType);
     if (PyModule_AddObject(m, "UnitEncoder", (PyObject *)&EncoderType) < 0
+        || PyModule_AddObject(m, "KeyedMerge", (PyObject *)&MergeType) < 0
         || PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH) < 0) {
         Py_DECREF(&EncoderType);
+        Py_DECREF(&MergeType);
         Py_DECREF(m);
         return NULL;
     }
