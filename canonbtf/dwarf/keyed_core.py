@@ -66,8 +66,8 @@ class CompiledKeyedMerge(KeyedMerge):
         type_of.frombytes(core.type_of)
         records = self.redo_records(record_groups, emitted, type_of)
         try:
-            strings, offset_of = StringTable.build(sorted(core.names(records)))
-            words, placed = core.words(records, offset_of)
+            strings = StringTable(core.strings(records))
+            words, placed = core.words(records)
         except ValueError:
             return KeyedMerge(self._groups).build(record_groups)
         sections: dict[str, list[tuple[int, int, int]]] = {}

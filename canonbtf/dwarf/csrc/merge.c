@@ -43,7 +43,7 @@ typedef struct {
     VEC(uint32_t) name_offset;     /* per name id */
     VEC(uint32_t) emitted;         /* the keys with a type of their own, in type id order */
     Py_ssize_t received;
-    int state;                     /* 0 adding groups, 1 unsafe keys found, 2 emitted */
+    int state;   /* 0 adding groups, 1 unsafe keys found, 2 types emitted, 3 names placed */
 } merge_t;
 
 #define FREE_VEC(v) do { free((v).a); (v).a = NULL; (v).n = (v).cap = 0; } while (0)
@@ -455,8 +455,8 @@ static PyObject *Merge_finish(merge_t *m, PyObject *noargs)
 static int need_state(merge_t *m, int state)
 {
     if (m->state >= state) return 0;
-    PyErr_SetString(PyExc_RuntimeError, state == 1 ? "keyed merge: finish() first"
-                                                    : "keyed merge: emit() first");
+    static const char *const first[] = {"", "finish()", "emit()", "strings()"};
+    PyErr_Format(PyExc_RuntimeError, "keyed merge: %s first", first[state]);
     return -1;
 }
 
@@ -582,9 +582,25 @@ static PyObject *Merge_emit(merge_t *m, PyObject *noargs)
     return PyLong_FromSize_t(m->emitted.n);
 }
 
-/* names(records) -> the names of the merged Btf's types: its safe keys', then those of
- * `records` ([(record, type id map)], appended after them), "" left out. */
-static PyObject *Merge_names(merge_t *m, PyObject *records)
+typedef struct { PyObject *name; uint32_t id; } named_t;
+
+/* Python's order of str: by code point (latin-1 names compare as their bytes). */
+static int compare_names(const void *a, const void *b)
+{
+    PyObject *x = ((const named_t *)a)->name, *y = ((const named_t *)b)->name;
+    if (PyUnicode_KIND(x) == PyUnicode_1BYTE_KIND && PyUnicode_KIND(y) == PyUnicode_1BYTE_KIND) {
+        Py_ssize_t nx = PyUnicode_GET_LENGTH(x), ny = PyUnicode_GET_LENGTH(y);
+        int c = memcmp(PyUnicode_1BYTE_DATA(x), PyUnicode_1BYTE_DATA(y),
+                       (size_t)(nx < ny ? nx : ny));
+        return c ? c : (nx > ny) - (nx < ny);
+    }
+    return PyUnicode_Compare(x, y);
+}
+
+/* strings(records) -> the string table of the merged Btf (records_btf's): "" then the
+ * names of its types, sorted; the safe keys' types first, then `records` ([(record,
+ * type id map)], appended after them). */
+static PyObject *Merge_strings(merge_t *m, PyObject *records)
 {
     if (!PyList_Check(records)) return PyErr_Format(PyExc_TypeError, "records: a list");
     if (need_state(m, 2)) return NULL;
@@ -593,12 +609,53 @@ static PyObject *Merge_names(merge_t *m, PyObject *records)
         if (mark_names(m, entry_cells(m, m->emitted.a[i]))) return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++)
         if (record_cells(m, records, i) || mark_names(m, m->ser.a)) return NULL;
-    PyObject *out = PyList_New(0);
-    for (size_t id = 0; out && id < m->used.n; id++) {
+    size_t count = 0, nnames = (size_t)PyList_GET_SIZE(m->name_list);
+    named_t *sorted = malloc((m->used.n + 1) * sizeof *sorted);
+    if (!sorted || VEC_RESERVE(m->name_offset, nnames + 1)) { free(sorted); return PyErr_NoMemory(); }
+    m->name_offset.n = nnames;
+    memset(m->name_offset.a, 0, nnames * sizeof *m->name_offset.a);
+    for (size_t id = 0; id < m->used.n; id++) {
         PyObject *name = PyList_GET_ITEM(m->name_list, id);
-        if (m->used.a[id] && PyUnicode_GET_LENGTH(name) && PyList_Append(out, name))
-            Py_CLEAR(out);
+        if (m->used.a[id] && PyUnicode_GET_LENGTH(name))
+            sorted[count++] = (named_t){name, (uint32_t)id};
     }
+    qsort(sorted, count, sizeof *sorted, compare_names);
+    VEC(char) data = {0};
+    PyObject *out = NULL;
+    if (VEC_PUSH(data, '\0')) { PyErr_NoMemory(); goto done; }
+    for (size_t i = 0; i < count; i++) {
+        Py_ssize_t n;
+        const char *raw;
+        PyObject *latin = NULL;
+        if (PyUnicode_KIND(sorted[i].name) == PyUnicode_1BYTE_KIND) {
+            raw = (const char *)PyUnicode_1BYTE_DATA(sorted[i].name);
+            n = PyUnicode_GET_LENGTH(sorted[i].name);
+        } else {
+            latin = PyUnicode_AsLatin1String(sorted[i].name);
+            if (!latin) goto done;
+            raw = PyBytes_AS_STRING(latin);
+            n = PyBytes_GET_SIZE(latin);
+        }
+        if (data.n > UINT32_MAX) {
+            Py_XDECREF(latin);
+            PyErr_SetString(PyExc_ValueError, "keyed merge: strings past 4 GiB");
+            goto done;
+        }
+        m->name_offset.a[sorted[i].id] = (uint32_t)data.n;
+        int rc = VEC_RESERVE(data, data.n + (size_t)n + 1);
+        if (!rc) {
+            memcpy(data.a + data.n, raw, (size_t)n);
+            data.n += (size_t)n;
+            data.a[data.n++] = '\0';
+        }
+        Py_XDECREF(latin);
+        if (rc) { PyErr_NoMemory(); goto done; }
+    }
+    out = PyBytes_FromStringAndSize(data.a, (Py_ssize_t)data.n);
+    m->state = 3;
+done:
+    free(sorted);
+    FREE_VEC(data);
     return out;
 }
 
@@ -612,12 +669,20 @@ static int word(words_t *out, uint64_t v)
 /* A cell as one word (writer._words: a value no word holds is a ValueError). */
 static int value_word(merge_t *m, const cell_t *c, uint64_t *out)
 {
-    if (c->tag == C_STR) { *out = m->name_offset.a[c->v]; return 0; }
     if (c->tag == C_INT && c->v >= 0 && c->v <= (int64_t)UINT32_MAX) {
         *out = (uint64_t)c->v;
         return 0;
     }
     return shape_error("a value no 32-bit word holds");
+}
+
+/* A name's string offset (strings() placed every name of the records it was given). */
+static int name_word(merge_t *m, const cell_t *c, uint64_t *out)
+{
+    if (c->tag != C_STR || (size_t)c->v >= m->used.n || !m->used.a[c->v])
+        return shape_error("a name strings() was not given");
+    *out = m->name_offset.a[c->v];
+    return 0;
 }
 
 static int ref_word(merge_t *m, const cell_t *c, int keyed, uint64_t *out)
@@ -695,7 +760,7 @@ static int write_type(merge_t *m, const cell_t *cells, uint64_t type_id, words_t
     uint64_t info = ((uint64_t)v.kflag->v << 31) | ((uint64_t)v.kind << 24) | (uint64_t)vlen;
     if (info > UINT32_MAX) return shape_error("an info word past 32 bits");
     uint64_t w;
-    if (value_word(m, v.name, &w) || word(out, w) || word(out, info)) return -1;
+    if (name_word(m, v.name, &w) || word(out, w) || word(out, info)) return -1;
     if ((typed_sot(v.kind) ? ref_word(m, v.sot, out->keyed, &w) : value_word(m, v.sot, &w))
         || word(out, w))
         return -1;
@@ -711,7 +776,7 @@ static int write_type(merge_t *m, const cell_t *cells, uint64_t type_id, words_t
         const cell_t *item = &v.items[i * v.width];
         if (v.kind == K_ENUM64) {
             uint64_t value;
-            if (value_word(m, &item[0], &w) || word(out, w)) return -1;
+            if (name_word(m, &item[0], &w) || word(out, w)) return -1;
             if (u64_value(m, &item[1], &value) || word(out, value & 0xFFFFFFFFu)
                 || word(out, value >> 32))
                 return -1;
@@ -719,34 +784,19 @@ static int write_type(merge_t *m, const cell_t *cells, uint64_t type_id, words_t
         }
         for (size_t j = 0; j < v.width; j++)
             if ((v.roles[j] == 'T' ? ref_word(m, &item[j], out->keyed, &w)
-                                   : value_word(m, &item[j], &w))
+                 : v.roles[j] == 'N' ? name_word(m, &item[j], &w) : value_word(m, &item[j], &w))
                 || word(out, w))
                 return -1;
     }
     return 0;
 }
 
-/* words(records, offset_of) -> (type section words, [(VAR id, section, offset, size)]):
- * the safe keys' types then `records` (as given to names()), names by `offset_of`. */
-static PyObject *Merge_words(merge_t *m, PyObject *args)
+/* words(records) -> (type section words, [(VAR id, section, offset, size)]): the safe
+ * keys' types then `records` (as given to strings()). */
+static PyObject *Merge_words(merge_t *m, PyObject *records)
 {
-    PyObject *records, *offset_of;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &records, &PyDict_Type, &offset_of))
-        return NULL;
-    if (need_state(m, 2)) return NULL;
-    size_t nnames = (size_t)PyList_GET_SIZE(m->name_list);
-    if (VEC_RESERVE(m->name_offset, nnames + 1)) return PyErr_NoMemory();
-    m->name_offset.n = nnames;
-    for (size_t id = 0; id < nnames; id++) {
-        m->name_offset.a[id] = 0;
-        if (id >= m->used.n || !m->used.a[id]) continue;
-        PyObject *off = PyDict_GetItemWithError(offset_of, PyList_GET_ITEM(m->name_list, id));
-        if (!off) return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_KeyError, "a name");
-        unsigned long v = PyLong_AsUnsignedLong(off);
-        if (v == (unsigned long)-1 && PyErr_Occurred()) return NULL;
-        if (v > UINT32_MAX) return PyErr_Format(PyExc_ValueError, "a string offset past 32 bits");
-        m->name_offset.a[id] = (uint32_t)v;
-    }
+    if (!PyList_Check(records)) return PyErr_Format(PyExc_TypeError, "records: a list");
+    if (need_state(m, 3)) return NULL;
     words_t out = {{0}, 1};
     PyObject *placed = PyList_New(0), *result = NULL;
     if (!placed) return NULL;
@@ -820,10 +870,10 @@ static PyMethodDef Merge_methods[] = {
      "lookup(entries) -> [0] + the parent key id of each entry, -2 where none."},
     {"emit", (PyCFunction)Merge_emit, METH_NOARGS,
      "emit() -> how many safe keys have a type of their own (the first type ids)."},
-    {"names", (PyCFunction)Merge_names, METH_O,
-     "names(records) -> the names of the merged types, \"\" left out."},
-    {"words", (PyCFunction)Merge_words, METH_VARARGS,
-     "words(records, offset_of) -> (type section words, VAR placements)."},
+    {"strings", (PyCFunction)Merge_strings, METH_O,
+     "strings(records) -> the merged Btf's string table: \"\" then its names, sorted."},
+    {"words", (PyCFunction)Merge_words, METH_O,
+     "words(records) -> (type section words, VAR placements)."},
     {NULL, NULL, 0, NULL},
 };
 
