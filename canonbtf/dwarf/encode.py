@@ -42,9 +42,9 @@ from .constants import TAG_NAMES
 from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
-from .fragment import Fragment, TypePool, records_btf
+from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
-from .keyed_core import keyed_merge
+from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
@@ -116,7 +116,7 @@ class _Worker:
         self.keyed = keyed
         self._reader = None
         self.native = new_encoder(dwarf, context) if reader == "fast" else None
-        self.pool = KeyPool() if keyed else TypePool()
+        self.pool = KeyPool() if keyed else new_type_pool()
         # Keyed units the compiled core gave up: a pool of their own, sent as a group
         # of its own (the merge unifies groups by their entries).
         self.fallback_pool: KeyPool | None = None

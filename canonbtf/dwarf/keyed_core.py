@@ -1,12 +1,16 @@
-"""The keyed merge's parent side in C (`_core.KeyedMerge`, dwarf/csrc/merge.c), when built.
+"""The merge's compiled parts, when built: the keyed merge's parent side
+(`_core.KeyedMerge`, dwarf/csrc/merge.c) and the records' pooling (`_core.pool_unit`,
+dwarf/csrc/pool.c).
 
 keys.py's KeyedMerge stays the reference and the fallback (no compiled core, PyPy,
 CANONBTF_PURE): the C side unifies the same entries into the same key ids, finds the
 same unsafe keys and units to encode again, and writes the merged type section straight
 as words, which stay packed (model.Packed) through the dedup and the canonical order:
 no `Type` is made for the ~95 k safe keys of a kernel. The records of the units encoded
-again still go through keys.py (`redo_records`: a few units' records).
-tests/test_keyed_merge.py holds both to the same Btf bytes.
+again go through keys.py (`redo_records`: a few units' records). `CompiledTypePool`
+pools records into fragment.TypePool's own state with the same ids and records (the
+units the keyed merge sends again, every unit of a module).
+tests/test_keyed_merge_c.py holds each to its reference.
 
 Anything the C side does not take as the encoder makes it (a ValueError: a field of an
 odd shape, a value no word holds) sends the whole merge to the reference, which gives
@@ -22,9 +26,9 @@ from ..btf.reader import unpacked_types
 from ..btf.strings import StringTable
 from ..btf.writer import type_words
 from .core import compiled_module
-from .fragment import Fragment
+from .fragment import Fragment, Record, TypePool, label_ranks
 from .functions import datasecs
-from .keys import KeyedMerge, KeyFragment, Record
+from .keys import KeyedMerge, KeyFragment
 
 
 def keyed_merge(groups: list[list[KeyFragment]]) -> KeyedMerge:
@@ -79,3 +83,27 @@ class CompiledKeyedMerge(KeyedMerge):
         string_sections = [(0, strings.data())]
         return Btf(None, strings, packed=Packed(
             words, count, lambda: unpacked_types(words, 1, string_sections)))
+
+
+def new_type_pool() -> TypePool:
+    """A records pool: the compiled one when built, else fragment.py's."""
+    module = compiled_module()
+    pool_unit = getattr(module, "pool_unit", None)
+    return TypePool() if pool_unit is None else CompiledTypePool(pool_unit)
+
+
+class CompiledTypePool(TypePool):
+    """TypePool whose `add_unit` runs in C on the same state; a unit the C side does not
+    take (a ValueError before anything is pooled) goes to the reference."""
+
+    def __init__(self, pool_unit):  # noqa: ANN001 - _core.pool_unit
+        super().__init__()
+        self._pool_unit = pool_unit
+
+    def add_unit(self, records: list[Record | None], unit: object = None) -> list[int]:
+        try:
+            return self._pool_unit(records if isinstance(records, list) else list(records),
+                                   self.records, self._acyclic, self._cyclic, self._names,
+                                   label_ranks)
+        except ValueError:
+            return super().add_unit(records, unit)

@@ -217,6 +217,12 @@ void keys_free(encoder_t *e);
 
 /* merge.c */
 extern PyTypeObject MergeType;
+/* Whether size_or_type holds a type id; the roles (Name, Type, Value) of an item's
+ * fields (kinds.KINDS). */
+int merge_typed_sot(int64_t kind);
+const char *merge_item_roles(int64_t kind);
+/* pool.c */
+PyObject *core_pool_unit(PyObject *self, PyObject *args);
 
 int fail(encoder_t *e, const char *fmt, ...);
 PyObject *core_relocate(PyObject *self, PyObject *args);

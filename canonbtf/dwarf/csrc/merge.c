@@ -56,7 +56,7 @@ static int shape_error(const char *what)
     return -1;
 }
 
-static int typed_sot(int64_t kind)
+int merge_typed_sot(int64_t kind)
 {
     return kind == K_PTR || kind == K_TYPEDEF || kind == K_VOLATILE || kind == K_CONST
         || kind == K_RESTRICT || kind == K_FUNC || kind == K_FUNC_PROTO || kind == K_VAR
@@ -64,7 +64,7 @@ static int typed_sot(int64_t kind)
 }
 
 /* The roles of an item's fields (kinds.KINDS): Name, Type, Value. */
-static const char *item_roles(int64_t kind)
+const char *merge_item_roles(int64_t kind)
 {
     switch (kind) {
     case K_STRUCT: case K_UNION: return "NTV";
@@ -160,7 +160,7 @@ static int serialize(merge_t *m, PyObject *rec, const refmap_t *map)
         || put_value(m, PyTuple_GET_ITEM(rec, 2)))
         return -1;
     PyObject *sot = PyTuple_GET_ITEM(rec, 3), *extra = PyTuple_GET_ITEM(rec, 4);
-    if (typed_sot(kind) ? put_ref(m, sot, map) : put_value(m, sot)) return -1;
+    if (merge_typed_sot(kind) ? put_ref(m, sot, map) : put_value(m, sot)) return -1;
     if (kind == K_ARRAY) {
         if (!PyTuple_CheckExact(extra) || PyTuple_GET_SIZE(extra) != 3)
             return shape_error("an ARRAY without (elem, index, nelems)");
@@ -172,7 +172,7 @@ static int serialize(merge_t *m, PyObject *rec, const refmap_t *map)
     PyObject *items = PyTuple_GET_ITEM(rec, 5);
     if (!PyTuple_CheckExact(items)) return shape_error("items that are no tuple");
     Py_ssize_t count = PyTuple_GET_SIZE(items);
-    const char *roles = item_roles(kind);
+    const char *roles = merge_item_roles(kind);
     Py_ssize_t width = (Py_ssize_t)strlen(roles);
     if (count && !width) return shape_error("items of a kind without items");
     if (put(m, C_INT, count)) return -1;
@@ -205,7 +205,7 @@ static void view_of(const cell_t *c, view_t *v)
     const cell_t *count = &c[v->kind == K_ARRAY ? 7 : 5];
     v->nitems = count->v;
     v->items = count + 1;
-    v->roles = item_roles(v->kind);
+    v->roles = merge_item_roles(v->kind);
     v->width = strlen(v->roles);
 }
 
@@ -221,7 +221,7 @@ typedef int (*ref_visit)(merge_t *, const cell_t *, void *);
 
 static int each_ref(merge_t *m, const view_t *v, ref_visit visit, void *arg)
 {
-    if (typed_sot(v->kind) && visit(m, v->sot, arg)) return -1;
+    if (merge_typed_sot(v->kind) && visit(m, v->sot, arg)) return -1;
     if (v->kind == K_ARRAY && (visit(m, &v->extra[0], arg) || visit(m, &v->extra[1], arg)))
         return -1;
     for (int64_t i = 0; i < v->nitems; i++)
@@ -761,7 +761,7 @@ static int write_type(merge_t *m, const cell_t *cells, uint64_t type_id, words_t
     if (info > UINT32_MAX) return shape_error("an info word past 32 bits");
     uint64_t w;
     if (name_word(m, v.name, &w) || word(out, w) || word(out, info)) return -1;
-    if ((typed_sot(v.kind) ? ref_word(m, v.sot, out->keyed, &w) : value_word(m, v.sot, &w))
+    if ((merge_typed_sot(v.kind) ? ref_word(m, v.sot, out->keyed, &w) : value_word(m, v.sot, &w))
         || word(out, w))
         return -1;
     if (v.kind == K_ARRAY) {

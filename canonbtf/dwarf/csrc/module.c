@@ -234,6 +234,9 @@ static PyMethodDef core_functions[] = {
     {"scan_symbols", core_scan_symbols, METH_VARARGS,
      "scan_symbols(data, strtab, elf64, little_endian, btf_ids_index, alloc) -> "
      "(functions, objects, btf_id_symbols), as symbols.scan_symbols."},
+    {"pool_unit", core_pool_unit, METH_VARARGS,
+     "pool_unit(records, pool records, acyclic, cyclic, names, label_ranks) -> pool ids: "
+     "fragment.TypePool.add_unit on the pool's own state."},
     {NULL, NULL, 0, NULL},
 };
 
