@@ -1,11 +1,13 @@
-"""The keyed merge in C (dwarf/keyed_core.py, dwarf/csrc/merge.c) against keys.py's.
+"""The keyed merge in C (dwarf/keyed_core.py, dwarf/csrc/merge.c) against keys.py's, and
+the records' pooling in C (pool.c) against fragment.py's TypePool.
 
 Judge: keys.py's KeyedMerge on the same fragments: the same unsafe keys, units sent
 again, parent ids of a records pool, and the same merged type section and strings (the
 reference's Btf after place_variables, as encode_dwarf uses it). Inputs: the golden
 objects and a kernel sample (entries made by the compiled worker core, at -j1 and -j2
 shuffled), and random units keyed by the pure KeyPool in several groups; shapes the C
-side does not take must end in the reference's result.
+side does not take must end in the reference's result. The pools must give the same
+pool ids and records for the same units.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from canonbtf.dwarf import encode
 from canonbtf.dwarf.core import compiled_module
 from canonbtf.dwarf.fragment import Fragment, TypePool
 from canonbtf.dwarf.functions import place_variables
-from canonbtf.dwarf.keyed_core import CompiledKeyedMerge, keyed_merge
+from canonbtf.dwarf.keyed_core import CompiledKeyedMerge, CompiledTypePool, keyed_merge, new_type_pool
 from canonbtf.dwarf.keys import KeyedMerge, KeyPool
 from canonbtf.dwarf.sections import open_dwarf
 
@@ -62,6 +64,21 @@ def _local_entries(group: list[Fragment]) -> list:
     return pool.entries[1:]
 
 
+def same_pool(units: list[list]) -> None:
+    """TypePool and the compiled pool: the same ids and records, unit by unit."""
+    pure, compiled = TypePool(), new_type_pool()
+    assert isinstance(compiled, CompiledTypePool)
+    for unit in units:
+        assert compiled.add_unit(unit) == pure.add_unit(unit)
+    assert compiled.records == pure.records
+
+
+def unit_records(dwarf) -> list[list]:
+    context = encode.context_for(dwarf, encode.DEFAULT_FEATURES)
+    worker = encode._Worker(dwarf, "fast", context)
+    return [worker.native.records(encode.unit_fields(unit)) for unit in dwarf.units]
+
+
 def dwarf_merge(dwarf, jobs: int, seed: int | None) -> None:
     context = encode.context_for(dwarf, encode.DEFAULT_FEATURES)
     groups, _ = encode.encode_fragments(dwarf, jobs, seed, "fast", False, context, True)
@@ -81,11 +98,13 @@ def test_golden_objects(path: Path):
     dwarf = open_dwarf(str(path))
     dwarf_merge(dwarf, 1, None)
     dwarf_merge(dwarf, 2, 3)
+    same_pool(unit_records(dwarf))
 
 
 def test_kernel_sample():
     dwarf = fetched_kernel_sample(40)
     dwarf_merge(dwarf, 2, 7)
+    same_pool(unit_records(fetched_kernel_sample(150)))
 
 
 # -- random units ------------------------------------------------------------------------
@@ -160,7 +179,9 @@ def random_merge(rng: random.Random, units: list[list]) -> None:
 def test_random_units():
     rng = random.Random(11)
     for _ in range(300):
-        random_merge(rng, [random_unit(rng) for _ in range(rng.randrange(1, 7))])
+        units = [random_unit(rng) for _ in range(rng.randrange(1, 7))]
+        random_merge(rng, units)
+        same_pool(units)
 
 
 def test_shapes_the_c_side_leaves_to_the_reference():
@@ -178,3 +199,13 @@ def test_shapes_the_c_side_leaves_to_the_reference():
     odd = [[encode.KeyFragment([(f.STRUCT, "s", 0, 4, 0, [("m", 0, 0)])], [], 1, 0, {})]]
     with pytest.raises(TypeError, match="unhashable"):  # the reference's own failure
         keyed_merge(odd)
+
+
+def test_pool_leaves_odd_units_to_the_reference():
+    """A unit the C side does not take (a reference out of the unit, a name that is no
+    str) is pooled by the reference, between units the C side pools."""
+    good = [None, (f.INT, "int", 0, 4, 32, ()), (f.PTR, "", 0, 3, 0, ()),
+            (f.STRUCT, "s", 0, 8, 0, (("p", 2, 0),))]
+    odd_name = [None, (f.INT, b"int", 0, 4, 32, ())]
+    odd_ref = [None, (f.PTR, "", 0, -1, 0, ()), (f.INT, "int", 0, 4, 32, ())]
+    same_pool([good, odd_name, good, odd_ref, good])
