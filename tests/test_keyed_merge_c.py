@@ -25,7 +25,12 @@ from canonbtf.dwarf import encode
 from canonbtf.dwarf.core import compiled_module
 from canonbtf.dwarf.fragment import Fragment, TypePool
 from canonbtf.dwarf.functions import place_variables
-from canonbtf.dwarf.keyed_core import CompiledKeyedMerge, CompiledTypePool, keyed_merge, new_type_pool
+from canonbtf.dwarf.keyed_core import (
+    CompiledKeyedMerge,
+    CompiledTypePool,
+    keyed_merge,
+    new_type_pool,
+)
 from canonbtf.dwarf.keys import KeyedMerge, KeyPool
 from canonbtf.dwarf.sections import open_dwarf
 
