@@ -322,10 +322,14 @@ static int64_t token_id(merge_t *m, const view_t *v)
     return id < 0 ? -2 : id;
 }
 
-typedef struct { VEC(uint32_t) *count; VEC(uint32_t) *fill; VEC(int64_t) *seeds;
-                 int64_t reader; size_t nkeys; } readers_t;
+typedef VEC(uint32_t) u32vec_t;
+typedef VEC(int64_t) i64vec_t;
 
-/* The node a reference cell stands for (key k: k; object t: nkeys + 1 + t), or -1. */
+/* Who reads whom, as CSR: node i's readers are fill[start[i] .. start[i + 1]). A node is
+ * a key k (k) or an object t (nkeys + 1 + t); `seeds` gets the keys with a CYCLE part. */
+typedef struct { u32vec_t start, fill; i64vec_t seeds; size_t nkeys, nodes; int64_t reader;
+                 int filling; } readers_t;
+
 static int64_t ref_node(const cell_t *c, size_t nkeys)
 {
     if (c->tag == C_TOK) return (int64_t)nkeys + 1 + c->v;
@@ -333,14 +337,94 @@ static int64_t ref_node(const cell_t *c, size_t nkeys)
     return -1;
 }
 
-static int count_reader(merge_t *m, const cell_t *c, void *arg)
+static int add_reader(merge_t *m, const cell_t *c, void *arg)
 {
     readers_t *r = arg;
-    if (c->tag == C_INT && c->v == -1) return VEC_PUSH(*r->seeds, r->reader) ? nomem() : 0;
+    if (c->tag == C_INT && c->v == -1) return VEC_PUSH(r->seeds, r->reader) ? nomem() : 0;
     int64_t node = ref_node(c, r->nkeys);
     if (node >= 0) {
-        if (r->fill) r->fill->a[--r->count->a[node]] = (uint32_t)r->reader;
-        else r->count->a[node]++;
+        if (r->filling) r->fill.a[--r->start.a[node]] = (uint32_t)r->reader;
+        else r->start.a[node]++;
+    }
+    return 0;
+}
+
+/* Two passes over the entries' references: count, then fill from each node's end. */
+static int build_readers(merge_t *m, readers_t *r)
+{
+    if (VEC_RESERVE(r->start, r->nodes + 1)) return nomem();
+    memset(r->start.a, 0, (r->nodes + 1) * sizeof *r->start.a);
+    for (r->filling = 0; r->filling < 2; r->filling++) {
+        r->seeds.n = 0;
+        for (size_t k = 1; k <= r->nkeys; k++) {
+            view_t v;
+            view_of(entry_cells(m, k), &v);
+            r->reader = (int64_t)k;
+            if (each_ref(m, &v, add_reader, r)) return -1;
+        }
+        if (r->filling) break;
+        size_t total = 0;
+        for (size_t i = 0; i < r->nodes; i++) {
+            total += r->start.a[i];
+            r->start.a[i] = (uint32_t)total;
+        }
+        r->start.a[r->nodes] = (uint32_t)total;
+        if (VEC_RESERVE(r->fill, total + 1)) return nomem();
+    }
+    return 0;
+}
+
+/* Each key's token (m->token) and, per token, its definitions' and declarations' count
+ * and first key: a token with two keys (definitions, else declarations) is a seed, one
+ * with one key stands for it (m->target). */
+static int read_tokens(merge_t *m, readers_t *r, size_t nobj)
+{
+    uint32_t *seen = calloc(nobj ? nobj * 4 : 1, sizeof *seen);
+    if (!seen || VEC_RESERVE(m->target, nobj + 1)) { free(seen); return nomem(); }
+    memset(m->target.a, 0, (nobj + 1) * sizeof *m->target.a);
+    m->target.n = nobj;
+    for (size_t k = 1; k <= r->nkeys; k++) {
+        view_t v;
+        view_of(entry_cells(m, k), &v);
+        int64_t t = m->token.a[k];
+        if (t < 0) continue;
+        int decl = v.kind == K_FWD || ((v.kind == K_ENUM || v.kind == K_ENUM64) && !v.nitems);
+        uint32_t *s = seen + 4 * t + 2 * decl;
+        if (!s[0]++) s[1] = (uint32_t)k;
+    }
+    int rc = 0;
+    for (size_t t = 0; t < nobj && !rc; t++) {
+        const uint32_t *s = seen + 4 * t, *keys = s[0] ? s : s[2] ? s + 2 : NULL;
+        if (keys && keys[0] > 1) rc = VEC_PUSH(r->seeds, (int64_t)(r->nkeys + 1 + t)) ? nomem() : 0;
+        else if (keys) m->target.a[t] = keys[1];
+    }
+    free(seen);
+    return rc;
+}
+
+/* The least fixpoint from the seeds: a key is unsafe when a part is; a token when it is
+ * ambiguous or the key it stands for is unsafe. */
+static int spread_unsafe(merge_t *m, readers_t *r, uint8_t *unsafe_token)
+{
+    i64vec_t *work = &r->seeds;
+    while (work->n) {
+        int64_t item = work->a[--work->n];
+        if ((size_t)item <= r->nkeys) {
+            if (m->unsafe.a[item]) continue;
+            m->unsafe.a[item] = 1;
+            int64_t t = m->token.a[item];
+            if (t >= 0 && m->target.a[t] == (uint32_t)item
+                && VEC_PUSH(*work, (int64_t)(r->nkeys + 1 + t)))
+                return nomem();
+        } else {
+            size_t t = (size_t)item - r->nkeys - 1;
+            if (unsafe_token[t]) continue;
+            unsafe_token[t] = 1;
+            m->target.a[t] = 0;
+        }
+        uint32_t first = r->start.a[item], end = r->start.a[item + 1];
+        if (VEC_RESERVE(*work, work->n + (end - first))) return nomem();
+        for (uint32_t i = first; i < end; i++) work->a[work->n++] = r->fill.a[i];
     }
     return 0;
 }
@@ -355,90 +439,18 @@ static int find_unsafe(merge_t *m)
     for (size_t k = 1; k <= nkeys; k++) {
         view_t v;
         view_of(entry_cells(m, k), &v);
-        int64_t t = token_id(m, &v);
-        if (t == -2) return -1;
-        m->token.a[k] = t;
+        if ((m->token.a[k] = token_id(m, &v)) == -2) return -1;
     }
-    size_t nobj = (size_t)PyList_GET_SIZE(m->obj_list), nodes = nkeys + 1 + nobj;
-    /* per token: [0] definition keys, [1] the first, [2] declaration keys, [3] the first */
-    uint32_t *seen = calloc(nobj ? nobj * 4 : 1, sizeof *seen);
-    VEC(uint32_t) count = {0}, fill = {0};
-    VEC(int64_t) seeds = {0};
-    uint8_t *unsafe_tok = calloc(nobj ? nobj : 1, 1);
-    int rc = -1;
-    if (!seen || !unsafe_tok || VEC_RESERVE(count, nodes + 1) || VEC_RESERVE(m->target, nobj + 1)) {
-        nomem();
-        goto done;
-    }
-    memset(count.a, 0, (nodes + 1) * sizeof *count.a);
-    memset(m->target.a, 0, (nobj + 1) * sizeof *m->target.a);
-    m->target.n = nobj;
-    readers_t r = {(void *)&count, NULL, (void *)&seeds, 0, nkeys};
-    for (size_t k = 1; k <= nkeys; k++) {
-        view_t v;
-        view_of(entry_cells(m, k), &v);
-        int64_t t = m->token.a[k];
-        if (t >= 0) {
-            int decl = v.kind == K_FWD || ((v.kind == K_ENUM || v.kind == K_ENUM64) && !v.nitems);
-            uint32_t *s = seen + 4 * t + 2 * decl;
-            if (!s[0]++) s[1] = (uint32_t)k;
-        }
-        r.reader = (int64_t)k;
-        if (each_ref(m, &v, count_reader, &r)) goto done;
-    }
-    /* count -> CSR starts (count.a[i] ends as the start of node i's readers) */
-    size_t total = 0;
-    for (size_t i = 0; i < nodes; i++) { total += count.a[i]; count.a[i] = (uint32_t)total; }
-    count.a[nodes] = (uint32_t)total;
-    if (VEC_RESERVE(fill, total + 1)) { nomem(); goto done; }
-    r.fill = (void *)&fill;
-    seeds.n = 0;
-    for (size_t k = 1; k <= nkeys; k++) {
-        view_t v;
-        view_of(entry_cells(m, k), &v);
-        r.reader = (int64_t)k;
-        if (each_ref(m, &v, count_reader, &r)) goto done;
-    }
-    for (size_t t = 0; t < nobj; t++) {
-        const uint32_t *s = seen + 4 * t;
-        const uint32_t *keys = s[0] ? s : s[2] ? s + 2 : NULL;
-        if (!keys) continue;
-        if (keys[0] > 1) {
-            if (VEC_PUSH(seeds, (int64_t)(nkeys + 1 + t))) { nomem(); goto done; }
-        } else {
-            m->target.a[t] = keys[1];
-        }
-    }
-    /* least fixpoint: a key is unsafe when a part is; a token when ambiguous or when the
-     * key it stands for is unsafe */
-    while (seeds.n) {
-        int64_t item = seeds.a[--seeds.n];
-        if ((size_t)item <= nkeys) {
-            if (m->unsafe.a[item]) continue;
-            m->unsafe.a[item] = 1;
-            int64_t t = m->token.a[item];
-            if (t >= 0 && m->target.a[t] == (uint32_t)item
-                && VEC_PUSH(seeds, (int64_t)(nkeys + 1 + t))) {
-                nomem();
-                goto done;
-            }
-        } else {
-            size_t t = (size_t)item - nkeys - 1;
-            if (unsafe_tok[t]) continue;
-            unsafe_tok[t] = 1;
-            m->target.a[t] = 0;
-        }
-        uint32_t end = (size_t)item + 1 < nodes ? count.a[item + 1] : (uint32_t)total;
-        if (VEC_RESERVE(seeds, seeds.n + (end - count.a[item]))) { nomem(); goto done; }
-        for (uint32_t i = count.a[item]; i < end; i++) seeds.a[seeds.n++] = fill.a[i];
-    }
-    rc = 0;
-done:
-    free(seen);
-    free(unsafe_tok);
-    FREE_VEC(count);
-    FREE_VEC(fill);
-    FREE_VEC(seeds);
+    size_t nobj = (size_t)PyList_GET_SIZE(m->obj_list);
+    readers_t r = {.nkeys = nkeys, .nodes = nkeys + 1 + nobj};
+    uint8_t *unsafe_token = calloc(nobj ? nobj : 1, 1);
+    int rc = !unsafe_token ? nomem()
+             : build_readers(m, &r) || read_tokens(m, &r, nobj) || spread_unsafe(m, &r, unsafe_token)
+             ? -1 : 0;
+    free(unsafe_token);
+    FREE_VEC(r.start);
+    FREE_VEC(r.fill);
+    FREE_VEC(r.seeds);
     return rc;
 }
 
