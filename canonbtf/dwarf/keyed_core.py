@@ -20,6 +20,7 @@ the same bytes or the same error as without the compiled core.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 
 from ..btf.model import Btf, Packed
 from ..btf.reader import unpacked_types
@@ -46,7 +47,8 @@ def keyed_merge(groups: list[list[KeyFragment]]) -> KeyedMerge:
 class CompiledKeyedMerge(KeyedMerge):
     """KeyedMerge's interface over the C side; `build` returns a packed Btf."""
 
-    def __init__(self, core, groups: list[list[KeyFragment]]):  # noqa: ANN001 - _core type
+    def __init__(self, core: object, groups: list[list[KeyFragment]]):
+        """`core`: a new `_core.KeyedMerge`."""
         for group in groups:
             core.add_group([fragment.entries for fragment in group],
                            [keys for fragment in group for keys in fragment.unit_keys])
@@ -96,7 +98,7 @@ class CompiledTypePool(TypePool):
     """TypePool whose `add_unit` runs in C on the same state; a unit the C side does not
     take (a ValueError before anything is pooled) goes to the reference."""
 
-    def __init__(self, pool_unit):  # noqa: ANN001 - _core.pool_unit
+    def __init__(self, pool_unit: Callable[..., list[int]]):
         super().__init__()
         self._pool_unit = pool_unit
 
