@@ -13,7 +13,8 @@ import platform
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c"]
+SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c",
+           "merge.c", "pool.c"]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
 link = []

@@ -99,14 +99,30 @@ class StringTable:
 
     def add(self, name: str) -> int:
         """Offset of `name`, appending it if the table does not hold it yet."""
-        off = self.offset_of(name)
+        off = self.offset_of(name) if self._offset_of is not None else self._search(name)
         if off is None:
             off = self.start + self._size
             self._data += name.encode("latin-1") + b"\0"
             self._size = len(self._data)
-            self._map()[off] = name
-            self._offset_of[name] = off
+            # The indexes, once made, learn the name; else they are made from the data.
+            if self._by_offset is not None:
+                self._by_offset[off] = name
+            if self._offset_of is not None:
+                self._offset_of[name] = off
         return off
+
+    def _search(self, name: str) -> int | None:
+        """`offset_of(name)` by one search of the bytes, without making the name index:
+        the keyed merge adds a DATASEC name or two to a kernel's 1.7 MB table, whose
+        index took 0.18 s."""
+        if not name or "\0" in name:
+            return self.offset_of(name)
+        raw = name.encode("latin-1")
+        data = self._data if self._data.endswith(b"\0") else self._data + b"\0"
+        if data.startswith(raw + b"\0"):
+            return self.start
+        at = data.find(b"\0" + raw + b"\0")
+        return None if at < 0 else self.start + at + 1
 
     @classmethod
     def build(cls, names: list[str], start: int = 0) -> tuple[StringTable, dict[str, int]]:

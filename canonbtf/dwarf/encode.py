@@ -42,9 +42,10 @@ from .constants import TAG_NAMES
 from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
-from .fragment import Fragment, TypePool, records_btf
+from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
-from .keys import KeyedMerge, KeyFragment, KeyPool
+from .keyed_core import keyed_merge, new_type_pool
+from .keys import KeyFragment, KeyPool
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
@@ -115,7 +116,7 @@ class _Worker:
         self.keyed = keyed
         self._reader = None
         self.native = new_encoder(dwarf, context) if reader == "fast" else None
-        self.pool = KeyPool() if keyed else TypePool()
+        self.pool = KeyPool() if keyed else new_type_pool()
         # Keyed units the compiled core gave up: a pool of their own, sent as a group
         # of its own (the merge unifies groups by their entries).
         self.fallback_pool: KeyPool | None = None
@@ -396,7 +397,7 @@ def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
                 context: ConvertContext) -> Btf:
     """The Btf the keyed fragments stand for: one type per safe key, plus the records of
     the units that hold an unsafe one, encoded again (keys.py)."""
-    keyed = KeyedMerge(groups)
+    keyed = keyed_merge(groups)
     again = set(keyed.redo_units())
     record_groups: list[list[Fragment]] = []
     if again:
@@ -452,8 +453,8 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
             merged = merge_keyed(dwarf, groups, jobs, reader, context)
         else:
             merged = merge_fragments(groups)
-        stats.merged_records = len(merged.types)
-        if not merged.types:
+        stats.merged_records = len(merged)  # a packed Btf stays packed
+        if not stats.merged_records:
             raise InputError(dwarf.path, "no types to encode in its DWARF")
         index = None
         if base is not None:

@@ -149,10 +149,8 @@ def _refine(component: list[int], inside: dict[int, Record], refs: list,
     """Canonical classes of a strongly connected set: rank of the label, then refined by
     the classes of the referenced members until stable (Moore). Only classes that still
     have two or more members are recomputed."""
-    labels = sorted(set(inside.values()), key=_label_key)
-    rank = {label: i for i, label in enumerate(labels)}
-    classes = {node: rank[inside[node]] for node in component}
-    count = len(labels)
+    classes = dict(zip(component, label_ranks([inside[node] for node in component])))
+    count = max(classes.values()) + 1
     while count < len(component):
         # Signatures of the members of shared classes only: a class of one cannot split,
         # and the new numbers are those of the sorted (class, signature) pairs, so a class
@@ -180,6 +178,15 @@ def _refine(component: list[int], inside: dict[int, Record], refs: list,
         classes = renumbered
         count = new
     return classes
+
+
+def label_ranks(records: list[Record]) -> list[int]:
+    """The rank of each record's label (the record, its inside references as -1) among
+    the distinct labels sorted: the classes refinement starts from (also for the
+    compiled pool, dwarf/csrc/pool.c)."""
+    labels = sorted(set(records), key=_label_key)
+    rank = {label: i for i, label in enumerate(labels)}
+    return [rank[record] for record in records]
 
 
 def _label_key(record: Record) -> tuple:

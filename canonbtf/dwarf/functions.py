@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from ..btf.strings import StringTable
 from ..canon import compiled, renumbered
 from ..canon.renumber import new_ids
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_NOCALL
@@ -44,7 +45,10 @@ class FunctionReport:
 
 
 def place_variables(btf: Btf) -> Btf:
-    """`btf` with its placed VARs gathered into DATASECs (no-op without VARs)."""
+    """`btf` with its placed VARs gathered into DATASECs (no-op without VARs; a packed
+    `btf` has none: no word holds a placement)."""
+    if btf.packed is not None:
+        return btf
     sections: dict[str, list[tuple[int, int, int]]] = {}
     types = list(btf.types)
     first = btf.first_id
@@ -56,14 +60,21 @@ def place_variables(btf: Btf) -> Btf:
             sections.setdefault(section, []).append((offset, size, type_id))
     if not sections:
         return btf
-    strings = btf.strings
+    return Btf(types + datasecs(sections, btf.strings), btf.strings, btf.base, btf.byteorder)
+
+
+def datasecs(sections: dict[str, list[tuple[int, int, int]]], strings: StringTable
+             ) -> list[Type]:
+    """The DATASECs of placed VARs (section -> [(offset, size, VAR id)]), by section
+    name; the names join `strings`. (The keyed merge in C places VARs as it writes words.)"""
+    out = []
     for section in sorted(sections):
         entries = sorted(sections[section])
         last_offset, last_size, _ = entries[-1]
         items = [(type_id, offset, size) for offset, size, type_id in entries]
-        types.append(Type(f.DATASEC, strings.add(section), 0, last_offset + last_size, 0,
-                          items))
-    return Btf(types, strings, btf.base, btf.byteorder)
+        out.append(Type(f.DATASEC, strings.add(section), 0, last_offset + last_size, 0,
+                        items))
+    return out
 
 
 @dataclass

@@ -120,6 +120,8 @@ void intern_clear(intern_t *t);
 /* Id of the bytes (new ids are count before the call); -1 on memory error. */
 int64_t intern_bytes(intern_t *t, const uint8_t *p, size_t n, int *is_new);
 uint64_t hash_bytes(const uint8_t *p, size_t n);
+/* Id of the bytes, or -1 when they were never interned. */
+int64_t intern_find(const intern_t *t, const uint8_t *p, size_t n);
 
 /* u64 keys (never 0) -> u32 values, open addressing. */
 typedef struct { uint64_t *keys; uint32_t *vals; size_t cap, count; } idmap_t;
@@ -212,6 +214,15 @@ PyObject *name_object(encoder_t *e, name_t name);
 PyObject *py_from_i128(i128 v);
 PyObject *record_object(encoder_t *e, const rec_t *r);
 void keys_free(encoder_t *e);
+
+/* merge.c */
+extern PyTypeObject MergeType;
+/* Whether size_or_type holds a type id; the roles (Name, Type, Value) of an item's
+ * fields (kinds.KINDS). */
+int merge_typed_sot(int64_t kind);
+const char *merge_item_roles(int64_t kind);
+/* pool.c */
+PyObject *core_pool_unit(PyObject *self, PyObject *args);
 
 int fail(encoder_t *e, const char *fmt, ...);
 PyObject *core_relocate(PyObject *self, PyObject *args);

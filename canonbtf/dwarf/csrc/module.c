@@ -234,6 +234,9 @@ static PyMethodDef core_functions[] = {
     {"scan_symbols", core_scan_symbols, METH_VARARGS,
      "scan_symbols(data, strtab, elf64, little_endian, btf_ids_index, alloc) -> "
      "(functions, objects, btf_id_symbols), as symbols.scan_symbols."},
+    {"pool_unit", core_pool_unit, METH_VARARGS,
+     "pool_unit(records, pool records, acyclic, cyclic, names, label_ranks) -> pool ids: "
+     "fragment.TypePool.add_unit on the pool's own state."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -245,13 +248,16 @@ static struct PyModuleDef core_module = {
 
 PyMODINIT_FUNC PyInit__core(void)
 {
-    if (PyType_Ready(&EncoderType) < 0) return NULL;
+    if (PyType_Ready(&EncoderType) < 0 || PyType_Ready(&MergeType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
     Py_INCREF(&EncoderType);
+    Py_INCREF(&MergeType);
     if (PyModule_AddObject(m, "UnitEncoder", (PyObject *)&EncoderType) < 0
+        || PyModule_AddObject(m, "KeyedMerge", (PyObject *)&MergeType) < 0
         || PyModule_AddIntConstant(m, "MAX_DEPTH", MAX_DEPTH) < 0) {
         Py_DECREF(&EncoderType);
+        Py_DECREF(&MergeType);
         Py_DECREF(m);
         return NULL;
     }

@@ -115,6 +115,19 @@ int64_t intern_bytes(intern_t *t, const uint8_t *p, size_t n, int *is_new)
     return id;
 }
 
+int64_t intern_find(const intern_t *t, const uint8_t *p, size_t n)
+{
+    uint64_t h = hash_bytes(p, n);
+    size_t mask = t->cap - 1;
+    for (size_t j = h & mask; t->hashes[j]; j = (j + 1) & mask) {
+        if (t->hashes[j] != h) continue;
+        uint32_t id = t->ids[j];
+        size_t start = t->starts.a[id], len = t->starts.a[id + 1] - start;
+        if (len == n && (n == 0 || memcmp(t->arena.a + start, p, n) == 0)) return id;
+    }
+    return -1;
+}
+
 static size_t slot_of(uint64_t key, size_t mask)
 {
     key ^= key >> 31;
