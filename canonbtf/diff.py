@@ -19,12 +19,15 @@ swapping which duplicate a member points to is reported. Anonymous roots (top-le
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from . import native
 from .btf import format as f
 from .btf.model import Btf, Type
+from .btf.writer import section_words
 from .diff_pairing import Root, pair_anonymous, pair_named, settle_duplicates
 from .emit.declarator import MAX_CHAIN, ReferenceSpeller
 from .gcpause import paused_gc
@@ -573,6 +576,7 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
+    words = _KeyWords(old, new)
     old_side, new_side = _Facts(old), _Facts(new)
     old_named, old_tags, old_anon_ids = _named_roots(old_side)
     new_named, new_tags, new_anon_ids = _named_roots(new_side)
@@ -582,19 +586,22 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     dup_keys |= {key for key, group in new_named.items() if len(group) > 1}
     old_dups = {key: old_named[key] for key in dup_keys if key in old_named}
     new_dups = {key: new_named[key] for key in dup_keys if key in new_named}
-    for side, named, tag_ids, dups in ((old_side, old_named, old_tags, old_dups),
-                                       (new_side, new_named, new_tags, new_dups)):
+    for side, dups in ((old_side, old_dups), (new_side, new_dups)):
         for group in dups.values():
             side.speller.dup_ids.update(root.type_id for root in group)
+    skip = words.unspelled(old_side, new_side, old_named, new_named, dup_keys)
+    for side, named, tag_ids in ((old_side, old_named, old_tags),
+                                 (new_side, new_named, new_tags)):
         for group in named.values():
             for root in group:
-                _fill_facts(side, root)
+                if root not in skip:
+                    _fill_facts(side, root)
         for type_id in tag_ids:
             text = side.speller.decl_tag_name(side.types[type_id])
             named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
     settle_duplicates(old, new, old_dups, new_dups)
 
-    entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
+    entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys, skip)
     entries += _anonymous_entries(_anonymous_roots(old_side, old_anon_ids),
                                   _anonymous_roots(new_side, new_anon_ids))
     if dup_keys:
@@ -602,10 +609,76 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     return DiffResult(_changes(old_side, new_side, entries))
 
 
+class _KeyWords:
+    """Both sides' type sections for the compiled keys (csrc/diffkeys.c), taken before
+    `_Facts` decodes them: with them, roots whose facts are known to be equal, or never
+    read, are not spelled at all. The pure path (the reference) spells every root."""
+
+    def __init__(self, old: Btf, new: Btf):
+        self.compiled = native.compiled("canonbtf._btf", "diff_keys")
+        self.chains = None
+        if self.compiled is not None:
+            chains = [_chain_words(old), _chain_words(new)]
+            if None not in chains:
+                self.chains = chains
+
+    def unspelled(self, old_side: _Facts, new_side: _Facts, old_named: dict,
+                  new_named: dict, dup_keys: set) -> set[Root]:
+        """Named roots whose facts need not be computed: a pair of one root each whose
+        keys are equal (equal facts), and a root added or removed under a name of its own
+        (its facts are never read) unless its key is unknown (0: a cycle or a duplicated
+        name it reaches, where spelling order could matter). Sets each side's `expanded`
+        as spelling every root would have."""
+        if self.chains is None:
+            return set()
+        args = []
+        for side, chain in ((old_side, self.chains[0]), (new_side, self.chains[1])):
+            words, strings = chain
+            dups = array("I", sorted(side.speller.dup_ids)).tobytes()
+            args.append((words, strings, side.own_first, dups))
+        old_keys, new_keys, old_exp, new_exp = self.compiled.diff_keys(*args)
+        old_keys = memoryview(old_keys).cast("I")
+        new_keys = memoryview(new_keys).cast("I")
+        old_side.expanded.update(i for i, flag in enumerate(old_exp) if flag)
+        new_side.expanded.update(i for i, flag in enumerate(new_exp) if flag)
+        skip: set[Root] = set()
+        for key, olds in old_named.items():
+            if key in dup_keys:
+                continue
+            news = new_named.get(key)
+            a = olds[0]
+            if news is None:
+                if old_keys[a.type_id]:
+                    skip.add(a)
+                continue
+            b = news[0]
+            if old_keys[a.type_id] and old_keys[a.type_id] == new_keys[b.type_id]:
+                skip.add(a)
+                skip.add(b)
+        for key, news in new_named.items():
+            if key not in old_named and key not in dup_keys and new_keys[news[0].type_id]:
+                skip.add(news[0])
+        return skip
+
+
+def _chain_words(btf: Btf) -> tuple[bytes, list] | None:
+    """The type sections of `btf` and its bases as one, from id 1, and their strings."""
+    parts = []
+    part: Btf | None = btf
+    while part is not None:
+        words = section_words(part)
+        if words is None:
+            return None
+        parts.append(words)
+        part = part.base
+    return b"".join(reversed(parts)), btf.string_sections()
+
+
 def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_named: dict,
-                   dup_keys: set) -> list[Entry]:
+                   dup_keys: set, skip: set) -> list[Entry]:
     """(family, name, #N or 0, status, old root, new root) for every named root that may
-    differ; duplicated names get their tags on both sides, a pair sharing one."""
+    differ (not pairs in `skip`, known equal); duplicated names get their tags on both
+    sides, a pair sharing one."""
     entries: list[Entry] = []
     # Order does not matter here: each name's pairing stands alone, and the report is
     # sorted at the end.
@@ -617,7 +690,8 @@ def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_name
             a, b = olds[0], news[0]
             # Most types did not change: skip them here already, unless duplicate tags,
             # known only after pairing, could still tell them apart.
-            if a.facts != b.facts or a.spells_duplicate or b.spells_duplicate:
+            if a not in skip and (a.facts != b.facts or a.spells_duplicate
+                                  or b.spells_duplicate):
                 entries.append((family, name, 0, "pair", a, b))
             continue
         pairs, removed, added = pair_named(olds, news)

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "cdump.h"
+#include "diffkeys.h"
 #include "records.h"
 #include "types.h"
 
@@ -533,6 +534,59 @@ done:
     return result;
 }
 
+/* One side of diff_keys: (words, strings, own_first, dups) with words from id 1. */
+static int diff_side(view_t *v, PyObject *arg, diff_side_t *d, PyObject **key, PyObject **exp)
+{
+    PyObject *words, *strings, *dups;
+    unsigned long own_first;
+    if (!PyArg_ParseTuple(arg, "OOkO", &words, &strings, &own_first, &dups)) return -1;
+    if (view_init(v, words, 1, strings)) return -1;
+    size_t count = (size_t)v->t.count + 1, ndups;
+    uint32_t *ids;
+    if (own_first < 1 || own_first > count) return bad("own_first out of range");
+    if (u32_arg(dups, 0, &ids, &ndups)) return -1;
+    uint8_t *dup = calloc(count, 1);
+    *key = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(uint32_t)));
+    *exp = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)count);
+    int rc = dup && *key && *exp ? 0 : -1;
+    if (!dup) PyErr_NoMemory();
+    for (size_t k = 0; k < ndups && !rc; k++)
+        if (ids[k] >= count) rc = bad("a duplicate's id is past the last one");
+        else dup[ids[k]] = 1;
+    free(ids);
+    if (rc) {
+        free(dup);
+        return -1;
+    }
+    memset(PyBytes_AS_STRING(*key), 0, count * sizeof(uint32_t));
+    memset(PyByteArray_AS_STRING(*exp), 0, count);
+    *d = (diff_side_t){&v->t, (uint32_t)own_first, dup,
+                       (uint32_t *)PyBytes_AS_STRING(*key), (uint8_t *)PyByteArray_AS_STRING(*exp)};
+    return 0;
+}
+
+static PyObject *py_diff_keys(PyObject *self, PyObject *args)
+{
+    PyObject *old_arg, *new_arg, *keys[2] = {NULL, NULL}, *exps[2] = {NULL, NULL};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &old_arg, &new_arg)) return NULL;
+    view_t v[2];
+    diff_side_t d[2] = {{0}, {0}};
+    memset(v, 0, sizeof v);
+    if (!diff_side(&v[0], old_arg, &d[0], &keys[0], &exps[0])
+        && !diff_side(&v[1], new_arg, &d[1], &keys[1], &exps[1])) {
+        if (diff_keys(&d[0], &d[1])) PyErr_NoMemory();
+        else result = Py_BuildValue("(OOOO)", keys[0], keys[1], exps[0], exps[1]);
+    }
+    for (int k = 0; k < 2; k++) {
+        free((void *)d[k].dup);
+        Py_XDECREF(keys[k]);
+        Py_XDECREF(exps[k]);
+        view_free(&v[k]);
+    }
+    return result;
+}
+
 /* The C header's hot parts (cdump.c): (words, first_id, strings, ptr_size, ...). */
 static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
 {
@@ -589,6 +643,9 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
+    {"diff_keys", py_diff_keys, METH_VARARGS,
+     "diff_keys((words, strings, own_first, dups), (same for new)) -> (old keys, new keys, "
+     "old expanded, new expanded): u32 keys and expansion flags by id (diffkeys.c)"},
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
      "that kind (and a name in the set `names`)"},
