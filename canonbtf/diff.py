@@ -19,7 +19,6 @@ swapping which duplicate a member points to is reported. Anonymous roots (top-le
 
 from __future__ import annotations
 
-from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -445,15 +444,18 @@ def _unique_keys(pairs: list) -> list:
 # --- roots and matching ------------------------------------------------------------
 
 
-def _named_roots(side: _Facts) -> tuple[dict[tuple[str, str], list[Root]], list[int], list[int]]:
-    """Named roots grouped by (family, name), decl tag ids, anonymous aggregate ids."""
+def _named_roots(side: _Facts, plan: tuple[list[int], list[int]] | None
+                 ) -> tuple[dict[tuple[str, str], list[Root]], list[int], list[int]]:
+    """Named roots grouped by (family, name), decl tag ids, anonymous aggregate ids: of
+    every own type, or of the `_Plan`'s (roots, anonymous roots)."""
     named: dict[tuple[str, str], list[Root]] = defaultdict(list)
     decl_tags: list[int] = []
     anon_candidates: list[int] = []
     types = side.types
     name = side.name
     family_of = _FAMILY_OF_KIND
-    for type_id in range(side.own_first, len(types)):
+    ids: Iterable[int] = range(side.own_first, len(types)) if plan is None else plan[0]
+    for type_id in ids:
         t = types[type_id]
         kind = t.kind
         family = family_of.get(kind)
@@ -466,7 +468,7 @@ def _named_roots(side: _Facts) -> tuple[dict[tuple[str, str], list[Root]], list[
             named[(family, text)].append(Root(type_id, family, text))
         elif kind in _AGGREGATES:
             anon_candidates.append(type_id)
-    return named, decl_tags, anon_candidates
+    return named, decl_tags, anon_candidates if plan is None else plan[1]
 
 
 def _fill_facts(side: _Facts, root: Root) -> None:
@@ -576,32 +578,31 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
-    words = _KeyWords(old, new)
+    plan = _Plan(old, new)
     old_side, new_side = _Facts(old), _Facts(new)
-    old_named, old_tags, old_anon_ids = _named_roots(old_side)
-    new_named, new_tags, new_anon_ids = _named_roots(new_side)
+    old_named, old_tags, old_anon_ids = _named_roots(old_side, plan.old)
+    new_named, new_tags, new_anon_ids = _named_roots(new_side, plan.new)
 
     # Names used more than once on either side are tagged once the pairing is known.
     dup_keys = {key for key, group in old_named.items() if len(group) > 1}
     dup_keys |= {key for key, group in new_named.items() if len(group) > 1}
     old_dups = {key: old_named[key] for key in dup_keys if key in old_named}
     new_dups = {key: new_named[key] for key in dup_keys if key in new_named}
-    for side, dups in ((old_side, old_dups), (new_side, new_dups)):
+    for side, named, tag_ids, dups, spell in (
+            (old_side, old_named, old_tags, old_dups, plan.old_spell),
+            (new_side, new_named, new_tags, new_dups, plan.new_spell)):
         for group in dups.values():
             side.speller.dup_ids.update(root.type_id for root in group)
-    skip = words.unspelled(old_side, new_side, old_named, new_named, dup_keys)
-    for side, named, tag_ids in ((old_side, old_named, old_tags),
-                                 (new_side, new_named, new_tags)):
         for group in named.values():
             for root in group:
-                if root not in skip:
+                if spell is None or spell[root.type_id]:
                     _fill_facts(side, root)
         for type_id in tag_ids:
             text = side.speller.decl_tag_name(side.types[type_id])
             named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
     settle_duplicates(old, new, old_dups, new_dups)
 
-    entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys, skip)
+    entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
     entries += _anonymous_entries(_anonymous_roots(old_side, old_anon_ids),
                                   _anonymous_roots(new_side, new_anon_ids))
     if dup_keys:
@@ -609,56 +610,28 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     return DiffResult(_changes(old_side, new_side, entries))
 
 
-class _KeyWords:
-    """Both sides' type sections for the compiled keys (csrc/diffkeys.c), taken before
-    `_Facts` decodes them: with them, roots whose facts are known to be equal, or never
-    read, are not spelled at all. The pure path (the reference) spells every root."""
+class _Plan:
+    """Which roots to describe, from the compiled keys (csrc/diffkeys.c), made before
+    `_Facts` decodes the types: a name with one root on each side whose keys say equal
+    facts is left out, and a root only added or removed is not spelled (its facts are
+    never read). The pure path (the reference) describes and spells every root."""
 
     def __init__(self, old: Btf, new: Btf):
-        self.compiled = native.compiled("canonbtf._btf", "diff_keys")
-        self.chains = None
-        if self.compiled is not None:
-            chains = [_chain_words(old), _chain_words(new)]
-            if None not in chains:
-                self.chains = chains
+        self.old = self.new = self.old_spell = self.new_spell = None
+        compiled = native.compiled("canonbtf._btf", "diff_plan")
+        chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
+        if None in chains:
+            return
+        sides = [(words, strings, btf.first_id)
+                 for (words, strings), btf in zip(chains, (old, new))]
+        (old_roots, self.old_spell, old_anon), (new_roots, self.new_spell, new_anon) = \
+            compiled.diff_plan(*sides)
+        self.old = (_ids(old_roots), _ids(old_anon))
+        self.new = (_ids(new_roots), _ids(new_anon))
 
-    def unspelled(self, old_side: _Facts, new_side: _Facts, old_named: dict,
-                  new_named: dict, dup_keys: set) -> set[Root]:
-        """Named roots whose facts need not be computed: a pair of one root each whose
-        keys are equal (equal facts), and a root added or removed under a name of its own
-        (its facts are never read) unless its key is unknown (0: a cycle or a duplicated
-        name it reaches, where spelling order could matter). Sets each side's `expanded`
-        as spelling every root would have."""
-        if self.chains is None:
-            return set()
-        args = []
-        for side, chain in ((old_side, self.chains[0]), (new_side, self.chains[1])):
-            words, strings = chain
-            dups = array("I", sorted(side.speller.dup_ids)).tobytes()
-            args.append((words, strings, side.own_first, dups))
-        old_keys, new_keys, old_exp, new_exp = self.compiled.diff_keys(*args)
-        old_keys = memoryview(old_keys).cast("I")
-        new_keys = memoryview(new_keys).cast("I")
-        old_side.expanded.update(i for i, flag in enumerate(old_exp) if flag)
-        new_side.expanded.update(i for i, flag in enumerate(new_exp) if flag)
-        skip: set[Root] = set()
-        for key, olds in old_named.items():
-            if key in dup_keys:
-                continue
-            news = new_named.get(key)
-            a = olds[0]
-            if news is None:
-                if old_keys[a.type_id]:
-                    skip.add(a)
-                continue
-            b = news[0]
-            if old_keys[a.type_id] and old_keys[a.type_id] == new_keys[b.type_id]:
-                skip.add(a)
-                skip.add(b)
-        for key, news in new_named.items():
-            if key not in old_named and key not in dup_keys and new_keys[news[0].type_id]:
-                skip.add(news[0])
-        return skip
+
+def _ids(data: bytes) -> list[int]:
+    return memoryview(data).cast("I").tolist()
 
 
 def _chain_words(btf: Btf) -> tuple[bytes, list] | None:
@@ -675,10 +648,9 @@ def _chain_words(btf: Btf) -> tuple[bytes, list] | None:
 
 
 def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_named: dict,
-                   dup_keys: set, skip: set) -> list[Entry]:
+                   dup_keys: set) -> list[Entry]:
     """(family, name, #N or 0, status, old root, new root) for every named root that may
-    differ (not pairs in `skip`, known equal); duplicated names get their tags on both
-    sides, a pair sharing one."""
+    differ; duplicated names get their tags on both sides, a pair sharing one."""
     entries: list[Entry] = []
     # Order does not matter here: each name's pairing stands alone, and the report is
     # sorted at the end.
@@ -690,8 +662,7 @@ def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_name
             a, b = olds[0], news[0]
             # Most types did not change: skip them here already, unless duplicate tags,
             # known only after pairing, could still tell them apart.
-            if a not in skip and (a.facts != b.facts or a.spells_duplicate
-                                  or b.spells_duplicate):
+            if a.facts != b.facts or a.spells_duplicate or b.spells_duplicate:
                 entries.append((family, name, 0, "pair", a, b))
             continue
         pairs, removed, added = pair_named(olds, news)

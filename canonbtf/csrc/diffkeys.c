@@ -1,22 +1,24 @@
-/* canonbtf._btf.diff_keys: which roots diff (canonbtf/diff.py) may leave unspelled.
+/* canonbtf._btf.diff_plan: which roots diff (canonbtf/diff.py) must describe.
  *
  * diff describes every root by facts in which references are C spellings; most roots of
- * two kernels are unchanged, and spelling them is most of its time. A root's facts are a
+ * two kernels are unchanged, and spelling them was most of its time. A root's facts are a
  * function of its record and of what it reaches through unnamed types: a named base type
  * (struct, union, enum, typedef, fwd, int, float with a name) and a func, var, datasec or
  * decl tag is only ever read as its kind, kind_flag and name (`ReferenceSpeller.label`,
  * `_other`, a datasec entry's name), anything else whole. So each type gets a *key*, a
- * number interned over both BTFs at once (exact, no hash trusted): a leaf's key is
- * (kind, kind_flag, name); any other type's is its whole record with every name replaced
- * by the name's bytes and every reference by the key of what it refers to (a leaf's key
- * for a leaf). Equal keys are equal records down to the leaves, so equal facts.
+ * number interned over both BTFs at once (exact: no hash is trusted): its whole record
+ * with every name replaced by the name's bytes and every reference by what it refers to,
+ * a leaf's kind, kind_flag and name, or any other type's key. Equal keys are equal
+ * records down to the leaves, so equal facts: a name with one root on each side whose
+ * keys are equal is left out, and a root only added or removed is not spelled (its facts
+ * are never read).
  *
  * A key is 0 ("spell it") where that does not hold or cannot be known: a type whose
  * unnamed closure has a cycle (malformed BTF; the speller's placeholders then depend on
- * the order it spells in), and a root whose closure reaches a duplicated name (its tag is
- * only known after pairing). Also returned: which anonymous aggregates some named root
- * describes inside itself (`_Facts.expanded`, which diff would otherwise learn by spelling
- * every root). */
+ * the order it spells in, so every root that reaches one is spelled, in the reference's
+ * order), and a root whose closure reaches a duplicated name (its tag is only known after
+ * pairing). Also found: which anonymous aggregates no named root describes inside itself
+ * (what `_Facts.expanded` leaves of them once every named root is spelled). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,22 +253,131 @@ static int expanded(const types_t *t, uint32_t own_first, uint8_t *out)
     return 0;
 }
 
-int diff_keys(const diff_side_t *old, const diff_side_t *new)
+/* diff's family of a kind (diff.FAMILIES, from 1; 0: not a named root's kind). */
+static uint32_t family(uint32_t kind)
+{
+    switch (kind) {
+    case K_STRUCT: return 1;
+    case K_UNION: return 2;
+    case K_ENUM: case K_ENUM64: return 3;
+    case K_TYPEDEF: return 4;
+    case K_FWD: return 5;
+    case K_FUNC: return 6;
+    case K_VAR: return 7;
+    case K_DATASEC: return 8;
+    case K_INT: return 9;
+    case K_FLOAT: return 10;
+    default: return 0;
+    }
+}
+
+/* Named roots grouped by (family, name) over both sides, as diff._named_roots does. */
+typedef struct {
+    uint32_t count[2], first[2];   /* roots on each side, each side's first */
+} group_t;
+
+typedef struct {
+    intern_t in;
+    uint32_t next;
+    uint32_t *of[2];   /* by id: the root's group (0: not a named root) */
+    group_t *group;
+    size_t cap;
+} groups_t;
+
+static int group_side(groups_t *g, keys_t *k, const diff_side_t *d, int n)
+{
+    const types_t *t = d->t;
+    uint32_t last = t->first_id + t->count - 1;
+    if (!(g->of[n] = calloc((size_t)last + 1, sizeof(uint32_t)))) return -1;
+    for (uint32_t id = d->own_first; id <= last; id++) {
+        uint32_t i = id - t->first_id, fam = family(t_kind(t, i));
+        if (!fam || !t_name(t, i)) continue;
+        k->n = 0;
+        if (put(k, fam) || put_name(k, t, t_name(t, i))) return -1;
+        uint32_t before = g->next, at = intern(&g->in, k->key, (uint32_t)k->n, &g->next);
+        if (!at || GROW(g->group, g->cap, (size_t)g->next)) return -1;
+        if (g->next != before) memset(&g->group[at], 0, sizeof g->group[at]);
+        group_t *e = &g->group[at];
+        if (!e->count[n]) e->first[n] = id;
+        e->count[n]++;
+        g->of[n][id] = at;
+    }
+    return 0;
+}
+
+static int is_dup(const group_t *e) { return e->count[0] > 1 || e->count[1] > 1; }
+
+static int push(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
+{
+    if (GROW(*list, *cap, *n + 1)) return -1;
+    (*list)[(*n)++] = id;
+    return 0;
+}
+
+/* What diff reads of one side (diffkeys.h), once both sides' keys are known. */
+static int plan_side(const groups_t *g, diff_side_t *sides, int n, const uint32_t *keys[2])
+{
+    diff_side_t *d = &sides[n];
+    const types_t *t = d->t;
+    uint32_t last = t->first_id + t->count - 1;
+    size_t cap_roots = 0, cap_anon = 0;
+    for (uint32_t id = d->own_first; id <= last; id++) {
+        uint32_t i = id - t->first_id, kind = t_kind(t, i), at = g->of[n][id];
+        if (kind == K_DECL_TAG) {
+            if (push(&d->roots, &d->nroots, &cap_roots, id)) return -1;
+            continue;
+        }
+        if (!at) {
+            int aggregate = kind == K_STRUCT || kind == K_UNION || kind == K_ENUM || kind == K_ENUM64;
+            if (aggregate && !t_name(t, i) && !d->expanded[id]
+                && push(&d->anon, &d->nanon, &cap_anon, id))
+                return -1;
+            continue;
+        }
+        const group_t *e = &g->group[at];
+        int spell = 1;
+        if (!is_dup(e) && e->count[0] && e->count[1]) {
+            uint32_t key = keys[0][e->first[0]];
+            if (key && key == keys[1][e->first[1]]) continue;   /* the same on both sides */
+        } else if (!is_dup(e)) {
+            spell = !keys[n][id];   /* only added or removed: facts unread unless unknown */
+        }
+        d->spell[id] = (uint8_t)spell;
+        if (push(&d->roots, &d->nroots, &cap_roots, id)) return -1;
+    }
+    return 0;
+}
+
+int diff_plan(diff_side_t sides[2])
 {
     keys_t k = {.next = 1};
-    const diff_side_t *sides[2] = {old, new};
-    int rc = 0;
+    groups_t g = {.next = 1};
+    uint32_t *keys[2] = {NULL, NULL};
+    uint8_t *dup = NULL, *reach = NULL;
+    int rc = group_side(&g, &k, &sides[0], 0) || group_side(&g, &k, &sides[1], 1) ? -1 : 0;
     for (int n = 0; n < 2 && !rc; n++) {
-        const diff_side_t *d = sides[n];
+        const diff_side_t *d = &sides[n];
         uint32_t count = d->t->first_id + d->t->count;
-        side_t s = {d->t, d->dup, d->key, calloc(count, 1)};
-        rc = s.reach ? side_keys(&k, &s) : -1;
+        free(dup), free(reach);
+        dup = calloc(count, 1), reach = calloc(count, 1);
+        keys[n] = calloc(count, sizeof(uint32_t));
+        if (!dup || !reach || !keys[n]) {
+            rc = -1;
+            break;
+        }
+        for (uint32_t id = 0; id < count; id++)
+            dup[id] = g.of[n][id] && is_dup(&g.group[g.of[n][id]]);
+        side_t s = {d->t, dup, keys[n], reach};
+        rc = side_keys(&k, &s);
         for (uint32_t id = 0; id < count && !rc; id++)
-            if (s.reach[id]) d->key[id] = 0;
+            if (reach[id]) keys[n][id] = 0;
         if (!rc) rc = expanded(d->t, d->own_first, d->expanded);
-        free(s.reach);
     }
-    intern_free(&k.in);
+    const uint32_t *read[2] = {keys[0], keys[1]};
+    for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, read);
+    free(dup), free(reach), free(keys[0]), free(keys[1]);
+    free(g.of[0]), free(g.of[1]), free(g.group);
+    intern_free(&g.in), intern_free(&k.in);
     free(k.key);
     return rc;
 }

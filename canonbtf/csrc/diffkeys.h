@@ -1,22 +1,26 @@
-/* canonbtf._btf.diff_keys (diffkeys.c): which roots diff may leave unspelled. */
+/* canonbtf._btf.diff_plan (diffkeys.c): which roots diff must describe. */
 #ifndef CANONBTF_DIFFKEYS_H
 #define CANONBTF_DIFFKEYS_H
 
+#include <stddef.h>
+
 #include "types.h"
 
-/* One side: its types from id 1 (a base's first, for split BTF), where its own start, and
- * by id (count + 1 entries, 0 for void): `dup` in (roots of duplicated names), `key` and
- * `expanded` (zeroed) out. */
+/* One side: its types from id 1 (a base's first, for split BTF) and where its own start
+ * (in); by id, zeroed, count + 1 entries with 0 for void: `spell` (the root's facts are
+ * read) and `expanded` (scratch); malloc'd lists of ids (out): `roots`, the named roots
+ * whose name is not one root on each side with equal keys, and every decl tag, in id
+ * order; `anon`, the anonymous aggregates no named root describes (_Facts.expanded). */
 typedef struct {
     const types_t *t;
     uint32_t own_first;
-    const uint8_t *dup;
-    uint32_t *key;
-    uint8_t *expanded;
+    uint8_t *spell, *expanded;
+    uint32_t *roots, *anon;
+    size_t nroots, nanon;
 } diff_side_t;
 
-/* Keys of both sides' types, numbered together: equal nonzero keys, equal facts; 0 where
- * the facts must be spelled to know. 0, or -1 when out of memory. */
-int diff_keys(const diff_side_t *old, const diff_side_t *new);
+/* Fills both sides' outputs. 0, or -1 when out of memory (the lists are then freed by the
+ * caller all the same). */
+int diff_plan(diff_side_t sides[2]);
 
 #endif

@@ -534,54 +534,60 @@ done:
     return result;
 }
 
-/* One side of diff_keys: (words, strings, own_first, dups) with words from id 1. */
-static int diff_side(view_t *v, PyObject *arg, diff_side_t *d, PyObject **key, PyObject **exp)
+/* One side of diff_plan: (words, strings, own_first) with words from id 1. */
+static int plan_arg(view_t *v, PyObject *arg, diff_side_t *d)
 {
-    PyObject *words, *strings, *dups;
+    PyObject *words, *strings;
     unsigned long own_first;
-    if (!PyArg_ParseTuple(arg, "OOkO", &words, &strings, &own_first, &dups)) return -1;
+    if (!PyArg_ParseTuple(arg, "OOk", &words, &strings, &own_first)) return -1;
     if (view_init(v, words, 1, strings)) return -1;
-    size_t count = (size_t)v->t.count + 1, ndups;
-    uint32_t *ids;
+    size_t count = (size_t)v->t.count + 1;
     if (own_first < 1 || own_first > count) return bad("own_first out of range");
-    if (u32_arg(dups, 0, &ids, &ndups)) return -1;
-    uint8_t *dup = calloc(count, 1);
-    *key = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(uint32_t)));
-    *exp = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)count);
-    int rc = dup && *key && *exp ? 0 : -1;
-    if (!dup) PyErr_NoMemory();
-    for (size_t k = 0; k < ndups && !rc; k++)
-        if (ids[k] >= count) rc = bad("a duplicate's id is past the last one");
-        else dup[ids[k]] = 1;
-    free(ids);
-    if (rc) {
-        free(dup);
+    d->t = &v->t;
+    d->own_first = (uint32_t)own_first;
+    d->spell = calloc(count, 1);
+    d->expanded = calloc(count, 1);
+    if (!d->spell || !d->expanded) {
+        PyErr_NoMemory();
         return -1;
     }
-    memset(PyBytes_AS_STRING(*key), 0, count * sizeof(uint32_t));
-    memset(PyByteArray_AS_STRING(*exp), 0, count);
-    *d = (diff_side_t){&v->t, (uint32_t)own_first, dup,
-                       (uint32_t *)PyBytes_AS_STRING(*key), (uint8_t *)PyByteArray_AS_STRING(*exp)};
     return 0;
 }
 
-static PyObject *py_diff_keys(PyObject *self, PyObject *args)
+static PyObject *u32_bytes(const uint32_t *ids, size_t n)
 {
-    PyObject *old_arg, *new_arg, *keys[2] = {NULL, NULL}, *exps[2] = {NULL, NULL};
-    PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "OO", &old_arg, &new_arg)) return NULL;
+    return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
+}
+
+/* (roots, spell, anon) of one side's plan. */
+static PyObject *plan_result(const diff_side_t *d)
+{
+    PyObject *roots = u32_bytes(d->roots, d->nroots), *anon = u32_bytes(d->anon, d->nanon);
+    PyObject *spell = PyBytes_FromStringAndSize((const char *)d->spell, (Py_ssize_t)d->t->count + 1);
+    PyObject *result = roots && anon && spell ? PyTuple_Pack(3, roots, spell, anon) : NULL;
+    Py_XDECREF(roots), Py_XDECREF(anon), Py_XDECREF(spell);
+    return result;
+}
+
+static PyObject *py_diff_plan(PyObject *self, PyObject *args)
+{
+    PyObject *arg[2], *result = NULL, *side[2] = {NULL, NULL};
+    if (!PyArg_ParseTuple(args, "OO", &arg[0], &arg[1])) return NULL;
     view_t v[2];
-    diff_side_t d[2] = {{0}, {0}};
+    diff_side_t d[2];
     memset(v, 0, sizeof v);
-    if (!diff_side(&v[0], old_arg, &d[0], &keys[0], &exps[0])
-        && !diff_side(&v[1], new_arg, &d[1], &keys[1], &exps[1])) {
-        if (diff_keys(&d[0], &d[1])) PyErr_NoMemory();
-        else result = Py_BuildValue("(OOOO)", keys[0], keys[1], exps[0], exps[1]);
+    memset(d, 0, sizeof d);
+    if (!plan_arg(&v[0], arg[0], &d[0]) && !plan_arg(&v[1], arg[1], &d[1])) {
+        if (diff_plan(d)) {
+            PyErr_NoMemory();
+        } else {
+            for (int k = 0; k < 2; k++) side[k] = plan_result(&d[k]);
+            if (side[0] && side[1]) result = PyTuple_Pack(2, side[0], side[1]);
+        }
     }
     for (int k = 0; k < 2; k++) {
-        free((void *)d[k].dup);
-        Py_XDECREF(keys[k]);
-        Py_XDECREF(exps[k]);
+        Py_XDECREF(side[k]);
+        free(d[k].spell), free(d[k].expanded), free(d[k].roots), free(d[k].anon);
         view_free(&v[k]);
     }
     return result;
@@ -643,9 +649,9 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"diff_keys", py_diff_keys, METH_VARARGS,
-     "diff_keys((words, strings, own_first, dups), (same for new)) -> (old keys, new keys, "
-     "old expanded, new expanded): u32 keys and expansion flags by id (diffkeys.c)"},
+    {"diff_plan", py_diff_plan, METH_VARARGS,
+     "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
+     "to describe, spell flag by id, u32 ids of anonymous roots) (diffkeys.c)"},
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
      "that kind (and a name in the set `names`)"},
