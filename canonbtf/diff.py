@@ -27,7 +27,7 @@ from . import native
 from .btf import format as f
 from .btf.model import Btf, Type
 from .btf.writer import section_words
-from .diff_pairing import Root, pair_anonymous, pair_named, settle_duplicates
+from .diff_pairing import Root, Types, pair_anonymous, pair_named, settle_duplicates
 from .emit.declarator import MAX_CHAIN, ReferenceSpeller
 from .gcpause import paused_gc
 
@@ -107,8 +107,8 @@ class _Speller(ReferenceSpeller):
     reference to a type whose name is shared reads `struct irq_info#2`, and `spell` says
     whether a spelling names such a type (its facts may change once tags are known)."""
 
-    def __init__(self, btf: Btf):
-        super().__init__(btf)
+    def __init__(self, btf: Btf, types: Types | None = None):
+        super().__init__(btf, types)  # type: ignore[arg-type]
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
@@ -217,8 +217,8 @@ class _Facts:
     """One BTF's roots described by facts (see the module docstring), spelled by `speller`;
     `of` says whether a root's facts name a duplicated type."""
 
-    def __init__(self, btf: Btf):
-        self.speller = _Speller(btf)
+    def __init__(self, btf: Btf, types: Types | None = None):
+        self.speller = _Speller(btf, types)
         self.types = self.speller.types
         self.name = btf.names
         self.own_first = btf.first_id
@@ -579,7 +579,7 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
     plan = _Plan(old, new)
-    old_side, new_side = _Facts(old), _Facts(new)
+    old_side, new_side = _Facts(old, plan.old_types), _Facts(new, plan.new_types)
     old_named, old_tags, old_anon_ids = _named_roots(old_side, plan.old)
     new_named, new_tags, new_anon_ids = _named_roots(new_side, plan.new)
 
@@ -600,7 +600,7 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
         for type_id in tag_ids:
             text = side.speller.decl_tag_name(side.types[type_id])
             named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
-    settle_duplicates(old, new, old_dups, new_dups)
+    settle_duplicates(old, new, old_dups, new_dups, old_side.types, new_side.types)
 
     entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
     entries += _anonymous_entries(_anonymous_roots(old_side, old_anon_ids),
@@ -612,22 +612,44 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
 
 class _Plan:
     """Which roots to describe, from the compiled keys (csrc/diffkeys.c), made before
-    `_Facts` decodes the types: a name with one root on each side whose keys say equal
-    facts is left out, and a root only added or removed is not spelled (its facts are
-    never read). The pure path (the reference) describes and spells every root."""
+    any type is decoded: a name with one root on each side whose keys say equal facts is
+    left out, a root only added or removed is not spelled (its facts are never read), and
+    only the types describing the rest reads are decoded (`_Decoded`). The pure path (the
+    reference) describes and spells every root."""
 
     def __init__(self, old: Btf, new: Btf):
         self.old = self.new = self.old_spell = self.new_spell = None
+        self.old_types = self.new_types = None
         compiled = native.compiled("canonbtf._btf", "diff_plan")
         chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
         if None in chains:
             return
         sides = [(words, strings, btf.first_id)
                  for (words, strings), btf in zip(chains, (old, new))]
-        (old_roots, self.old_spell, old_anon), (new_roots, self.new_spell, new_anon) = \
-            compiled.diff_plan(*sides)
+        (old_roots, self.old_spell, old_anon, old_need), \
+            (new_roots, self.new_spell, new_anon, new_need) = compiled.diff_plan(*sides)
         self.old = (_ids(old_roots), _ids(old_anon))
         self.new = (_ids(new_roots), _ids(new_anon))
+        self.old_types = _Decoded(old, chains[0], old_need, compiled)
+        self.new_types = _Decoded(new, chains[1], new_need, compiled)
+
+
+class _Decoded(dict):
+    """A BTF's types by id, only those `need` names decoded (all a plan's roots read but
+    the duplicates' pairing, which may follow them past named types): anything else
+    decodes the whole BTF, once. Unchanged types are most of a kernel, and their objects
+    most of diff's memory."""
+
+    def __init__(self, btf: Btf, chain: tuple[bytes, list], need: bytes, compiled):
+        words, strings = chain
+        super().__init__(zip(_ids(need), compiled.decode(words, 1, strings, Type, need)))
+        self[0] = None
+        self.btf = btf
+
+    def __missing__(self, type_id: int) -> Type | None:
+        every = self.btf.all_types()
+        self.update(enumerate(every))
+        return every[type_id]
 
 
 def _ids(data: bytes) -> list[int]:

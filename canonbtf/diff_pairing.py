@@ -21,7 +21,8 @@ counterpart on the other side.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Optional, Union
 
 from .btf.model import Btf, Type
 from .canon.dedup import equivalence_classes
@@ -35,6 +36,8 @@ _ANON_OVERLAP = 0.5
 _REFERABLE = frozenset({"struct", "union", "enum", "typedef", "fwd", "int", "float"})
 
 Pairing = tuple[list[tuple["Root", "Root"]], list["Root"], list["Root"]]
+# A BTF's types by id (Btf.all_types(), or diff's mapping of the ids it reads).
+Types = Union[Sequence[Optional[Type]], Mapping[int, Optional[Type]]]
 
 
 class Root:
@@ -75,12 +78,11 @@ class _Graph:
     first_id = 1
     _SHIFT = 40
 
-    def __init__(self, parts: list[tuple[Btf, list[int]]]):
+    def __init__(self, parts: list[tuple[Btf, Types, list[int]]]):
         self._types: list[Type | None] = [None]
         self._lookups = []
-        for number, (btf, ids) in enumerate(parts):
-            all_types = btf.all_types()
-            new_id = [0] * len(all_types)
+        for number, (btf, all_types, ids) in enumerate(parts):
+            new_id = {0: 0}
             for position, old in enumerate(ids, len(self._types)):
                 new_id[old] = position
             shifted = _ShiftedNames(number << self._SHIFT)
@@ -95,9 +97,8 @@ class _Graph:
         return self._lookups[offset >> self._SHIFT](offset & ((1 << self._SHIFT) - 1))
 
 
-def _reach(btf: Btf, roots: Iterable[int]) -> list[int]:
+def _reach(types: Types, roots: Iterable[int]) -> list[int]:
     """`roots` and every type they lead to (void left out), in id order."""
-    types = btf.all_types()
     seen = set()
     stack = list(roots)
     while stack:
@@ -109,7 +110,8 @@ def _reach(btf: Btf, roots: Iterable[int]) -> list[int]:
 
 
 def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
-                      new_groups: dict[tuple, list[Root]]) -> None:
+                      new_groups: dict[tuple, list[Root]], old_types: Types,
+                      new_types: Types) -> None:
     """Give the roots of duplicated names what `pair_named` reads: the key that says two
     roots are the same type, and the sort key (their label, as the canonical order begins,
     then their facts, computed with duplicated names untagged).
@@ -119,8 +121,7 @@ def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
     classes (the dedup's refinement) decide sameness, and each side's canonical order
     which copy comes first (class numbers are no order: they depend on ids). Only what
     those roots reach is ordered and refined: a few thousand types, not the kernel."""
-    for btf, groups in ((old, old_groups), (new, new_groups)):
-        types = btf.all_types()
+    for btf, groups, types in ((old, old_groups, old_types), (new, new_groups, new_types)):
         for root in _roots(groups.values()):
             root.same = root.facts
             root.sort_key = (label(types[root.type_id], btf.names), repr(root.facts), 0)
@@ -130,15 +131,16 @@ def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
         return
     old_alike = [old_groups[key] for key in alike if key in old_groups]
     new_alike = [new_groups[key] for key in alike if key in new_groups]
-    old_reach = _reach(old, (r.type_id for r in _roots(old_alike)))
-    new_reach = _reach(new, (r.type_id for r in _roots(new_alike)))
-    joint = _Graph([(old, old_reach), (new, new_reach)])
+    old_reach = _reach(old_types, (r.type_id for r in _roots(old_alike)))
+    new_reach = _reach(new_types, (r.type_id for r in _roots(new_alike)))
+    joint = _Graph([(old, old_types, old_reach), (new, new_types, new_reach)])
     classes, _ = equivalence_classes(joint)  # type: ignore[arg-type]
     offset = 1
-    for btf, groups, reach in ((old, old_alike, old_reach), (new, new_alike, new_reach)):
+    for btf, types, groups, reach in ((old, old_types, old_alike, old_reach),
+                                      (new, new_types, new_alike, new_reach)):
         class_of = dict(zip(reach, classes[offset:]))
         offset += len(reach)
-        order = canonical_order(_Graph([(btf, reach)]))  # type: ignore[arg-type]
+        order = canonical_order(_Graph([(btf, types, reach)]))  # type: ignore[arg-type]
         position = {reach[node - 1]: n for n, node in enumerate(order)}
         for root in _roots(groups):
             root.same = class_of[root.type_id]

@@ -348,6 +348,45 @@ static int plan_side(const groups_t *g, diff_side_t *sides, int n, const uint32_
     return 0;
 }
 
+/* Every type describing the plan's roots reads: the roots (and what decl tags are on),
+ * and what they reach short of the leaves past them (whose kind and name are all that
+ * is read). */
+static int needed(diff_side_t *d)
+{
+    const types_t *t = d->t;
+    uint32_t last = t->first_id + t->count - 1, *todo = NULL;
+    size_t n = 0, cap = 0, cap_need = 0;
+    uint8_t *mark = calloc((size_t)last + 1, 1);   /* 1 seen, 2 a start */
+    int rc = mark ? 0 : -1;
+    for (size_t k = 0; k < d->nroots + d->nanon && !rc; k++) {
+        uint32_t id = k < d->nroots ? d->roots[k] : d->anon[k - d->nroots];
+        mark[id] = 2;
+        rc = push(&todo, &n, &cap, id);
+        uint32_t i = id - t->first_id, target = t_sot(t, i);
+        if (!rc && t_kind(t, i) == K_DECL_TAG && target) {
+            mark[target] = 2;
+            rc = push(&todo, &n, &cap, target);
+        }
+    }
+    while (n && !rc) {
+        uint32_t id = todo[--n], kind = t_kind(t, id - t->first_id);
+        if (mark[id] == 2) mark[id] = 1;
+        else if (mark[id] || is_leaf(t, id)) continue;
+        mark[id] = 1;
+        const uint32_t *w = record(t, id);
+        for (uint32_t j = 0, nw = nwords(t, id); j < nw && !rc; j++) {
+            uint32_t r = w[j];
+            if (word_role(kind, j) != REF || !r || mark[r]) continue;
+            if (is_leaf(t, r)) mark[r] = 1;
+            else rc = push(&todo, &n, &cap, r);
+        }
+    }
+    for (uint32_t id = 1; id <= last && !rc; id++)
+        if (mark[id]) rc = push(&d->need, &d->nneed, &cap_need, id);
+    free(mark), free(todo);
+    return rc;
+}
+
 int diff_plan(diff_side_t sides[2])
 {
     keys_t k = {.next = 1};
@@ -374,7 +413,7 @@ int diff_plan(diff_side_t sides[2])
         if (!rc) rc = expanded(d->t, d->own_first, d->expanded);
     }
     const uint32_t *read[2] = {keys[0], keys[1]};
-    for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, read);
+    for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, read) || needed(&sides[n]);
     free(dup), free(reach), free(keys[0]), free(keys[1]);
     free(g.of[0]), free(g.of[1]), free(g.group);
     intern_free(&g.in), intern_free(&k.in);

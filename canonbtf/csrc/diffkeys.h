@@ -10,13 +10,14 @@
  * (in); by id, zeroed, count + 1 entries with 0 for void: `spell` (the root's facts are
  * read) and `expanded` (scratch); malloc'd lists of ids (out): `roots`, the named roots
  * whose name is not one root on each side with equal keys, and every decl tag, in id
- * order; `anon`, the anonymous aggregates no named root describes (_Facts.expanded). */
+ * order; `anon`, the anonymous aggregates no named root describes (_Facts.expanded);
+ * `need`, every type describing those reads, in id order. */
 typedef struct {
     const types_t *t;
     uint32_t own_first;
     uint8_t *spell, *expanded;
-    uint32_t *roots, *anon;
-    size_t nroots, nanon;
+    uint32_t *roots, *anon, *need;
+    size_t nroots, nanon, nneed;
 } diff_side_t;
 
 /* Fills both sides' outputs. 0, or -1 when out of memory (the lists are then freed by the

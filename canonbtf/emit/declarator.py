@@ -10,6 +10,8 @@ an array or a prototype has no C spelling (gcc emits CONST on arrays) and is lef
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..btf import format as f
 from ..btf.model import Btf, Type
 
@@ -154,8 +156,9 @@ class ReferenceSpeller(Declarators):
     for noted in a comment, so that equal text means equal types. Diff and the tools that
     compare BTFs spell with it."""
 
-    def __init__(self, btf: Btf):
-        self.types = btf.all_types()
+    def __init__(self, btf: Btf, types: Sequence[Type | None] | None = None):
+        """`types`: the BTF's types by id, when not `btf.all_types()` (diff's lazy ones)."""
+        self.types = btf.all_types() if types is None else types
         self.name = btf.names
         self._expr: dict[int, str] = {}
         self._dropped = False
