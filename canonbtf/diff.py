@@ -20,14 +20,14 @@ swapping which duplicate a member points to is reported. Anonymous roots (top-le
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import native
 from .btf import format as f
 from .btf.model import Btf, Type
 from .btf.writer import section_words
-from .diff_pairing import Root, Types, pair_anonymous, pair_named, settle_duplicates
+from .diff_pairing import Lookup, Root, Types, pair_anonymous, pair_named, settle_duplicates
 from .emit.declarator import MAX_CHAIN, ReferenceSpeller
 from .gcpause import paused_gc
 
@@ -107,8 +107,9 @@ class _Speller(ReferenceSpeller):
     reference to a type whose name is shared reads `struct irq_info#2`, and `spell` says
     whether a spelling names such a type (its facts may change once tags are known)."""
 
-    def __init__(self, btf: Btf, types: Types | None = None):
-        super().__init__(btf, types)  # type: ignore[arg-type]
+    def __init__(self, btf: Btf, types: Types | None = None,
+                 names: Callable[[int], str] | None = None):
+        super().__init__(btf, types, names)  # type: ignore[arg-type]
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
@@ -217,10 +218,11 @@ class _Facts:
     """One BTF's roots described by facts (see the module docstring), spelled by `speller`;
     `of` says whether a root's facts name a duplicated type."""
 
-    def __init__(self, btf: Btf, types: Types | None = None):
-        self.speller = _Speller(btf, types)
+    def __init__(self, btf: Btf, types: Types | None = None,
+                 names: Callable[[int], str] | None = None):
+        self.speller = _Speller(btf, types, names)
         self.types = self.speller.types
-        self.name = btf.names
+        self.name = self.speller.name
         self.own_first = btf.first_id
         self._protos: dict[int, tuple[tuple, bool]] = {}
         # Anonymous aggregates described inside some root.
@@ -579,7 +581,8 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
     plan = _Plan(old, new)
-    old_side, new_side = _Facts(old, plan.old_types), _Facts(new, plan.new_types)
+    old_side = _Facts(old, plan.old_types, plan.old_names)
+    new_side = _Facts(new, plan.new_types, plan.new_names)
     old_named, old_tags, old_anon_ids = _named_roots(old_side, plan.old)
     new_named, new_tags, new_anon_ids = _named_roots(new_side, plan.new)
 
@@ -600,7 +603,8 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
         for type_id in tag_ids:
             text = side.speller.decl_tag_name(side.types[type_id])
             named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
-    settle_duplicates(old, new, old_dups, new_dups, old_side.types, new_side.types)
+    settle_duplicates(Lookup(old_side.types, old_side.name),
+                      Lookup(new_side.types, new_side.name), old_dups, new_dups)
 
     entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
     entries += _anonymous_entries(_anonymous_roots(old_side, old_anon_ids),
@@ -619,7 +623,7 @@ class _Plan:
 
     def __init__(self, old: Btf, new: Btf):
         self.old = self.new = self.old_spell = self.new_spell = None
-        self.old_types = self.new_types = None
+        self.old_types = self.new_types = self.old_names = self.new_names = None
         compiled = native.compiled("canonbtf._btf", "diff_plan")
         chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
         if None in chains:
@@ -632,6 +636,8 @@ class _Plan:
         self.new = (_ids(new_roots), _ids(new_anon))
         self.old_types = _Decoded(old, chains[0], old_need, compiled)
         self.new_types = _Decoded(new, chains[1], new_need, compiled)
+        self.old_names = _Names(chains[0][1]).__getitem__
+        self.new_names = _Names(chains[1][1]).__getitem__
 
 
 class _Decoded(dict):
@@ -650,6 +656,27 @@ class _Decoded(dict):
         every = self.btf.all_types()
         self.update(enumerate(every))
         return every[type_id]
+
+
+class _Names(dict):
+    """offset -> name, as `StringTable.get` reads it (latin-1, up to its NUL), each decoded
+    when first read: the string table's index of every name was half of diff's memory at
+    16 x the kernel, and the plan reads a few of them."""
+
+    def __init__(self, sections: list[tuple[int, bytes]]):
+        super().__init__()
+        self.sections = sections[::-1]
+
+    def __missing__(self, offset: int) -> str:
+        for start, data in self.sections:
+            if offset >= start:
+                rel = offset - start
+                if rel >= len(data):
+                    break
+                end = data.find(b"\0", rel)
+                name = self[offset] = data[rel:end if end >= 0 else len(data)].decode("latin-1")
+                return name
+        raise KeyError(offset)
 
 
 def _ids(data: bytes) -> list[int]:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
-from .btf.model import Btf, Type
+from .btf.model import Type
 from .canon.dedup import equivalence_classes
 from .canon.labels import label
 from .canon.order import canonical_order
@@ -38,6 +38,14 @@ _REFERABLE = frozenset({"struct", "union", "enum", "typedef", "fwd", "int", "flo
 Pairing = tuple[list[tuple["Root", "Root"]], list["Root"], list["Root"]]
 # A BTF's types by id (Btf.all_types(), or diff's mapping of the ids it reads).
 Types = Union[Sequence[Optional[Type]], Mapping[int, Optional[Type]]]
+
+
+class Lookup(NamedTuple):
+    """What pairing reads of one BTF: its types by id and names by offset (`all_types()`
+    and `names` of a Btf, or diff's, which decode only what is read)."""
+
+    types: Types
+    names: Callable[[int], str]
 
 
 class Root:
@@ -78,16 +86,16 @@ class _Graph:
     first_id = 1
     _SHIFT = 40
 
-    def __init__(self, parts: list[tuple[Btf, Types, list[int]]]):
+    def __init__(self, parts: list[tuple[Lookup, list[int]]]):
         self._types: list[Type | None] = [None]
         self._lookups = []
-        for number, (btf, all_types, ids) in enumerate(parts):
+        for number, ((all_types, names), ids) in enumerate(parts):
             new_id = {0: 0}
             for position, old in enumerate(ids, len(self._types)):
                 new_id[old] = position
             shifted = _ShiftedNames(number << self._SHIFT)
             self._types += [all_types[old].remap(new_id, shifted) for old in ids]
-            self._lookups.append(btf.names)
+            self._lookups.append(names)
         self.last_id = len(self._types) - 1
 
     def all_types(self) -> list[Type | None]:
@@ -109,9 +117,8 @@ def _reach(types: Types, roots: Iterable[int]) -> list[int]:
     return sorted(seen)
 
 
-def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
-                      new_groups: dict[tuple, list[Root]], old_types: Types,
-                      new_types: Types) -> None:
+def settle_duplicates(old: Lookup, new: Lookup, old_groups: dict[tuple, list[Root]],
+                      new_groups: dict[tuple, list[Root]]) -> None:
     """Give the roots of duplicated names what `pair_named` reads: the key that says two
     roots are the same type, and the sort key (their label, as the canonical order begins,
     then their facts, computed with duplicated names untagged).
@@ -121,26 +128,25 @@ def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
     classes (the dedup's refinement) decide sameness, and each side's canonical order
     which copy comes first (class numbers are no order: they depend on ids). Only what
     those roots reach is ordered and refined: a few thousand types, not the kernel."""
-    for btf, groups, types in ((old, old_groups, old_types), (new, new_groups, new_types)):
+    for (types, names), groups in ((old, old_groups), (new, new_groups)):
         for root in _roots(groups.values()):
             root.same = root.facts
-            root.sort_key = (label(types[root.type_id], btf.names), repr(root.facts), 0)
+            root.sort_key = (label(types[root.type_id], names), repr(root.facts), 0)
     alike = [key for key in {*old_groups, *new_groups}
              if _alike(old_groups.get(key, ())) or _alike(new_groups.get(key, ()))]
     if not alike:
         return
     old_alike = [old_groups[key] for key in alike if key in old_groups]
     new_alike = [new_groups[key] for key in alike if key in new_groups]
-    old_reach = _reach(old_types, (r.type_id for r in _roots(old_alike)))
-    new_reach = _reach(new_types, (r.type_id for r in _roots(new_alike)))
-    joint = _Graph([(old, old_types, old_reach), (new, new_types, new_reach)])
+    old_reach = _reach(old.types, (r.type_id for r in _roots(old_alike)))
+    new_reach = _reach(new.types, (r.type_id for r in _roots(new_alike)))
+    joint = _Graph([(old, old_reach), (new, new_reach)])
     classes, _ = equivalence_classes(joint)  # type: ignore[arg-type]
     offset = 1
-    for btf, types, groups, reach in ((old, old_types, old_alike, old_reach),
-                                      (new, new_types, new_alike, new_reach)):
+    for side, groups, reach in ((old, old_alike, old_reach), (new, new_alike, new_reach)):
         class_of = dict(zip(reach, classes[offset:]))
         offset += len(reach)
-        order = canonical_order(_Graph([(btf, types, reach)]))  # type: ignore[arg-type]
+        order = canonical_order(_Graph([(side, reach)]))  # type: ignore[arg-type]
         position = {reach[node - 1]: n for n, node in enumerate(order)}
         for root in _roots(groups):
             root.same = class_of[root.type_id]
