@@ -714,8 +714,14 @@ def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_name
             if a.facts != b.facts or a.spells_duplicate or b.spells_duplicate:
                 entries.append((family, name, 0, "pair", a, b))
             continue
-        pairs, removed, added = pair_named(olds, news)
         tagged = key in dup_keys
+        if not tagged and not (olds and news):
+            # Only added or removed (most of a kernel upgrade's changes): in id order, as
+            # pair_named leaves roots of equal sort keys.
+            entries += [(family, name, 0, REMOVED, a, None) for a in olds]
+            entries += [(family, name, 0, ADDED, None, b) for b in news]
+            continue
+        pairs, removed, added = pair_named(olds, news)
         ordinal = 0
         for a, b in pairs:
             ordinal += 1
