@@ -20,12 +20,14 @@ swapping which duplicate a member points to is reported. Anonymous roots (top-le
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from . import native
 from .btf import format as f
 from .btf.model import Btf, Type
-from .diff_pairing import Root, pair_anonymous, pair_named, settle_duplicates
+from .btf.writer import section_words
+from .diff_pairing import Lookup, Root, Types, pair_anonymous, pair_named, settle_duplicates
 from .emit.declarator import MAX_CHAIN, ReferenceSpeller
 from .gcpause import paused_gc
 
@@ -105,8 +107,9 @@ class _Speller(ReferenceSpeller):
     reference to a type whose name is shared reads `struct irq_info#2`, and `spell` says
     whether a spelling names such a type (its facts may change once tags are known)."""
 
-    def __init__(self, btf: Btf):
-        super().__init__(btf)
+    def __init__(self, btf: Btf, types: Types | None = None,
+                 names: Callable[[int], str] | None = None):
+        super().__init__(btf, types, names)  # type: ignore[arg-type]
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
@@ -215,10 +218,11 @@ class _Facts:
     """One BTF's roots described by facts (see the module docstring), spelled by `speller`;
     `of` says whether a root's facts name a duplicated type."""
 
-    def __init__(self, btf: Btf):
-        self.speller = _Speller(btf)
+    def __init__(self, btf: Btf, types: Types | None = None,
+                 names: Callable[[int], str] | None = None):
+        self.speller = _Speller(btf, types, names)
         self.types = self.speller.types
-        self.name = btf.names
+        self.name = self.speller.name
         self.own_first = btf.first_id
         self._protos: dict[int, tuple[tuple, bool]] = {}
         # Anonymous aggregates described inside some root.
@@ -442,15 +446,18 @@ def _unique_keys(pairs: list) -> list:
 # --- roots and matching ------------------------------------------------------------
 
 
-def _named_roots(side: _Facts) -> tuple[dict[tuple[str, str], list[Root]], list[int], list[int]]:
-    """Named roots grouped by (family, name), decl tag ids, anonymous aggregate ids."""
+def _named_roots(side: _Facts, plan: tuple[list[int], list[int]] | None
+                 ) -> tuple[dict[tuple[str, str], list[Root]], list[int], list[int]]:
+    """Named roots grouped by (family, name), decl tag ids, anonymous aggregate ids: of
+    every own type, or of the `_Plan`'s (roots, anonymous roots)."""
     named: dict[tuple[str, str], list[Root]] = defaultdict(list)
     decl_tags: list[int] = []
     anon_candidates: list[int] = []
     types = side.types
     name = side.name
     family_of = _FAMILY_OF_KIND
-    for type_id in range(side.own_first, len(types)):
+    ids: Iterable[int] = range(side.own_first, len(types)) if plan is None else plan[0]
+    for type_id in ids:
         t = types[type_id]
         kind = t.kind
         family = family_of.get(kind)
@@ -463,7 +470,7 @@ def _named_roots(side: _Facts) -> tuple[dict[tuple[str, str], list[Root]], list[
             named[(family, text)].append(Root(type_id, family, text))
         elif kind in _AGGREGATES:
             anon_candidates.append(type_id)
-    return named, decl_tags, anon_candidates
+    return named, decl_tags, anon_candidates if plan is None else plan[1]
 
 
 def _fill_facts(side: _Facts, root: Root) -> None:
@@ -573,26 +580,31 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
-    old_side, new_side = _Facts(old), _Facts(new)
-    old_named, old_tags, old_anon_ids = _named_roots(old_side)
-    new_named, new_tags, new_anon_ids = _named_roots(new_side)
+    plan = _Plan(old, new)
+    old_side = _Facts(old, plan.old_types, plan.old_names)
+    new_side = _Facts(new, plan.new_types, plan.new_names)
+    old_named, old_tags, old_anon_ids = _named_roots(old_side, plan.old)
+    new_named, new_tags, new_anon_ids = _named_roots(new_side, plan.new)
 
     # Names used more than once on either side are tagged once the pairing is known.
     dup_keys = {key for key, group in old_named.items() if len(group) > 1}
     dup_keys |= {key for key, group in new_named.items() if len(group) > 1}
     old_dups = {key: old_named[key] for key in dup_keys if key in old_named}
     new_dups = {key: new_named[key] for key in dup_keys if key in new_named}
-    for side, named, tag_ids, dups in ((old_side, old_named, old_tags, old_dups),
-                                       (new_side, new_named, new_tags, new_dups)):
+    for side, named, tag_ids, dups, spell in (
+            (old_side, old_named, old_tags, old_dups, plan.old_spell),
+            (new_side, new_named, new_tags, new_dups, plan.new_spell)):
         for group in dups.values():
             side.speller.dup_ids.update(root.type_id for root in group)
         for group in named.values():
             for root in group:
-                _fill_facts(side, root)
+                if spell is None or spell[root.type_id]:
+                    _fill_facts(side, root)
         for type_id in tag_ids:
             text = side.speller.decl_tag_name(side.types[type_id])
             named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
-    settle_duplicates(old, new, old_dups, new_dups)
+    settle_duplicates(Lookup(old_side.types, old_side.name),
+                      Lookup(new_side.types, new_side.name), old_dups, new_dups)
 
     entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
     entries += _anonymous_entries(_anonymous_roots(old_side, old_anon_ids),
@@ -600,6 +612,88 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     if dup_keys:
         _refresh_tagged_facts(old_side, new_side, entries)
     return DiffResult(_changes(old_side, new_side, entries))
+
+
+class _Plan:
+    """Which roots to describe, from the compiled keys (csrc/diffkeys.c), made before
+    any type is decoded: a name with one root on each side whose keys say equal facts is
+    left out, a root only added or removed is not spelled (its facts are never read), and
+    only the types describing the rest reads are decoded (`_Decoded`). The pure path (the
+    reference) describes and spells every root."""
+
+    def __init__(self, old: Btf, new: Btf):
+        self.old = self.new = self.old_spell = self.new_spell = None
+        self.old_types = self.new_types = self.old_names = self.new_names = None
+        compiled = native.compiled("canonbtf._btf", "diff_plan")
+        chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
+        if None in chains:
+            return
+        sides = [(words, strings, btf.first_id)
+                 for (words, strings), btf in zip(chains, (old, new))]
+        (old_roots, self.old_spell, old_anon, old_need), \
+            (new_roots, self.new_spell, new_anon, new_need) = compiled.diff_plan(*sides)
+        self.old = (_ids(old_roots), _ids(old_anon))
+        self.new = (_ids(new_roots), _ids(new_anon))
+        self.old_types = _Decoded(old, chains[0], old_need, compiled)
+        self.new_types = _Decoded(new, chains[1], new_need, compiled)
+        self.old_names = _Names(chains[0][1]).__getitem__
+        self.new_names = _Names(chains[1][1]).__getitem__
+
+
+class _Decoded(dict):
+    """A BTF's types by id, only those `need` names decoded (all a plan's roots read but
+    the duplicates' pairing, which may follow them past named types): anything else
+    decodes the whole BTF, once. Unchanged types are most of a kernel, and their objects
+    most of diff's memory."""
+
+    def __init__(self, btf: Btf, chain: tuple[bytes, list], need: bytes, compiled):
+        words, strings = chain
+        super().__init__(zip(_ids(need), compiled.decode(words, 1, strings, Type, need)))
+        self[0] = None
+        self.btf = btf
+
+    def __missing__(self, type_id: int) -> Type | None:
+        every = self.btf.all_types()
+        self.update(enumerate(every))
+        return every[type_id]
+
+
+class _Names(dict):
+    """offset -> name, as `StringTable.get` reads it (latin-1, up to its NUL), each decoded
+    when first read: the string table's index of every name was half of diff's memory at
+    16 x the kernel, and the plan reads a few of them."""
+
+    def __init__(self, sections: list[tuple[int, bytes]]):
+        super().__init__()
+        self.sections = sections[::-1]
+
+    def __missing__(self, offset: int) -> str:
+        for start, data in self.sections:
+            if offset >= start:
+                rel = offset - start
+                if rel >= len(data):
+                    break
+                end = data.find(b"\0", rel)
+                name = self[offset] = data[rel:end if end >= 0 else len(data)].decode("latin-1")
+                return name
+        raise KeyError(offset)
+
+
+def _ids(data: bytes) -> list[int]:
+    return memoryview(data).cast("I").tolist()
+
+
+def _chain_words(btf: Btf) -> tuple[bytes, list] | None:
+    """The type sections of `btf` and its bases as one, from id 1, and their strings."""
+    parts = []
+    part: Btf | None = btf
+    while part is not None:
+        words = section_words(part)
+        if words is None:
+            return None
+        parts.append(words)
+        part = part.base
+    return b"".join(reversed(parts)), btf.string_sections()
 
 
 def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_named: dict,
@@ -620,8 +714,14 @@ def _named_entries(old_side: _Facts, new_side: _Facts, old_named: dict, new_name
             if a.facts != b.facts or a.spells_duplicate or b.spells_duplicate:
                 entries.append((family, name, 0, "pair", a, b))
             continue
-        pairs, removed, added = pair_named(olds, news)
         tagged = key in dup_keys
+        if not tagged and not (olds and news):
+            # Only added or removed (most of a kernel upgrade's changes): in id order, as
+            # pair_named leaves roots of equal sort keys.
+            entries += [(family, name, 0, REMOVED, a, None) for a in olds]
+            entries += [(family, name, 0, ADDED, None, b) for b in news]
+            continue
+        pairs, removed, added = pair_named(olds, news)
         ordinal = 0
         for a, b in pairs:
             ordinal += 1

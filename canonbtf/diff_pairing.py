@@ -21,9 +21,10 @@ counterpart on the other side.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple, Optional, Union
 
-from .btf.model import Btf, Type
+from .btf.model import Type
 from .canon.dedup import equivalence_classes
 from .canon.labels import label
 from .canon.order import canonical_order
@@ -35,6 +36,16 @@ _ANON_OVERLAP = 0.5
 _REFERABLE = frozenset({"struct", "union", "enum", "typedef", "fwd", "int", "float"})
 
 Pairing = tuple[list[tuple["Root", "Root"]], list["Root"], list["Root"]]
+# A BTF's types by id (Btf.all_types(), or diff's mapping of the ids it reads).
+Types = Union[Sequence[Optional[Type]], Mapping[int, Optional[Type]]]
+
+
+class Lookup(NamedTuple):
+    """What pairing reads of one BTF: its types by id and names by offset (`all_types()`
+    and `names` of a Btf, or diff's, which decode only what is read)."""
+
+    types: Types
+    names: Callable[[int], str]
 
 
 class Root:
@@ -75,17 +86,16 @@ class _Graph:
     first_id = 1
     _SHIFT = 40
 
-    def __init__(self, parts: list[tuple[Btf, list[int]]]):
+    def __init__(self, parts: list[tuple[Lookup, list[int]]]):
         self._types: list[Type | None] = [None]
         self._lookups = []
-        for number, (btf, ids) in enumerate(parts):
-            all_types = btf.all_types()
-            new_id = [0] * len(all_types)
+        for number, ((all_types, names), ids) in enumerate(parts):
+            new_id = {0: 0}
             for position, old in enumerate(ids, len(self._types)):
                 new_id[old] = position
             shifted = _ShiftedNames(number << self._SHIFT)
             self._types += [all_types[old].remap(new_id, shifted) for old in ids]
-            self._lookups.append(btf.names)
+            self._lookups.append(names)
         self.last_id = len(self._types) - 1
 
     def all_types(self) -> list[Type | None]:
@@ -95,9 +105,8 @@ class _Graph:
         return self._lookups[offset >> self._SHIFT](offset & ((1 << self._SHIFT) - 1))
 
 
-def _reach(btf: Btf, roots: Iterable[int]) -> list[int]:
+def _reach(types: Types, roots: Iterable[int]) -> list[int]:
     """`roots` and every type they lead to (void left out), in id order."""
-    types = btf.all_types()
     seen = set()
     stack = list(roots)
     while stack:
@@ -108,7 +117,7 @@ def _reach(btf: Btf, roots: Iterable[int]) -> list[int]:
     return sorted(seen)
 
 
-def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
+def settle_duplicates(old: Lookup, new: Lookup, old_groups: dict[tuple, list[Root]],
                       new_groups: dict[tuple, list[Root]]) -> None:
     """Give the roots of duplicated names what `pair_named` reads: the key that says two
     roots are the same type, and the sort key (their label, as the canonical order begins,
@@ -119,26 +128,25 @@ def settle_duplicates(old: Btf, new: Btf, old_groups: dict[tuple, list[Root]],
     classes (the dedup's refinement) decide sameness, and each side's canonical order
     which copy comes first (class numbers are no order: they depend on ids). Only what
     those roots reach is ordered and refined: a few thousand types, not the kernel."""
-    for btf, groups in ((old, old_groups), (new, new_groups)):
-        types = btf.all_types()
+    for (types, names), groups in ((old, old_groups), (new, new_groups)):
         for root in _roots(groups.values()):
             root.same = root.facts
-            root.sort_key = (label(types[root.type_id], btf.names), repr(root.facts), 0)
+            root.sort_key = (label(types[root.type_id], names), repr(root.facts), 0)
     alike = [key for key in {*old_groups, *new_groups}
              if _alike(old_groups.get(key, ())) or _alike(new_groups.get(key, ()))]
     if not alike:
         return
     old_alike = [old_groups[key] for key in alike if key in old_groups]
     new_alike = [new_groups[key] for key in alike if key in new_groups]
-    old_reach = _reach(old, (r.type_id for r in _roots(old_alike)))
-    new_reach = _reach(new, (r.type_id for r in _roots(new_alike)))
+    old_reach = _reach(old.types, (r.type_id for r in _roots(old_alike)))
+    new_reach = _reach(new.types, (r.type_id for r in _roots(new_alike)))
     joint = _Graph([(old, old_reach), (new, new_reach)])
     classes, _ = equivalence_classes(joint)  # type: ignore[arg-type]
     offset = 1
-    for btf, groups, reach in ((old, old_alike, old_reach), (new, new_alike, new_reach)):
+    for side, groups, reach in ((old, old_alike, old_reach), (new, new_alike, new_reach)):
         class_of = dict(zip(reach, classes[offset:]))
         offset += len(reach)
-        order = canonical_order(_Graph([(btf, reach)]))  # type: ignore[arg-type]
+        order = canonical_order(_Graph([(side, reach)]))  # type: ignore[arg-type]
         position = {reach[node - 1]: n for n, node in enumerate(order)}
         for root in _roots(groups):
             root.same = class_of[root.type_id]

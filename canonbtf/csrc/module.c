@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "cdump.h"
+#include "diffkeys.h"
 #include "records.h"
 #include "types.h"
 
@@ -370,12 +371,22 @@ static PyObject *py_labels(PyObject *self, PyObject *args) { return on_view(args
 
 static PyObject *py_decode(PyObject *self, PyObject *args)
 {
-    PyObject *words, *strings, *type_class;
+    PyObject *words, *strings, *type_class, *ids_arg = Py_None;
     unsigned long first_id;
-    if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &type_class)) return NULL;
+    if (!PyArg_ParseTuple(args, "OkOO|O", &words, &first_id, &strings, &type_class, &ids_arg))
+        return NULL;
     view_t v;
     PyObject *result = NULL;
-    if (!view_init(&v, words, first_id, strings)) result = decode_types(&v.t, type_class);
+    uint32_t *ids = NULL;
+    size_t nids = 0;
+    if (!view_init(&v, words, first_id, strings) && !u32_arg(ids_arg, 0, &ids, &nids)) {
+        int ok = 1;
+        for (size_t k = 0; k < nids && ok; k++)
+            ok = ids[k] >= v.t.first_id && ids[k] - v.t.first_id < v.t.count;
+        if (!ok) bad("an id is not one of the section's");
+        else result = decode_types(&v.t, type_class, ids_arg == Py_None ? NULL : ids, nids);
+    }
+    free(ids);
     view_free(&v);
     return result;
 }
@@ -533,6 +544,66 @@ done:
     return result;
 }
 
+/* One side of diff_plan: (words, strings, own_first) with words from id 1. */
+static int plan_arg(view_t *v, PyObject *arg, diff_side_t *d)
+{
+    PyObject *words, *strings;
+    unsigned long own_first;
+    if (!PyArg_ParseTuple(arg, "OOk", &words, &strings, &own_first)) return -1;
+    if (view_init(v, words, 1, strings)) return -1;
+    size_t count = (size_t)v->t.count + 1;
+    if (own_first < 1 || own_first > count) return bad("own_first out of range");
+    d->t = &v->t;
+    d->own_first = (uint32_t)own_first;
+    d->spell = calloc(count, 1);
+    d->expanded = calloc(count, 1);
+    if (!d->spell || !d->expanded) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *u32_bytes(const uint32_t *ids, size_t n)
+{
+    return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
+}
+
+/* (roots, spell, anon) of one side's plan. */
+static PyObject *plan_result(const diff_side_t *d)
+{
+    PyObject *roots = u32_bytes(d->roots, d->nroots), *anon = u32_bytes(d->anon, d->nanon);
+    PyObject *spell = PyBytes_FromStringAndSize((const char *)d->spell, (Py_ssize_t)d->t->count + 1);
+    PyObject *need = u32_bytes(d->need, d->nneed);
+    PyObject *result = roots && anon && spell && need ? PyTuple_Pack(4, roots, spell, anon, need) : NULL;
+    Py_XDECREF(roots), Py_XDECREF(anon), Py_XDECREF(spell), Py_XDECREF(need);
+    return result;
+}
+
+static PyObject *py_diff_plan(PyObject *self, PyObject *args)
+{
+    PyObject *arg[2], *result = NULL, *side[2] = {NULL, NULL};
+    if (!PyArg_ParseTuple(args, "OO", &arg[0], &arg[1])) return NULL;
+    view_t v[2];
+    diff_side_t d[2];
+    memset(v, 0, sizeof v);
+    memset(d, 0, sizeof d);
+    if (!plan_arg(&v[0], arg[0], &d[0]) && !plan_arg(&v[1], arg[1], &d[1])) {
+        if (diff_plan(d)) {
+            PyErr_NoMemory();
+        } else {
+            for (int k = 0; k < 2; k++) side[k] = plan_result(&d[k]);
+            if (side[0] && side[1]) result = PyTuple_Pack(2, side[0], side[1]);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        Py_XDECREF(side[k]);
+        free(d[k].spell), free(d[k].expanded), free(d[k].roots), free(d[k].anon), free(d[k].need);
+        view_free(&v[k]);
+    }
+    return result;
+}
+
 /* The C header's hot parts (cdump.c): (words, first_id, strings, ptr_size, ...). */
 static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
 {
@@ -589,6 +660,9 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
+    {"diff_plan", py_diff_plan, METH_VARARGS,
+     "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
+     "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read) (diffkeys.c)"},
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
      "that kind (and a name in the set `names`)"},
@@ -597,7 +671,8 @@ static PyMethodDef methods[] = {
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
      "abstract_keys(words, 1, strings) -> (u32 keys, u32 token keys, declaration flags, kinds), by id"},
     {"decode", py_decode, METH_VARARGS,
-     "decode(words, first_id, strings, Type) -> [Type, ...] as the reader makes them"},
+     "decode(words, first_id, strings, Type, ids=None) -> [Type, ...] as the reader makes "
+     "them (of every record, or of the own ids in u32 array `ids`)"},
     {"labels", py_labels, METH_VARARGS,
      "labels(words, first_id, strings) -> [label tuple of each own type] (labels.label)"},
     {"pack", py_pack, METH_O, "pack(types) -> bytes: the type section as the writer packs it"},

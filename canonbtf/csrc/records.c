@@ -55,11 +55,12 @@ static PyObject *extra_of(const types_t *t, uint32_t i)
     }
 }
 
-PyObject *decode_types(const types_t *t, PyObject *type_class)
+PyObject *decode_types(const types_t *t, PyObject *type_class, const uint32_t *ids, size_t nids)
 {
-    PyObject *out = PyList_New(t->count);
+    PyObject *out = PyList_New(ids ? (Py_ssize_t)nids : (Py_ssize_t)t->count);
     if (!out) return NULL;
-    for (uint32_t i = 0; i < t->count; i++) {
+    for (uint32_t k = 0; k < (ids ? nids : t->count); k++) {
+        uint32_t i = ids ? ids[k] - t->first_id : k;
         PyObject *extra = extra_of(t, i), *items = extra ? items_of(t, i) : NULL, *one = NULL;
         if (items)
             one = PyObject_CallFunction(type_class, "kkkkOO", (unsigned long)t_kind(t, i),
@@ -72,7 +73,7 @@ PyObject *decode_types(const types_t *t, PyObject *type_class)
             Py_DECREF(out);
             return NULL;
         }
-        PyList_SET_ITEM(out, i, one);
+        PyList_SET_ITEM(out, k, one);
     }
     return out;
 }

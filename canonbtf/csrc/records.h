@@ -7,8 +7,9 @@
 #include "types.h"
 
 /* A list of `type_class(kind, name_off, kflag, size_or_type, extra, items)`, one per
- * record, as reader._parse_types makes them. */
-PyObject *decode_types(const types_t *t, PyObject *type_class);
+ * record (or per id of `ids`, own ids the caller checked), as reader._parse_types makes
+ * them. */
+PyObject *decode_types(const types_t *t, PyObject *type_class, const uint32_t *ids, size_t nids);
 /* The type section of `types` (Type objects) as bytes of host-order words, as
  * writer.type_words packs them; ValueError where the writer would fail. */
 PyObject *pack_types(PyObject *types);

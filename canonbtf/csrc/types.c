@@ -336,3 +336,57 @@ int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx)
     free(tmp);
     return 0;
 }
+
+/* Interned u32 strings (types.h). */
+
+static uint64_t hash_words(const uint32_t *w, uint32_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h = (h ^ w[i]) * 0x100000001B3ull;
+        h ^= h >> 31;
+    }
+    /* murmur3's finaliser: the slot is the low bits, which the loop mixes poorly */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h | 1;
+}
+
+static int intern_grow(intern_t *in)
+{
+    size_t slots = in->slots ? in->slots * 2 : 1024;
+    intern_slot_t *slot = calloc(slots, sizeof *slot);
+    if (!slot) return -1;
+    for (size_t k = 0; k < in->slots; k++) {
+        if (!in->slot[k].hash) continue;
+        size_t s = in->slot[k].hash & (slots - 1);
+        while (slot[s].hash) s = (s + 1) & (slots - 1);
+        slot[s] = in->slot[k];
+    }
+    free(in->slot);
+    in->slot = slot;
+    in->slots = slots;
+    return 0;
+}
+
+uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next)
+{
+    if ((in->used + 1) * 2 > in->slots && intern_grow(in)) return 0;
+    uint64_t h = hash_words(w, n);
+    size_t s = h & (in->slots - 1);
+    for (intern_slot_t *e; (e = &in->slot[s])->hash; s = (s + 1) & (in->slots - 1))
+        if (e->hash == h && e->len == n && !memcmp(in->pool + e->start, w, (size_t)n * sizeof *w))
+            return e->value;
+    if (in->npool + n > UINT32_MAX || GROW(in->pool, in->cap_pool, in->npool + n)) return 0;
+    memcpy(in->pool + in->npool, w, (size_t)n * sizeof *w);
+    in->slot[s] = (intern_slot_t){h, (uint32_t)in->npool, n, (*next)++};
+    in->npool += n;
+    in->used++;
+    return in->slot[s].value;
+}
+
+void intern_free(intern_t *in)
+{
+    free(in->pool), free(in->slot);
+}

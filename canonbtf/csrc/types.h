@@ -100,6 +100,23 @@ typedef struct {
 int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
                    const uint32_t *redirect, int nlenders, int names, renumbered_t *out);
 
+/* Interned u32 strings -> numbers from 1, open addressing over (hash, start, length):
+ * equal strings, equal numbers (a zeroed intern_t is empty). */
+typedef struct {
+    uint64_t hash;   /* 0: empty */
+    uint32_t start, len, value;
+} intern_slot_t;
+typedef struct {
+    uint32_t *pool;
+    size_t npool, cap_pool;
+    intern_slot_t *slot;
+    size_t slots, used;
+} intern_t;
+/* The number of item `w` (n words), `*next` and a new entry if it is new; 0 when out of
+ * memory. */
+uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next);
+void intern_free(intern_t *in);
+
 #define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
 int grow_array(void **a, size_t *cap, size_t need, size_t size);
 

@@ -10,6 +10,8 @@ an array or a prototype has no C spelling (gcc emits CONST on arrays) and is lef
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from ..btf import format as f
 from ..btf.model import Btf, Type
 
@@ -154,9 +156,12 @@ class ReferenceSpeller(Declarators):
     for noted in a comment, so that equal text means equal types. Diff and the tools that
     compare BTFs spell with it."""
 
-    def __init__(self, btf: Btf):
-        self.types = btf.all_types()
-        self.name = btf.names
+    def __init__(self, btf: Btf, types: Sequence[Type | None] | None = None,
+                 names: Callable[[int], str] | None = None):
+        """`types` by id and `names` by offset, when not `btf.all_types()` and `btf.names`
+        (diff's, which decode only what is read)."""
+        self.types = btf.all_types() if types is None else types
+        self.name = btf.names if names is None else names
         self._expr: dict[int, str] = {}
         self._dropped = False
 

@@ -1,0 +1,27 @@
+/* canonbtf._btf.diff_plan (diffkeys.c): which roots diff must describe. */
+#ifndef CANONBTF_DIFFKEYS_H
+#define CANONBTF_DIFFKEYS_H
+
+#include <stddef.h>
+
+#include "types.h"
+
+/* One side: its types from id 1 (a base's first, for split BTF) and where its own start
+ * (in); by id, zeroed, count + 1 entries with 0 for void: `spell` (the root's facts are
+ * read) and `expanded` (scratch); malloc'd lists of ids (out): `roots`, the named roots
+ * whose name is not one root on each side with equal keys, and every decl tag, in id
+ * order; `anon`, the anonymous aggregates no named root describes (_Facts.expanded);
+ * `need`, every type describing those reads, in id order. */
+typedef struct {
+    const types_t *t;
+    uint32_t own_first;
+    uint8_t *spell, *expanded;
+    uint32_t *roots, *anon, *need;
+    size_t nroots, nanon, nneed;
+} diff_side_t;
+
+/* Fills both sides' outputs. 0, or -1 when out of memory (the lists are then freed by the
+ * caller all the same). */
+int diff_plan(diff_side_t sides[2]);
+
+#endif

@@ -1,0 +1,168 @@
+"""diff's compiled plan (canonbtf/csrc/diffkeys.c) against the reference, which describes
+every root: the same report, text and JSON, byte for byte.
+
+The plan leaves out names with one root on each side whose keys are equal and does not
+spell roots only added or removed, so what is judged is that it never leaves out or
+leaves unspelled what would have shown: on the corpus kernels both ways, renumbered,
+with dedup leftovers (duplicate names), split BTF over a base, random BTF with loops,
+few names (duplicates everywhere) and every kind a root can be, and damaged blobs.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+
+from canonbtf import native
+from canonbtf.btf import format as f
+from canonbtf.btf import reader
+from canonbtf.btf.model import Btf, Type
+from canonbtf.diff import diff_btfs
+from canonbtf.emit.diff_text import render_json, render_text
+from canonbtf.errors import InputError
+
+from . import fuzzing
+from .conftest import corpus_path, resolve_input
+from .leftovers import with_leftovers
+from .shuffle import shuffle
+from .test_compiled_dump import random_c_btf
+from .test_compiled_order import both_ways, pure  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "diff_plan") is None,
+                                reason="canonbtf._btf is not built (no compiler, PyPy, or "
+                                       "CANONBTF_PURE set)")
+
+OLD = "vmlinux-6.1.0-56-cloud-amd64.btf"
+NEW = "vmlinux-6.12.113-cloud-amd64.btf"
+
+
+def report(make_old, make_new) -> tuple[str, str]:
+    """The text and JSON reports of the diff of two freshly made BTFs (so that nothing one
+    path decoded or packed is reused by the other)."""
+    result = diff_btfs(make_old(), make_new())
+    text, js = io.StringIO(), io.StringIO()
+    render_text(result, text)
+    render_json(result, js)
+    return text.getvalue(), js.getvalue()
+
+
+def loader(name: str, transform=None):
+    path, base = resolve_input(name)
+
+    def make() -> Btf:
+        btf = reader.load_with_base(str(path), str(base) if base else None)
+        return transform(btf) if transform else btf
+    return make
+
+
+@pytest.mark.parametrize("old,new", [(OLD, NEW), (NEW, OLD)])
+def test_kernels_both_ways(old, new, pure):  # noqa: F811
+    reference, fast = both_ways(pure, report, loader(old), loader(new))
+    assert fast[0].count("\n") > 30000
+    assert fast == reference
+
+
+def test_renumbered_and_with_leftovers(pure):  # noqa: F811
+    old = loader(OLD, lambda btf: with_leftovers(btf, 5))
+    new = loader(NEW, lambda btf: shuffle(btf, 3))
+    reference, fast = both_ways(pure, report, old, new)
+    assert "#2" in fast[0]
+    assert fast == reference
+
+
+def test_a_renumbered_copy_reports_nothing(pure):  # noqa: F811
+    reference, fast = both_ways(pure, report, loader(NEW), loader(NEW, lambda b: shuffle(b, 7)))
+    assert fast == reference == ("", reference[1])
+
+
+@pytest.mark.parametrize("old,new", [("mod-6.1.0-56-cloud-virtio_net.btf",
+                                      "mod-6.1.0-56-cloud-bridge.btf"),
+                                     ("mod-6.1.0-56-cloud-xfs.btf",
+                                      "mod-6.1.0-56-cloud-nf_tables.btf")])
+def test_split_btf_pairs(old, new, pure):  # noqa: F811
+    corpus_path(old)
+    reference, fast = both_ways(pure, report, loader(old), loader(new))
+    assert fast[0] and fast == reference
+
+
+def with_roots(btf: Btf, rng: random.Random) -> Btf:
+    """`btf` with functions, variables, a datasec and decl tags on random types appended:
+    the root kinds random_c_btf does not make."""
+    types = list(btf.types)
+    count = len(types)
+    names = [btf.names(t.name_off) for t in types if t.name_off]
+    offsets = {btf.names(t.name_off): t.name_off for t in types if t.name_off}
+    extra = []
+    for _ in range(rng.randrange(1, 8)):
+        name = offsets[rng.choice(names)] if names else 0
+        target = rng.randrange(0, count + 1)
+        kind = rng.choice([f.FUNC, f.FUNC, f.VAR, f.DECL_TAG])
+        if kind == f.FUNC:
+            extra.append(Type(f.FUNC, name, 0, target, rng.randrange(3)))
+        elif kind == f.VAR:
+            extra.append(Type(f.VAR, name, 0, target, rng.randrange(2)))
+        else:
+            extra.append(Type(f.DECL_TAG, name, 0, target, rng.choice([-1, 0, 1])))
+    vars_ = [count + 1 + n for n, t in enumerate(extra) if t.kind == f.VAR]
+    if vars_:
+        extra.append(Type(f.DATASEC, offsets.get("a", 0), 0, 64, 0,
+                          [(v, 8 * n, 8) for n, v in enumerate(vars_)]))
+    return Btf(types + extra, btf.strings)
+
+
+def changed(btf: Btf, rng: random.Random, seed: int) -> Btf:
+    """`btf` with a few types swapped for those of another random BTF of its size."""
+    other = random_c_btf(random.Random(seed + 10_000), len(btf.types))
+    types = list(btf.types)
+    for _ in range(rng.randrange(0, 4)):
+        i = rng.randrange(len(other.types))
+        types[i] = other.types[i]
+    return Btf(types, btf.strings)
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_random_pairs(seed, pure):  # noqa: F811
+    rng = random.Random(seed)
+    count = rng.choice([3, 10, 40, 120])
+
+    def old() -> Btf:
+        return with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
+
+    def new() -> Btf:
+        return changed(old(), random.Random(seed + 1), seed)
+    reference, fast = both_ways(pure, report, old, new)
+    assert fast == reference
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_damaged_blobs(seed, pure):  # noqa: F811
+    source = fuzzing.handmade_seed()
+    blob, _names = fuzzing.mutate(source, random.Random(seed))
+    try:
+        reader.parse(blob, "damaged")
+    except InputError:
+        return
+    for old, new in ((source.blob, blob), (blob, source.blob)):
+        reference, fast = both_ways(pure, report, lambda b=old: reader.parse(b, "old"),
+                                    lambda b=new: reader.parse(b, "new"))
+        assert fast == reference
+
+
+def test_loops_differing_only_where_they_close(pure):  # noqa: F811
+    """`typedef t` leads into a loop of pointers and a prototype that closes at the
+    prototype on one side and at the pointer before it on the other: records alike, only
+    the edge closing the loop differs, so keys must not be trusted through a loop."""
+    from canonbtf.btf.strings import StringTable
+
+    strings, offset = StringTable.build(["int", "t"])
+
+    def make(back: int):
+        return lambda: Btf([Type(f.INT, offset["int"], 0, 4, 32 | f.INT_SIGNED << 24),
+                            Type(f.TYPEDEF, offset["t"], 0, 3), Type(f.PTR, 0, 0, 4),
+                            Type(f.FUNC_PROTO, 0, 0, 1, 0, [(0, 5)]), Type(f.PTR, 0, 0, back)],
+                           strings)
+    reference, fast = both_ways(pure, report, make(4), make(3))
+    assert "typedef t" in fast[0]
+    assert fast == reference
