@@ -1029,6 +1029,85 @@ PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size)
     return result;
 }
 
+/* sizes.pointer_size: that of the first INT named `long int` or `long unsigned int` of
+ * size 4 or 8, else 8. */
+static unsigned long pointer_size_of(const types_t *t)
+{
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint32_t size = t_sot(t, i), len;
+        if (t_kind(t, i) != K_INT || (size != 4 && size != 8)) continue;
+        const uint8_t *name = name_at(t, t_name(t, i), &len);
+        if ((len == 8 && !memcmp(name, "long int", 8))
+            || (len == 17 && !memcmp(name, "long unsigned int", 17)))
+            return size;
+    }
+    return 8;
+}
+
+/* The top byte of each type's info word (kind | kind_flag << 7), 0 for void. */
+static PyObject *info_bytes(const types_t *t)
+{
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)t->count + 1);
+    if (!result) return NULL;
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
+    out[0] = 0;
+    for (uint32_t i = 0; i < t->count; i++) out[i + 1] = (uint8_t)(t->w[t->start[i] + 1] >> 24);
+    return result;
+}
+
+/* Each type's name, "" for void. */
+static PyObject *type_names(const types_t *t)
+{
+    PyObject *result = PyList_New((Py_ssize_t)t->count + 1);
+    if (!result) return NULL;
+    for (uint32_t i = 0; i <= t->count; i++) {
+        uint32_t len = 0;
+        const uint8_t *name = i ? name_at(t, t_name(t, i - 1), &len) : (const uint8_t *)"";
+        PyObject *s = PyUnicode_DecodeLatin1((const char *)name, len, NULL);
+        if (!s) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, i, s);
+    }
+    return result;
+}
+
+/* (FUNC id, tag name) of each DECL_TAG of a whole FUNC (component -1, kind_flag 0). */
+static PyObject *function_tags(const types_t *t)
+{
+    PyObject *result = PyList_New(0);
+    for (uint32_t i = 0; result && i < t->count; i++) {
+        uint32_t target = t_sot(t, i), len;
+        if (t_kind(t, i) != K_DECL_TAG || t_kflag(t, i) || t_rest(t, i)[0] != 0xFFFFFFFFu
+            || target < t->first_id || target - t->first_id >= t->count
+            || t_kind(t, target - t->first_id) != K_FUNC)
+            continue;
+        const uint8_t *name = name_at(t, t_name(t, i), &len);
+        PyObject *tag = PyUnicode_DecodeLatin1((const char *)name, len, NULL);
+        PyObject *one = tag ? Py_BuildValue("(kO)", (unsigned long)target, tag) : NULL;
+        if (!one || PyList_Append(result, one)) Py_CLEAR(result);
+        Py_XDECREF(tag);
+        Py_XDECREF(one);
+    }
+    return result;
+}
+
+PyObject *cdump_facts(const types_t *t)
+{
+    if (t->first_id != 1 || t->ntabs != 1) {
+        PyErr_SetString(PyExc_ValueError, "a BTF without a base");
+        return NULL;
+    }
+    PyObject *info = info_bytes(t), *names = info ? type_names(t) : NULL;
+    PyObject *tags = names ? function_tags(t) : NULL;
+    PyObject *result = tags ? Py_BuildValue("(kOOO)", pointer_size_of(t), info, names, tags) : NULL;
+    Py_XDECREF(info);
+    Py_XDECREF(names);
+    Py_XDECREF(tags);
+    return result;
+}
+
 /* display: {id: latin-1 bytes}, kept alive by the caller's dict. */
 static int read_display(ctx_t *c, PyObject *display)
 {

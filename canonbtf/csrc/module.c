@@ -546,6 +546,8 @@ static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
     return result;
 }
 
+static PyObject *py_c_facts(PyObject *self, PyObject *args) { return on_view(args, cdump_facts); }
+
 static PyObject *py_c_definitions(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings;
@@ -615,6 +617,9 @@ static PyMethodDef methods[] = {
      "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
     {"c_shape_ok", py_c_shape_ok, METH_VARARGS,
      "c_shape_ok(words, first_id, strings, ptr_size) -> True: spellable as C; False: ask c_shape"},
+    {"c_facts", py_c_facts, METH_VARARGS,
+     "c_facts(words, 1, strings) -> (pointer size, info top byte per id, name per id, "
+     "[(FUNC id, tag name)])"},
     {"c_definitions", py_c_definitions, METH_VARARGS,
      "c_definitions(words, first_id, strings, ptr_size) -> (ids, [(text, refs, enumerators)])"},
     {"c_render", py_c_render, METH_VARARGS,

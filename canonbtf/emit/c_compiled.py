@@ -23,7 +23,7 @@ Spelled = tuple
 
 
 def _module() -> ModuleType | None:
-    return native.compiled("canonbtf._btf", "c_definitions")
+    return native.compiled("canonbtf._btf", "c_facts")
 
 
 class CompiledSpelling:
@@ -48,6 +48,10 @@ class CompiledSpelling:
             return getattr(self._module, function)(self._words, 1, self._strings, *args)
         except ValueError:
             return None
+
+    def facts(self) -> tuple[int, bytes, list[str], list[tuple[int, str]]] | None:
+        """c.type_facts without decoding a Type."""
+        return self._call("c_facts")
 
     def shape_ok(self, ptr_size: int) -> bool:
         """True when c_shape_problem would certainly find nothing."""
