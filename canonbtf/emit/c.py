@@ -17,11 +17,10 @@ suffixes in canonical order.
 
 from __future__ import annotations
 
-import hashlib
 import weakref
 from collections.abc import Callable
 from functools import cached_property
-from typing import NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
@@ -30,9 +29,10 @@ from ..errors import InputError
 from ..gcpause import paused_gc
 from .c_compiled import CompiledSpelling
 from .c_names import KIND_MASK, NameClaims, canonical_ranks
-from .c_order import Placement
-from .c_shape import c_shape_problem
 from .c_spell import BUILTIN_TYPEDEFS, NAMED_KINDS, DefinitionSpeller
+
+if TYPE_CHECKING:
+    from .c_order import Placement
 
 KFUNC_TAG = "bpf_kfunc"
 FASTCALL_TAG = "bpf_fastcall"
@@ -84,6 +84,8 @@ def dump_c(btf: Btf, out: TextIO) -> None:
     else:
         # Module headers are included after the base's, so they need a guard of their own;
         # derived from the content, it is as stable as the content.
+        import hashlib  # here: a vmlinux header's start-up need not pay for it
+
         digest = hashlib.sha256(body.encode("latin-1")).hexdigest()[:16].upper()
         guard = f"__VMLINUX_SPLIT_{digest}_H__"
     write_header(out, guard, bool(header.kfuncs), body)
@@ -163,6 +165,8 @@ def _header_for(btf: Btf) -> _Header:
         checked = None
         # What C cannot spell would make the emitter loop or recurse without end.
         if compiled is None or not compiled.shape_ok(ptr_size):
+            from .c_shape import c_shape_problem  # only when the compiled check cannot tell
+
             types = btf.all_types()
             checked = (by_value_edges(types), TypeSizes(types, ptr_size))
             problem = c_shape_problem(btf, *checked)
@@ -224,8 +228,10 @@ class _Header:
             self.speller.forget_names()
         # Second pass, for the few definitions that print a suffixed name.
         renamed = set(self.display) | set(self.enumerator_suffix)
-        self._render_again([d for d in self.defs
-                            if d in renamed or any(r in renamed for r, _ in self.refs[d])])
+        refs = self.refs
+        again = renamed.intersection(self.defs)
+        again.update(d for d in self.defs for r, _ in refs[d] if r in renamed)
+        self._render_again(sorted(again))
 
     @cached_property
     def types(self) -> list[Type | None]:
@@ -251,6 +257,9 @@ class _Header:
 
     @cached_property
     def placement(self) -> Placement:
+        # Imported here: the compiled placement needs none of it (nor its dataclasses).
+        from .c_order import Placement
+
         by_value = self._checked[0] if self._checked is not None else LazyByValue(self.types)
         return Placement(self.types, self.names, self.first_id, by_value, self.ptr_size,
                          self.defs, self.refs, self.rank)
