@@ -1055,14 +1055,21 @@ static PyObject *info_bytes(const types_t *t)
     return result;
 }
 
-/* Each type's name, "" for void. */
+/* A header never spells the name of these kinds (c.UNSPELLED_KINDS). */
+static int unspelled(uint32_t kind)
+{
+    return kind == K_FUNC || kind == K_VAR || kind == K_DATASEC || kind == K_DECL_TAG;
+}
+
+/* Each type's name, "" for void and the kinds a header never spells. */
 static PyObject *type_names(const types_t *t)
 {
     PyObject *result = PyList_New((Py_ssize_t)t->count + 1);
     if (!result) return NULL;
     for (uint32_t i = 0; i <= t->count; i++) {
         uint32_t len = 0;
-        const uint8_t *name = i ? name_at(t, t_name(t, i - 1), &len) : (const uint8_t *)"";
+        const uint8_t *name = i && !unspelled(t_kind(t, i - 1))
+                              ? name_at(t, t_name(t, i - 1), &len) : (const uint8_t *)"";
         PyObject *s = PyUnicode_DecodeLatin1((const char *)name, len, NULL);
         if (!s) {
             Py_DECREF(result);
@@ -1073,7 +1080,8 @@ static PyObject *type_names(const types_t *t)
     return result;
 }
 
-/* (FUNC id, tag name) of each DECL_TAG of a whole FUNC (component -1, kind_flag 0). */
+/* (FUNC id, FUNC name, tag name) of each DECL_TAG of a whole FUNC (component -1,
+ * kind_flag 0). */
 static PyObject *function_tags(const types_t *t)
 {
     PyObject *result = PyList_New(0);
@@ -1083,10 +1091,14 @@ static PyObject *function_tags(const types_t *t)
             || target < t->first_id || target - t->first_id >= t->count
             || t_kind(t, target - t->first_id) != K_FUNC)
             continue;
+        uint32_t flen;
         const uint8_t *name = name_at(t, t_name(t, i), &len);
-        PyObject *tag = PyUnicode_DecodeLatin1((const char *)name, len, NULL);
-        PyObject *one = tag ? Py_BuildValue("(kO)", (unsigned long)target, tag) : NULL;
+        const uint8_t *fname = name_at(t, t_name(t, target - t->first_id), &flen);
+        PyObject *func = PyUnicode_DecodeLatin1((const char *)fname, flen, NULL);
+        PyObject *tag = func ? PyUnicode_DecodeLatin1((const char *)name, len, NULL) : NULL;
+        PyObject *one = tag ? Py_BuildValue("(kOO)", (unsigned long)target, func, tag) : NULL;
         if (!one || PyList_Append(result, one)) Py_CLEAR(result);
+        Py_XDECREF(func);
         Py_XDECREF(tag);
         Py_XDECREF(one);
     }

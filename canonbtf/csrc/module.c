@@ -619,7 +619,7 @@ static PyMethodDef methods[] = {
      "c_shape_ok(words, first_id, strings, ptr_size) -> True: spellable as C; False: ask c_shape"},
     {"c_facts", py_c_facts, METH_VARARGS,
      "c_facts(words, 1, strings) -> (pointer size, info top byte per id, name per id, "
-     "[(FUNC id, tag name)])"},
+     "[(FUNC id, FUNC name, tag name)])"},
     {"c_definitions", py_c_definitions, METH_VARARGS,
      "c_definitions(words, first_id, strings, ptr_size) -> (ids, [(text, refs, enumerators)])"},
     {"c_render", py_c_render, METH_VARARGS,

@@ -133,24 +133,34 @@ def header_names(btf: Btf) -> dict[int, str]:
 _headers: weakref.WeakKeyDictionary[Btf, _Header] = weakref.WeakKeyDictionary()
 
 
+# Kinds whose names a header never spells (no declarator ends at them); a kfunc's name
+# comes with its tag (TypeFacts.function_tags). Leaving them out of TypeFacts.names saves
+# a string per function: 60 MB at 16 x a vmlinux.
+UNSPELLED_KINDS = frozenset({f.FUNC, f.VAR, f.DATASEC, f.DECL_TAG})
+
+
 class TypeFacts(NamedTuple):
     """What the header reads of every type, by id (base included, void at 0), so that the
     compiled path need not decode a Type (CompiledSpelling.facts gives the same)."""
 
     ptr_size: int
     info: bytes  # the top byte of each info word: kind | kind_flag << 7 (c_names.KIND_MASK)
-    names: list[str]
-    function_tags: list[tuple[int, str]]  # (FUNC id, tag) of own DECL_TAGs of whole FUNCs
+    names: list[str]  # "" for UNSPELLED_KINDS
+    # (FUNC id, its name, tag) of each own DECL_TAG of a whole FUNC
+    function_tags: list[tuple[int, str, str]]
 
 
 def type_facts(btf: Btf, base: _Header | None, string: Callable[[int], str]) -> TypeFacts:
     """TypeFacts from the decoded types; a module's continue its base header's."""
     types = btf.types
-    names = (base.names if base is not None else [""]) + [string(t.name_off) for t in types]
+    unspelled = UNSPELLED_KINDS
+    names = (base.names if base is not None else [""]) + [
+        "" if t.kind in unspelled else string(t.name_off) for t in types]
     info = (base.info if base is not None else b"\0") + bytes(
         [t.kind | t.kflag << 7 for t in types])
-    tags = [(t.size_or_type, names[tid]) for tid, t in enumerate(types, btf.first_id)
-            if t.kind == f.DECL_TAG and t.extra == -1 and t.kflag == 0
+    all_types = btf.all_types()
+    tags = [(t.size_or_type, string(all_types[t.size_or_type].name_off), string(t.name_off))
+            for t in types if t.kind == f.DECL_TAG and t.extra == -1 and t.kflag == 0
             and info[t.size_or_type] & KIND_MASK == f.FUNC]
     return TypeFacts(pointer_size(btf), info, names, tags)
 
@@ -313,12 +323,15 @@ class _Header:
         for d in ids:
             self._render(d)
 
-    def _kfuncs(self, function_tags: list[tuple[int, str]]) -> list[tuple[str, int, bool]]:
+    def _kfuncs(self, function_tags: list[tuple[int, str, str]]
+                ) -> list[tuple[str, int, bool]]:
         """(name, FUNC id, fastcall) of the functions tagged as kfuncs, by name."""
         tagged: dict[int, set[str]] = {}
-        for fid, tag in function_tags:
+        name_of: dict[int, str] = {}
+        for fid, name, tag in function_tags:
             tagged.setdefault(fid, set()).add(tag)
-        kfuncs = [(self.names[fid], fid, FASTCALL_TAG in tags)
+            name_of[fid] = name
+        kfuncs = [(name_of[fid], fid, FASTCALL_TAG in tags)
                   for fid, tags in tagged.items() if KFUNC_TAG in tags]
         kfuncs.sort(key=lambda k: (k[0], self.prototype(k[1], k[0])[0]))
         return kfuncs
