@@ -31,7 +31,7 @@ from . import fuzzing
 from .conftest import VMLINUX_BLOBS, corpus_path
 from .test_compiled_order import both_ways, pure  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "c_facts") is None,
+pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "c_view") is None,
                                 reason="canonbtf._btf is not built (no compiler, PyPy, or "
                                        "CANONBTF_PURE set)")
 
@@ -212,22 +212,42 @@ def test_corpus_facts_are_the_references(name):
 
 
 def test_bad_arguments_are_value_errors():
-    module = native.compiled("canonbtf._btf", "c_facts")
+    module = native.compiled("canonbtf._btf", "c_view")
     strings, offset = StringTable.build(["int"])
     btf = Btf([Type(f.INT, offset["int"], 0, 4, 32)], strings)
-    words = CompiledSpelling.of(btf)._words
+    words = writer.section_words(btf)
     sections = btf.string_sections()
+    view = module.c_view(words, 1, sections)
+    split = module.c_view(words, 2, [(0, b"\0"), (1, strings.data()[1:])])
     with pytest.raises(ValueError):
-        module.c_definitions(words, 2, sections, 8)  # not a BTF without a base
+        module.c_definitions(split, 8)  # not a BTF without a base
     with pytest.raises(ValueError):
-        module.c_facts(words, 2, sections)
+        module.c_facts(split)
     with pytest.raises(ValueError):
-        module.c_shape_ok(words, 1, sections, 3)  # no such pointer size
+        module.c_view(words[:-4], 1, sections)  # not a type section the reader takes
     with pytest.raises(ValueError):
-        module.c_render(words, 1, sections, 8, [5], {}, {})  # not an own id
+        module.c_shape_ok(view, 3)  # no such pointer size
     with pytest.raises(ValueError):
-        module.c_render(words, 1, sections, 8, [1], {}, {})  # not a definition
+        module.c_render(view, 8, [5], {}, {})  # not an own id
     with pytest.raises(ValueError):
-        module.c_placement(words, 1, sections, 8, [1, 1], {1: []}, {1: 0})  # twice
+        module.c_render(view, 8, [1], {}, {})  # not a definition
     with pytest.raises(ValueError):
-        module.c_placement(words, 1, sections, 8, [1], {}, {})  # no mentions given
+        module.c_placement(view, 8, [1, 1], {1: []}, {1: 0})  # twice
+    with pytest.raises(ValueError):
+        module.c_placement(view, 8, [1], {}, {})  # no mentions given
+    with pytest.raises(ValueError):
+        module.c_facts(words)  # not a view
+
+
+def test_a_view_reads_bytes_in_place_and_copies_the_rest():
+    """A view holds the words of a bytes object (immutable) and copies other buffers, so
+    a bytearray changed after the view was made does not change what it reads."""
+    module = native.compiled("canonbtf._btf", "c_view")
+    btf = random_c_btf(random.Random(3), 40)
+    words = writer.section_words(btf)
+    sections = btf.string_sections()
+    expected = module.c_facts(module.c_view(words, 1, sections))
+    mutable = bytearray(words)
+    view = module.c_view(mutable, 1, sections)
+    mutable[:] = bytes(len(mutable))
+    assert module.c_facts(view) == expected
