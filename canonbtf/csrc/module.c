@@ -584,22 +584,24 @@ static PyObject *py_c_facts(PyObject *self, PyObject *capsule)
     return t ? cdump_facts(t) : NULL;
 }
 
-static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
+/* A function of the view and a pointer size: (view, ptr_size) -> fn(view, ptr_size). */
+static PyObject *on_sized_view(PyObject *args, PyObject *(*fn)(const types_t *, unsigned long))
 {
     PyObject *capsule;
     unsigned long ptr_size;
     if (!PyArg_ParseTuple(args, "Ok", &capsule, &ptr_size)) return NULL;
     const types_t *t = view_of(capsule);
-    return t ? cdump_shape_ok(t, ptr_size) : NULL;
+    return t ? fn(t, ptr_size) : NULL;
+}
+
+static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
+{
+    return on_sized_view(args, cdump_shape_ok);
 }
 
 static PyObject *py_c_definitions(PyObject *self, PyObject *args)
 {
-    PyObject *capsule;
-    unsigned long ptr_size;
-    if (!PyArg_ParseTuple(args, "Ok", &capsule, &ptr_size)) return NULL;
-    const types_t *t = view_of(capsule);
-    return t ? cdump_definitions(t, ptr_size) : NULL;
+    return on_sized_view(args, cdump_definitions);
 }
 
 static PyObject *py_c_render(PyObject *self, PyObject *args)
