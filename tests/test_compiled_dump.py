@@ -18,7 +18,7 @@ import pytest
 
 from canonbtf import native
 from canonbtf.btf import format as f
-from canonbtf.btf import reader
+from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.sizes import TypeSizes, pointer_size
 from canonbtf.btf.strings import StringTable
@@ -32,7 +32,7 @@ from .conftest import VMLINUX_BLOBS, corpus_path
 from .test_compiled_order import both_ways, pure  # noqa: F401 - the fixture
 from .test_dump_c import BUILTIN_NAMED_KINDS, builtin_named_btf
 
-pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "c_definitions") is None,
+pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "c_view") is None,
                                 reason="canonbtf._btf is not built (no compiler, PyPy, or "
                                        "CANONBTF_PURE set)")
 
@@ -65,7 +65,8 @@ def random_c_btf(rng: random.Random, count: int) -> Btf:
     """Types a header spells: what is held by value refers to earlier ids only (so most
     are spellable), pointers and prototypes anywhere; now and then a loop or a nameless
     typedef, which both paths must refuse with the same message."""
-    names = ["", "", "a", "b", "ab", "__builtin_va_list", "__gnuc_va_list", "long int"]
+    names = ["", "", "a", "b", "ab", "__builtin_va_list", "__gnuc_va_list", "long int",
+             "bpf_kfunc", "bpf_fastcall"]
     strings, offset = StringTable.build([n for n in names if n])
     last = count
 
@@ -112,11 +113,17 @@ def random_c_btf(rng: random.Random, count: int) -> Btf:
             return Type(f.TYPE_TAG, name() or offset["a"], rng.randrange(2), earlier(me))
         if kind == f.FLOAT:
             return Type(f.FLOAT, name(), 0, rng.choice([4, 8]))
+        if kind == f.FUNC:
+            return Type(f.FUNC, name() or offset["a"], 0, anywhere(), 0)
+        if kind == f.DECL_TAG:  # mostly kfunc tags of whole functions
+            tag = offset[rng.choice(["bpf_kfunc", "bpf_kfunc", "bpf_fastcall", "a"])]
+            return Type(f.DECL_TAG, tag, rng.random() < 0.1, anywhere(),
+                        -1 if rng.random() < 0.8 else rng.randrange(3))
         return Type(kind, 0, 0, earlier(me))  # CONST, VOLATILE, RESTRICT
 
     kinds = [f.INT, f.PTR, f.PTR, f.ARRAY, f.STRUCT, f.STRUCT, f.UNION, f.ENUM, f.ENUM64,
              f.FWD, f.TYPEDEF, f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG,
-             f.FUNC_PROTO, f.FLOAT]
+             f.FUNC_PROTO, f.FLOAT, f.FUNC, f.DECL_TAG]
     types = [maker(rng.choice(kinds), me) for me in range(1, count + 1)]
     return Btf(types, strings)
 
@@ -162,9 +169,21 @@ def test_deep_nesting_is_left_to_the_reference(pure):  # noqa: F811
         assert fast[0] == ("error" if depth > 150 else "ok")
 
 
-@pytest.mark.parametrize("seed_name", ["handmade", "handmade-layout"])
+def random_c_seed() -> fuzzing.Seed:
+    """Random spellable types (with kfuncs) as a blob to damage: reaches more of cdump.c
+    than the handmade types."""
+    for seed in range(100):
+        blob = writer.write(random_c_btf(random.Random(seed), 60))
+        result, header = dump(blob)
+        if result == "ok" and "BPF kfuncs" in header:
+            return fuzzing.Seed("random-c", blob)
+    raise AssertionError("no spellable random BTF with kfuncs")
+
+
+@pytest.mark.parametrize("seed_name", ["handmade", "handmade-layout", "random-c"])
 def test_damaged_blobs_dump_alike(seed_name, pure):  # noqa: F811
-    seed = {"handmade": fuzzing.handmade_seed, "handmade-layout": fuzzing.layout_seed}[seed_name]()
+    seed = {"handmade": fuzzing.handmade_seed, "handmade-layout": fuzzing.layout_seed,
+            "random-c": random_c_seed}[seed_name]()
     rnd = random.Random(seed_name)
     results = {"ok": 0, "error": 0}
     for _ in range(300):
@@ -179,21 +198,62 @@ def test_damaged_blobs_dump_alike(seed_name, pure):  # noqa: F811
     assert results["ok"]
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_facts_are_the_references(seed):
+    """c_facts (pointer size, info bytes, names, FUNC tags) = c.type_facts of the Types."""
+    rng = random.Random(seed)
+    btf = random_c_btf(rng, rng.choice([3, 20, 80]))
+    blob = writer.write(btf)
+    fast = CompiledSpelling.of(reader.parse(blob, "blob")).facts()
+    assert fast == c_header.type_facts(reader.parse(blob, "blob"), None, btf.strings.get)
+
+
+@pytest.mark.parametrize("name", VMLINUX_BLOBS)
+def test_corpus_facts_are_the_references(name):
+    path = str(corpus_path(name))
+    fast = CompiledSpelling.of(reader.load_with_base(path, None)).facts()
+    btf = reader.load_with_base(path, None)
+    assert fast == c_header.type_facts(btf, None, btf.strings.lookup)
+    assert fast[0] == 8
+
+
 def test_bad_arguments_are_value_errors():
-    module = native.compiled("canonbtf._btf", "c_definitions")
+    module = native.compiled("canonbtf._btf", "c_view")
     strings, offset = StringTable.build(["int"])
     btf = Btf([Type(f.INT, offset["int"], 0, 4, 32)], strings)
-    words = CompiledSpelling.of(btf)._words
+    words = writer.section_words(btf)
     sections = btf.string_sections()
+    view = module.c_view(words, 1, sections)
+    split = module.c_view(words, 2, [(0, b"\0"), (1, strings.data()[1:])])
     with pytest.raises(ValueError):
-        module.c_definitions(words, 2, sections, 8)  # not a BTF without a base
+        module.c_definitions(split, 8)  # not a BTF without a base
     with pytest.raises(ValueError):
-        module.c_shape_ok(words, 1, sections, 3)  # no such pointer size
+        module.c_facts(split)
     with pytest.raises(ValueError):
-        module.c_render(words, 1, sections, 8, [5], {}, {})  # not an own id
+        module.c_view(words[:-4], 1, sections)  # not a type section the reader takes
     with pytest.raises(ValueError):
-        module.c_render(words, 1, sections, 8, [1], {}, {})  # not a definition
+        module.c_shape_ok(view, 3)  # no such pointer size
     with pytest.raises(ValueError):
-        module.c_placement(words, 1, sections, 8, [1, 1], {1: []}, {1: 0})  # twice
+        module.c_render(view, 8, [5], {}, {})  # not an own id
     with pytest.raises(ValueError):
-        module.c_placement(words, 1, sections, 8, [1], {}, {})  # no mentions given
+        module.c_render(view, 8, [1], {}, {})  # not a definition
+    with pytest.raises(ValueError):
+        module.c_placement(view, 8, [1, 1], {1: []}, {1: 0})  # twice
+    with pytest.raises(ValueError):
+        module.c_placement(view, 8, [1], {}, {})  # no mentions given
+    with pytest.raises(ValueError):
+        module.c_facts(words)  # not a view
+
+
+def test_a_view_reads_bytes_in_place_and_copies_the_rest():
+    """A view holds the words of a bytes object (immutable) and copies other buffers, so
+    a bytearray changed after the view was made does not change what it reads."""
+    module = native.compiled("canonbtf._btf", "c_view")
+    btf = random_c_btf(random.Random(3), 40)
+    words = writer.section_words(btf)
+    sections = btf.string_sections()
+    expected = module.c_facts(module.c_view(words, 1, sections))
+    mutable = bytearray(words)
+    view = module.c_view(mutable, 1, sections)
+    mutable[:] = bytes(len(mutable))
+    assert module.c_facts(view) == expected

@@ -4,9 +4,10 @@
 Each input damages a valid BTF blob, plain or split over a small base, or that base
 (words overwritten at a chosen place, or the blob cut short), then reads and sorts it
 (with and without dedup, either order) with the compiled part and with the Python
-reference. Both must end alike: the same bytes, or the same error message. It also checks
-it: where the compiled fast pass of `check` (csrc/check.c) says clean, the Python
-validator must find nothing, and the validator must never raise.
+reference. Both must end alike: the same bytes, or the same error message. A blob without
+a base is also dumped as C (csrc/cdump.c against emit/c.py): the same header or the same
+message. It also checks it: where the compiled fast pass of `check` (csrc/check.c) says
+clean, the Python validator must find nothing, and the validator must never raise.
 Anything else stops the run with the input saved. Build and run it as
 tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang, atheris's ASan preloaded),
 naming this script: libFuzzer then steers by the C's coverage.
@@ -29,13 +30,15 @@ from canonbtf.btf import reader, validator, writer  # noqa: E402
 from canonbtf.canon import canonicalize  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 from tests.fuzzing import handmade_btf  # noqa: E402
+from tests.test_compiled_dump import dump, random_c_btf  # noqa: E402
 from tests.test_compiled_order import random_btf  # noqa: E402
 
 BASE = writer.write(random_btf(random.Random(9), 40))
 # (blob, its base's blob or None).
 SEEDS = [(writer.write(handmade_btf()), None), (writer.write(handmade_btf(), ">"), None),
          *((writer.write(random_btf(random.Random(n), 60)), None) for n in range(4)),
-         (writer.write(random_btf(random.Random(10), 30, reader.parse(BASE))), BASE)]
+         (writer.write(random_btf(random.Random(10), 30, reader.parse(BASE))), BASE),
+         *((writer.write(random_c_btf(random.Random(n), 80)), None) for n in range(4))]
 
 
 def parsed(blob: bytes, base: bytes | None):
@@ -50,11 +53,12 @@ def outcome(blob: bytes, base: bytes | None, dedup: bool, order: str) -> tuple[s
         return "error", str(e)
 
 
-def both(blob: bytes, base: bytes | None, dedup: bool, order: str) -> tuple:
+def both(make, *args) -> tuple:
+    """`make(*args)` with the reference, then with the compiled part."""
     os.environ[native.PURE_ENV] = "1"
-    reference = outcome(blob, base, dedup, order)
+    reference = make(*args)
     del os.environ[native.PURE_ENV]
-    return reference, outcome(blob, base, dedup, order)
+    return reference, make(*args)
 
 
 def check_agrees(blob: bytes, base: bytes | None) -> None:
@@ -91,8 +95,15 @@ def one_input(data: bytes) -> None:
     dedup = fdp.ConsumeBool()
     order = "name" if fdp.ConsumeBool() else "kind"
     check_agrees(blob, base)
-    reference, fast = both(blob, base, dedup, order)
+    reference, fast = both(outcome, blob, base, dedup, order)
     assert fast == reference, f"compiled {fast[0]} vs reference {reference[0]}"
+    if base is None:
+        try:
+            reader.parse(blob, "blob")
+        except InputError:
+            return
+        reference, fast = both(dump, blob)
+        assert fast == reference, f"C header: compiled {fast[0]} vs reference {reference[0]}"
 
 
 if __name__ == "__main__":

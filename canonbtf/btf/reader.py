@@ -193,7 +193,8 @@ def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: Strin
     compiled = native.compiled("canonbtf._btf", "check")
     if compiled is None:
         return None
-    words = _unpack_words(raw, byteorder).tobytes()
+    # In host order the section's bytes are the words already: no two more copies.
+    words = bytes(raw) if byteorder == _HOST_ORDER else _unpack_words(raw, byteorder).tobytes()
     sections = [*(base.string_sections() if base is not None else ()),
                 (strings.start, strings.data())]
     try:

@@ -48,6 +48,9 @@ typedef struct {
     PyObject **display;          /* borrowed str per id, or NULL */
     PyObject *suffixes;          /* borrowed dict {occurrence: suffix} of this definition */
     PyObject *refs, *enumerators;
+    /* One (id, mode) tuple per id and mode, shared by every mention: a header makes
+     * 40 k of them from 10 k definitions (made on first use). */
+    PyObject **pairs;
     buf_t out;
     int failed;                  /* a Python error is set */
 } ctx_t;
@@ -95,6 +98,8 @@ static int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
 
 static void ctx_free(ctx_t *c)
 {
+    for (size_t j = 0; c->pairs && j < 2 * (size_t)c->nids; j++) Py_XDECREF(c->pairs[j]);
+    free(c->pairs);
     free(c->state);
     free(c->is_inline);
     free(c->size);
@@ -176,13 +181,18 @@ static int has_name(const ctx_t *c, uint32_t id)
 
 static int mention(ctx_t *c, uint32_t id, int mode)
 {
-    PyObject *pair = Py_BuildValue("(kk)", (unsigned long)id, (unsigned long)mode);
-    if (!pair || PyList_Append(c->refs, pair)) {
-        Py_XDECREF(pair);
+    if (id >= c->nids) return fail(c, "a mention past the last type");
+    if (!c->pairs && !(c->pairs = calloc(2 * (size_t)c->nids, sizeof *c->pairs))) {
+        PyErr_NoMemory();
         c->failed = 1;
         return -1;
     }
-    Py_DECREF(pair);
+    PyObject **pair = &c->pairs[2 * (size_t)id + (mode != 0)];
+    if (!*pair) *pair = Py_BuildValue("(kk)", (unsigned long)id, (unsigned long)mode);
+    if (!*pair || PyList_Append(c->refs, *pair)) {
+        c->failed = 1;
+        return -1;
+    }
     return 0;
 }
 
@@ -1033,6 +1043,97 @@ PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size)
     PyObject *result = NULL;
     if (!start(&c, t, ptr_size)) result = definitions(&c);
     ctx_free(&c);
+    return result;
+}
+
+/* sizes.pointer_size: that of the first INT named `long int` or `long unsigned int` of
+ * size 4 or 8, else 8. */
+static unsigned long pointer_size_of(const types_t *t)
+{
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint32_t size = t_sot(t, i), len;
+        if (t_kind(t, i) != K_INT || (size != 4 && size != 8)) continue;
+        const uint8_t *name = name_at(t, t_name(t, i), &len);
+        if ((len == 8 && !memcmp(name, "long int", 8))
+            || (len == 17 && !memcmp(name, "long unsigned int", 17)))
+            return size;
+    }
+    return 8;
+}
+
+/* The top byte of each type's info word (kind | kind_flag << 7), 0 for void. */
+static PyObject *info_bytes(const types_t *t)
+{
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)t->count + 1);
+    if (!result) return NULL;
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
+    out[0] = 0;
+    for (uint32_t i = 0; i < t->count; i++) out[i + 1] = (uint8_t)(t->w[t->start[i] + 1] >> 24);
+    return result;
+}
+
+/* A header never spells the name of these kinds (c.UNSPELLED_KINDS). */
+static int unspelled(uint32_t kind)
+{
+    return kind == K_FUNC || kind == K_VAR || kind == K_DATASEC || kind == K_DECL_TAG;
+}
+
+/* Each type's name, "" for void and the kinds a header never spells. */
+static PyObject *type_names(const types_t *t)
+{
+    PyObject *result = PyList_New((Py_ssize_t)t->count + 1);
+    if (!result) return NULL;
+    for (uint32_t i = 0; i <= t->count; i++) {
+        uint32_t len = 0;
+        const uint8_t *name = i && !unspelled(t_kind(t, i - 1))
+                              ? name_at(t, t_name(t, i - 1), &len) : (const uint8_t *)"";
+        PyObject *s = PyUnicode_DecodeLatin1((const char *)name, len, NULL);
+        if (!s) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, i, s);
+    }
+    return result;
+}
+
+/* (FUNC id, FUNC name, tag name) of each DECL_TAG of a whole FUNC (component -1,
+ * kind_flag 0). */
+static PyObject *function_tags(const types_t *t)
+{
+    PyObject *result = PyList_New(0);
+    for (uint32_t i = 0; result && i < t->count; i++) {
+        uint32_t target = t_sot(t, i), len;
+        if (t_kind(t, i) != K_DECL_TAG || t_kflag(t, i) || t_rest(t, i)[0] != 0xFFFFFFFFu
+            || target < t->first_id || target - t->first_id >= t->count
+            || t_kind(t, target - t->first_id) != K_FUNC)
+            continue;
+        uint32_t flen;
+        const uint8_t *name = name_at(t, t_name(t, i), &len);
+        const uint8_t *fname = name_at(t, t_name(t, target - t->first_id), &flen);
+        PyObject *func = PyUnicode_DecodeLatin1((const char *)fname, flen, NULL);
+        PyObject *tag = func ? PyUnicode_DecodeLatin1((const char *)name, len, NULL) : NULL;
+        PyObject *one = tag ? Py_BuildValue("(kOO)", (unsigned long)target, func, tag) : NULL;
+        if (!one || PyList_Append(result, one)) Py_CLEAR(result);
+        Py_XDECREF(func);
+        Py_XDECREF(tag);
+        Py_XDECREF(one);
+    }
+    return result;
+}
+
+PyObject *cdump_facts(const types_t *t)
+{
+    if (t->first_id != 1 || t->ntabs != 1) {
+        PyErr_SetString(PyExc_ValueError, "a BTF without a base");
+        return NULL;
+    }
+    PyObject *info = info_bytes(t), *names = info ? type_names(t) : NULL;
+    PyObject *tags = names ? function_tags(t) : NULL;
+    PyObject *result = tags ? Py_BuildValue("(kOOO)", pointer_size_of(t), info, names, tags) : NULL;
+    Py_XDECREF(info);
+    Py_XDECREF(names);
+    Py_XDECREF(tags);
     return result;
 }
 

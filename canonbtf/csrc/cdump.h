@@ -9,6 +9,9 @@
 /* True when the types are certainly spellable as C (c_shape_problem finds nothing),
  * False when the reference must look. */
 PyObject *cdump_shape_ok(const types_t *t, unsigned long ptr_size);
+/* (pointer size, info top byte per id, name per id, [(FUNC id, FUNC name, tag name)] of
+ * the DECL_TAGs of whole FUNCs) as c.type_facts, for a BTF without a base. */
+PyObject *cdump_facts(const types_t *t);
 /* ([definition id], [(text, [(id, mode)], [enumerator])]) as c._Header._definitions. */
 PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size);
 /* [(text, [(id, mode)], [enumerator])] of definitions `ids` with `display` names

@@ -17,21 +17,23 @@ suffixes in canonical order.
 
 from __future__ import annotations
 
-import hashlib
 import weakref
-from collections.abc import Callable
-from typing import TextIO
+from collections.abc import Callable, Iterable, Iterator
+from functools import cached_property
+from itertools import chain
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from ..btf import format as f
-from ..btf.model import Btf
+from ..btf.model import Btf, Type
 from ..btf.sizes import LazyByValue, TypeSizes, by_value_edges, pointer_size
 from ..errors import InputError
 from ..gcpause import paused_gc
 from .c_compiled import CompiledSpelling
-from .c_names import NameClaims, canonical_ranks
-from .c_order import Placement
-from .c_shape import c_shape_problem
+from .c_names import KIND_MASK, NameClaims, canonical_ranks
 from .c_spell import NAMED_KINDS, DefinitionSpeller, is_builtin_typedef
+
+if TYPE_CHECKING:
+    from .c_order import Placement
 
 KFUNC_TAG = "bpf_kfunc"
 FASTCALL_TAG = "bpf_fastcall"
@@ -71,30 +73,36 @@ _EPILOGUE = """\
 #endif /* {guard} */
 """
 VMLINUX_GUARD = "__VMLINUX_H__"
+# Definitions per part of the body written at once (_Header.body_parts).
+_PART_DEFINITIONS = 4096
 
 def dump_c(btf: Btf, out: TextIO) -> None:
     """Write the C header for `btf` (for split BTF: its own types, to follow the base's).
     BTF that C cannot spell (see c_shape) is an InputError, before anything is written."""
     with paused_gc():  # 100 k types' worth of small lists and tuples, none cyclic
         header = _header_for(btf)
-        body = header.body()
-    if btf.base is None:
-        guard = VMLINUX_GUARD
-    else:
-        # Module headers are included after the base's, so they need a guard of their own;
-        # derived from the content, it is as stable as the content.
-        digest = hashlib.sha256(body.encode("latin-1")).hexdigest()[:16].upper()
-        guard = f"__VMLINUX_SPLIT_{digest}_H__"
-    write_header(out, guard, bool(header.kfuncs), body)
+        body = header.body_parts()
+        if btf.base is None:
+            guard = VMLINUX_GUARD
+        else:
+            # Module headers are included after the base's, so they need a guard of their
+            # own; derived from the content, it is as stable as the content.
+            import hashlib  # here: a vmlinux header's start-up need not pay for it
+
+            body = ["".join(body)]
+            digest = hashlib.sha256(body[0].encode("latin-1")).hexdigest()[:16].upper()
+            guard = f"__VMLINUX_SPLIT_{digest}_H__"
+        write_header(out, guard, bool(header.kfuncs), body)
 
 
-def write_header(out: TextIO, guard: str, kfuncs: bool, body: str) -> None:
-    """The guard, the CO-RE pragma and (with kfuncs) their macros around `body`: shared
-    by the full header and the slim ones (emit/slim.py), so both say the same."""
+def write_header(out: TextIO, guard: str, kfuncs: bool, body: Iterable[str]) -> None:
+    """The guard, the CO-RE pragma and (with kfuncs) their macros around the `body`
+    parts: shared by the full header and the slim ones (emit/slim.py), so both say the
+    same."""
     out.write(_PROLOGUE.format(guard=guard))
     if kfuncs:
         out.write(_KFUNC_MACROS)
-    out.write(body)
+    out.writelines(body)
     out.write(_EPILOGUE.format(guard=guard))
 
 
@@ -102,8 +110,8 @@ def forward_block(header: _Header, tags: list[int]) -> str:
     """The sorted forward declarations of struct and union `tags`, then a blank line."""
     if not tags:
         return ""
-    types = header.types
-    lines = sorted(("union " if types[tag].kind == f.UNION else "struct ")
+    info = header.info
+    lines = sorted(("union " if info[tag] & KIND_MASK == f.UNION else "struct ")
                    + header.display.get(tag, header.names[tag]) + ";\n" for tag in tags)
     return "".join(lines) + "\n"
 
@@ -130,23 +138,57 @@ def header_names(btf: Btf) -> dict[int, str]:
 _headers: weakref.WeakKeyDictionary[Btf, _Header] = weakref.WeakKeyDictionary()
 
 
+# Kinds whose names a header never spells (no declarator ends at them); a kfunc's name
+# comes with its tag (TypeFacts.function_tags). Leaving them out of TypeFacts.names saves
+# a string per function: 60 MB at 16 x a vmlinux.
+UNSPELLED_KINDS = frozenset({f.FUNC, f.VAR, f.DATASEC, f.DECL_TAG})
+
+
+class TypeFacts(NamedTuple):
+    """What the header reads of every type, by id (base included, void at 0), so that the
+    compiled path need not decode a Type (CompiledSpelling.facts gives the same)."""
+
+    ptr_size: int
+    info: bytes  # the top byte of each info word: kind | kind_flag << 7 (c_names.KIND_MASK)
+    names: list[str]  # "" for UNSPELLED_KINDS
+    # (FUNC id, its name, tag) of each own DECL_TAG of a whole FUNC
+    function_tags: list[tuple[int, str, str]]
+
+
+def type_facts(btf: Btf, base: _Header | None, string: Callable[[int], str]) -> TypeFacts:
+    """TypeFacts from the decoded types; a module's continue its base header's."""
+    types = btf.types
+    unspelled = UNSPELLED_KINDS
+    names = (base.names if base is not None else [""]) + [
+        "" if t.kind in unspelled else string(t.name_off) for t in types]
+    info = (base.info if base is not None else b"\0") + bytes(
+        [t.kind | t.kflag << 7 for t in types])
+    all_types = btf.all_types()
+    tags = [(t.size_or_type, string(all_types[t.size_or_type].name_off), string(t.name_off))
+            for t in types if t.kind == f.DECL_TAG and t.extra == -1 and t.kflag == 0
+            and info[t.size_or_type] & KIND_MASK == f.FUNC]
+    return TypeFacts(pointer_size(btf), info, names, tags)
+
+
 def _header_for(btf: Btf) -> _Header:
     """One analysis per Btf object: a module's header needs its base's names."""
     header = _headers.get(btf)
     if header is None:
         compiled = CompiledSpelling.of(btf)  # before the types are decoded
+        facts = compiled.facts() if compiled is not None else None
+        ptr_size = facts[0] if facts is not None else pointer_size(btf)
+        checked = None
         # What C cannot spell would make the emitter loop or recurse without end.
-        types = btf.all_types()
-        sizes = TypeSizes(types, pointer_size(btf))
-        if compiled is not None and compiled.shape_ok(sizes.ptr_size):
-            by_value: list[tuple[int, ...]] | LazyByValue = LazyByValue(types)
-        else:
-            by_value = by_value_edges(types)
-            problem = c_shape_problem(btf, by_value, sizes)
+        if compiled is None or not compiled.shape_ok(ptr_size):
+            from .c_shape import c_shape_problem  # only when the compiled check cannot tell
+
+            types = btf.all_types()
+            checked = (by_value_edges(types), TypeSizes(types, ptr_size))
+            problem = c_shape_problem(btf, *checked)
             if problem:
                 raise InputError(None, f"cannot be written as C: {problem}")
         base = _header_for(btf.base) if btf.base is not None else None
-        header = _Header(btf, base, by_value, sizes, compiled)
+        header = _Header(btf, base, facts, checked, compiled)
         _headers[btf] = header
     return header
 
@@ -164,44 +206,78 @@ def _split_lookup(base: _Header, btf: Btf) -> Callable[[int], str]:
 
 
 class _Header:
-    """The definitions of one BTF's own types: their text, names, dependencies and order."""
+    """The definitions of one BTF's own types: their text, names, dependencies and order.
 
-    def __init__(self, btf: Btf, base: _Header | None, by_value: list[tuple[int, ...]],
-                 sizes: TypeSizes, compiled: CompiledSpelling | None = None):
-        types = btf.all_types()
+    On the compiled path nothing here decodes a Type: `types`, the speller and the
+    placement's Python side are made on first use (slim headers, kfunc prototypes)."""
+
+    def __init__(self, btf: Btf, base: _Header | None, facts: TypeFacts | None,
+                 checked: tuple[list[tuple[int, ...]], TypeSizes] | None,
+                 compiled: CompiledSpelling | None = None):
         self.compiled = compiled
-        self.types = types
         self.first_id = btf.first_id
         # Nothing here refers to `btf` itself: the cache of headers is keyed by it weakly.
-        self._string = btf.strings.lookup if base is None else _split_lookup(base, btf)
-        own_names = [self._string(t.name_off) for t in btf.types]
-        self.names = (base.names if base is not None else [""]) + own_names
-        ptr_size = sizes.ptr_size
+        self._btf = weakref.ref(btf)
+        self._base = base
+        self._checked = checked
+        if facts is None:
+            facts = type_facts(btf, base, self._string)
+        self.ptr_size, self.info, self.names, function_tags = facts
         # Display names that differ from the BTF name (the `___N` suffixes); a module's
         # header starts from its base's.
         self.display: dict[int, str] = dict(base.display) if base is not None else {}
         # Per definition: suffixes of the enumerators it prints, by occurrence index.
         self.enumerator_suffix: dict[int, dict[int, str]] = {}
-        self.speller = DefinitionSpeller(types, self.names, self._string, self.display,
-                                         self.enumerator_suffix, sizes)
         # First pass: text with plain names, and what each definition mentions.
         self.text: dict[int, str] = {}
         self.refs: dict[int, list[tuple[int, int]]] = {}
         self.enumerators: dict[int, list[str]] = {}
         self.defs = self._definitions()
-        self.kfuncs = self._kfuncs()
-        rank = canonical_ranks(self.defs, types, self.names, self.text, self.refs)
+        self.kfuncs = self._kfuncs(function_tags)
+        self.rank = canonical_ranks(self.defs, self.info, self.names, self.text, self.refs)
         self.claims = NameClaims(base.claims if base is not None else None)
         self.enumerator_suffix.update(self.claims.claim(
-            sorted(self.defs, key=rank.__getitem__), types, self.names, self.enumerators,
-            self.display))
-        self.speller.forget_names()
+            sorted(self.defs, key=self.rank.__getitem__), self.info, self.names,
+            self.enumerators, self.display))
+        if "speller" in vars(self):
+            self.speller.forget_names()
         # Second pass, for the few definitions that print a suffixed name.
         renamed = set(self.display) | set(self.enumerator_suffix)
-        self._render_again([d for d in self.defs
-                            if d in renamed or any(r in renamed for r, _ in self.refs[d])])
-        self.placement = Placement(types, self.names, self.first_id, by_value, ptr_size,
-                                   self.defs, self.refs, rank, compiled)
+        refs = self.refs
+        again = renamed.intersection(self.defs)
+        again.update(d for d in self.defs for r, _ in refs[d] if r in renamed)
+        self._render_again(sorted(again))
+
+    @cached_property
+    def types(self) -> list[Type | None]:
+        return self._live_btf().all_types()
+
+    @cached_property
+    def _string(self) -> Callable[[int], str]:
+        btf = self._live_btf()
+        return btf.strings.lookup if self._base is None else _split_lookup(self._base, btf)
+
+    def _live_btf(self) -> Btf:
+        btf = self._btf()
+        if btf is None:
+            raise RuntimeError("the Btf of this header is gone")
+        return btf
+
+    @cached_property
+    def speller(self) -> DefinitionSpeller:
+        sizes = self._checked[1] if self._checked is not None else TypeSizes(
+            self.types, self.ptr_size)
+        return DefinitionSpeller(self.types, self.names, self._string, self.display,
+                                 self.enumerator_suffix, sizes)
+
+    @cached_property
+    def placement(self) -> Placement:
+        # Imported here: the compiled placement needs none of it (nor its dataclasses).
+        from .c_order import Placement
+
+        by_value = self._checked[0] if self._checked is not None else LazyByValue(self.types)
+        return Placement(self.types, self.names, self.first_id, by_value, self.ptr_size,
+                         self.defs, self.refs, self.rank)
 
     # ---- what gets defined ----
 
@@ -212,7 +288,7 @@ class _Header:
         (global constants), which become definitions of their own.
         """
         if self.compiled is not None:
-            done = self.compiled.definitions(self.speller.ptr_size)
+            done = self.compiled.definitions(self.ptr_size)
             if done is not None:
                 defs, spelled = done
                 for d, one in zip(defs, spelled):
@@ -243,7 +319,7 @@ class _Header:
     def _render_again(self, ids: list[int]) -> None:
         """Spell `ids` again now that their `___N` names are known."""
         if self.compiled is not None:
-            done = self.compiled.render(self.speller.ptr_size, ids, self.display,
+            done = self.compiled.render(self.ptr_size, ids, self.display,
                                         self.enumerator_suffix)
             if done is not None:
                 for d, one in zip(ids, done):
@@ -252,17 +328,15 @@ class _Header:
         for d in ids:
             self._render(d)
 
-    def _kfuncs(self) -> list[tuple[str, int, bool]]:
+    def _kfuncs(self, function_tags: list[tuple[int, str, str]]
+                ) -> list[tuple[str, int, bool]]:
         """(name, FUNC id, fastcall) of the functions tagged as kfuncs, by name."""
-        types = self.types
         tagged: dict[int, set[str]] = {}
-        for tid in range(self.first_id, len(types)):
-            t = types[tid]
-            if t.kind == f.DECL_TAG and t.extra == -1 and t.kflag == 0:
-                target = types[t.size_or_type]
-                if target is not None and target.kind == f.FUNC:
-                    tagged.setdefault(t.size_or_type, set()).add(self.names[tid])
-        kfuncs = [(self.names[fid], fid, FASTCALL_TAG in tags)
+        name_of: dict[int, str] = {}
+        for fid, name, tag in function_tags:
+            tagged.setdefault(fid, set()).add(tag)
+            name_of[fid] = name
+        kfuncs = [(name_of[fid], fid, FASTCALL_TAG in tags)
                   for fid, tags in tagged.items() if KFUNC_TAG in tags]
         kfuncs.sort(key=lambda k: (k[0], self.prototype(k[1], k[0])[0]))
         return kfuncs
@@ -273,11 +347,19 @@ class _Header:
 
     def order(self) -> tuple[list[int], list[int]]:
         """(definitions in header order, tags that need a forward declaration)."""
+        if self.compiled is not None:
+            done = self.compiled.placement(self.ptr_size, self.defs, self.refs, self.rank)
+            if done is not None:
+                return done
         return self.placement.order()
 
-    def body(self) -> str:
+    def body_parts(self) -> Iterator[str]:
+        """The header between its prologue and epilogue, in parts of a few thousand
+        definitions joined as they are written: the whole text at once was a tenth of
+        the peak memory at 16 x a vmlinux. All but the joining is done here."""
         sequence, forward = self.order()
         text = self.text
-        return (forward_block(self, forward) + "".join(text[d] for d in sequence)
-                + kfunc_block(self, self.kfuncs))
+        joined = ("".join([text[d] for d in sequence[at:at + _PART_DEFINITIONS]])
+                  for at in range(0, len(sequence), _PART_DEFINITIONS))
+        return chain([forward_block(self, forward)], joined, [kfunc_block(self, self.kfuncs)])
 

@@ -23,17 +23,17 @@ Spelled = tuple
 
 
 def _module() -> ModuleType | None:
-    return native.compiled("canonbtf._btf", "c_definitions")
+    return native.compiled("canonbtf._btf", "c_view")
 
 
 class CompiledSpelling:
-    """One BTF's type section and strings as the compiled part reads them; made before
-    the Btf decodes its types (decoding drops the packed words)."""
+    """One BTF's type section and strings as the compiled part reads them (checked once,
+    `_btf.c_view`); made before the Btf decodes its types (decoding drops the packed
+    words)."""
 
-    def __init__(self, module: ModuleType, words: bytes, strings: list[tuple[int, bytes]]):
+    def __init__(self, module: ModuleType, view: object):
         self._module = module
-        self._words = words
-        self._strings = strings
+        self._view = view
 
     @classmethod
     def of(cls, btf: Btf) -> CompiledSpelling | None:
@@ -41,13 +41,22 @@ class CompiledSpelling:
         if module is None or btf.base is not None or not isinstance(btf.strings, StringTable):
             return None
         words = writer.section_words(btf)
-        return None if words is None else cls(module, words, btf.string_sections())
+        if words is None:
+            return None
+        try:
+            return cls(module, module.c_view(words, 1, btf.string_sections()))
+        except ValueError:
+            return None
 
     def _call(self, function: str, *args: object) -> object | None:
         try:
-            return getattr(self._module, function)(self._words, 1, self._strings, *args)
+            return getattr(self._module, function)(self._view, *args)
         except ValueError:
             return None
+
+    def facts(self) -> tuple[int, bytes, list[str], list[tuple[int, str]]] | None:
+        """c.type_facts without decoding a Type."""
+        return self._call("c_facts")
 
     def shape_ok(self, ptr_size: int) -> bool:
         """True when c_shape_problem would certainly find nothing."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..btf import format as f
 from ..btf.model import Type
@@ -47,8 +46,6 @@ class Placement:
     defs: list[int]
     refs: dict[int, list[tuple[int, int]]]
     rank: dict[int, int]
-    # The compiled part (c_compiled.CompiledSpelling), when it applies.
-    compiled: Any = None
     _complete: dict[int, list[int]] = field(default_factory=dict, init=False)
     _role: dict[int, int] = field(default_factory=dict, init=False)
 
@@ -125,10 +122,6 @@ class Placement:
         needs (Kahn's algorithm with a heap); see `_placement_keys`.
         """
         defs = self.defs
-        if self.compiled is not None:
-            done = self.compiled.placement(self.ptr_size, self.defs, self.refs, self.rank)
-            if done is not None:
-                return done
         needs: dict[int, set[int]] = {}
         declared_needs: dict[int, list[int]] = {}
         users: dict[int, list[int]] = {d: [] for d in defs}

@@ -166,7 +166,7 @@ def dump_slim(btf: Btf, selection: Selection, out: TextIO) -> None:
     text = header.text
     body = (forward_block(header, forward) + "".join(text[d] for d in sequence)
             + kfunc_block(header, kfuncs))
-    write_header(out, VMLINUX_GUARD, bool(kfuncs), body)
+    write_header(out, VMLINUX_GUARD, bool(kfuncs), [body])
 
 
 def _closure(header: _Header, roots: Iterable[int]) -> tuple[list[int], dict[int, list[int]]]:
