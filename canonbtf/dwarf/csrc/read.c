@@ -43,6 +43,47 @@ static int child_tag(uint32_t tag)
     return 0;
 }
 
+/* wanted() for a child DIE (member, enumerator, subrange, parameter, annotation). */
+static int wanted_child(uint32_t tag, uint32_t attr, int8_t *slot)
+{
+    switch (tag) {
+    case TAG_member:
+        switch (attr) {
+        case AT_name: *slot = S_NAME; return V_STRING;
+        case AT_type: *slot = S_TYPE; return V_REF;
+        case AT_data_member_location: *slot = S_DATA_MEMBER_LOCATION; return V_LOCATION;
+        case AT_data_bit_offset: *slot = S_DATA_BIT_OFFSET; return V_CONST;
+        case AT_bit_offset: *slot = S_BIT_OFFSET; return V_CONST;
+        case AT_bit_size: *slot = S_BIT_SIZE; return V_CONST;
+        case AT_byte_size: *slot = S_BYTE_SIZE; return V_CONST;
+        case AT_declaration: *slot = S_DECLARATION; return V_FLAG;
+        case AT_external: *slot = S_EXTERNAL; return V_FLAG;
+        }
+        return V_NONE;
+    case TAG_enumerator:
+        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
+        if (attr == AT_const_value) { *slot = S_CONST_VALUE; return V_CONST; }
+        return V_NONE;
+    case TAG_subrange_type:
+        switch (attr) {
+        case AT_type: *slot = S_TYPE; return V_REF;
+        case AT_lower_bound: *slot = S_LOWER_BOUND; return V_CONST;
+        case AT_upper_bound: *slot = S_UPPER_BOUND; return V_CONST;
+        case AT_count: *slot = S_COUNT; return V_CONST;
+        }
+        return V_NONE;
+    case TAG_formal_parameter:
+        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
+        if (attr == AT_type) { *slot = S_TYPE; return V_REF; }
+        return V_NONE;
+    case TAG_LLVM_annotation:
+        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
+        if (attr == AT_const_value) { *slot = S_CONST_VALUE; return V_TEXT; }
+        return V_NONE;
+    }
+    return V_NONE;
+}
+
 /* constants.WANTED_ATTRS: the slot and value kind of `attr` for a DIE of `tag` read in
  * `role`; V_NONE when not wanted. */
 static int wanted(int role, uint32_t tag, uint32_t attr, int8_t *slot)
@@ -90,42 +131,7 @@ static int wanted(int role, uint32_t tag, uint32_t attr, int8_t *slot)
     }
     if (role != ROLE_CHILD)
         return V_NONE;
-    switch (tag) {
-    case TAG_member:
-        switch (attr) {
-        case AT_name: *slot = S_NAME; return V_STRING;
-        case AT_type: *slot = S_TYPE; return V_REF;
-        case AT_data_member_location: *slot = S_DATA_MEMBER_LOCATION; return V_LOCATION;
-        case AT_data_bit_offset: *slot = S_DATA_BIT_OFFSET; return V_CONST;
-        case AT_bit_offset: *slot = S_BIT_OFFSET; return V_CONST;
-        case AT_bit_size: *slot = S_BIT_SIZE; return V_CONST;
-        case AT_byte_size: *slot = S_BYTE_SIZE; return V_CONST;
-        case AT_declaration: *slot = S_DECLARATION; return V_FLAG;
-        case AT_external: *slot = S_EXTERNAL; return V_FLAG;
-        }
-        return V_NONE;
-    case TAG_enumerator:
-        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
-        if (attr == AT_const_value) { *slot = S_CONST_VALUE; return V_CONST; }
-        return V_NONE;
-    case TAG_subrange_type:
-        switch (attr) {
-        case AT_type: *slot = S_TYPE; return V_REF;
-        case AT_lower_bound: *slot = S_LOWER_BOUND; return V_CONST;
-        case AT_upper_bound: *slot = S_UPPER_BOUND; return V_CONST;
-        case AT_count: *slot = S_COUNT; return V_CONST;
-        }
-        return V_NONE;
-    case TAG_formal_parameter:
-        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
-        if (attr == AT_type) { *slot = S_TYPE; return V_REF; }
-        return V_NONE;
-    case TAG_LLVM_annotation:
-        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
-        if (attr == AT_const_value) { *slot = S_CONST_VALUE; return V_TEXT; }
-        return V_NONE;
-    }
-    return V_NONE;
+    return wanted_child(tag, attr, slot);
 }
 
 /* Form classes. */
@@ -340,13 +346,84 @@ static int declares(const encoder_t *e, const abbrev_t *ab)
     return 0;
 }
 
+/* An abbreviation's (attribute, form) pairs at *pos, appended to e->specs. */
+static int read_specs(encoder_t *e, const uint8_t *data, uint64_t size, uint64_t *pos)
+{
+    int over = 0;
+    for (;;) {
+        uint64_t attr = rd_uleb(e, data, size, pos, &over);
+        uint64_t form = rd_uleb(e, data, size, pos, &over);
+        if (e->bad) return -1;
+        if (over || attr > UINT32_MAX || form > UINT32_MAX)
+            return fail(e, "attribute or form number too large");
+        if (attr == 0 && form == 0)
+            return 0;
+        spec_t s = {(uint32_t)attr, (uint32_t)form, 0, -1, V_NONE, 0, 0};
+        if (form == FORM_implicit_const) {
+            s.implicit = rd_sleb(e, data, size, pos, &over);
+            if (e->bad) return -1;
+            if (over) return fail(e, "implicit constant over 64 bits");
+        }
+        if (VEC_PUSH(e->specs, s)) return -2;
+    }
+}
+
+static int role_of(encoder_t *e, abbrev_t *ab)
+{
+    if (ab->tag == TAG_subprogram) return declares(e, ab) ? ROLE_SKIP : ROLE_TYPE;
+    if (type_tag(ab->tag)) return ROLE_TYPE;
+    if (child_tag(ab->tag)) return ROLE_CHILD;
+    if (ab->tag == TAG_compile_unit || ab->tag == TAG_partial_unit) return ROLE_UNIT;
+    if (ab->tag == TAG_variable) return ROLE_VARIABLE;
+    return ROLE_SKIP;
+}
+
+/* Each spec's form class and size (the abbreviation's fixed size for skipping a DIE),
+ * and for a DIE the encoder reads, the slot and value kind of the attributes it wants. */
+static int classify_specs(encoder_t *e, abbrev_t *ab)
+{
+    uint32_t seen = 0;
+    ab->fixed_size = 0;
+    for (uint32_t i = 0; i < ab->nspecs; i++) {
+        spec_t *s = &e->specs.a[ab->spec_first + i];
+        int sz = 0;
+        int cls = form_class(&e->unit, s->form, &sz);
+        if (cls == C_BAD)
+            return fail(e, "form %#x", s->form);
+        s->cls = (uint8_t)cls;
+        s->size = (uint8_t)sz;
+        if (cls == C_FIXED || cls == C_DATA16 || cls == C_FLAG_PRESENT || cls == C_IMPLICIT) {
+            if (ab->fixed_size >= 0) ab->fixed_size += sz;
+        } else {
+            ab->fixed_size = -1;
+        }
+        if (ab->role == ROLE_SKIP)
+            continue;
+        int8_t slot = -1;
+        int vk = wanted(ab->role, ab->tag, s->attr, &slot);
+        if (vk == V_NONE)
+            continue;
+        int r = regular(vk, s->form, cls);
+        if (r < 0)
+            return fail(e, "attribute %#x in form %#x", s->attr, s->form);
+        if (seen & (1u << slot))
+            return fail(e, "attribute %#x repeated in an abbreviation", s->attr);
+        seen |= 1u << slot;
+        if (r > 0) {
+            s->slot = slot;
+            s->vkind = (uint8_t)vk;
+        }
+    }
+    return 0;
+}
+
 /* Every abbreviation of the unit's table, checked as the reference compiles them all. */
 static int parse_abbrevs(encoder_t *e)
 {
     const uint8_t *data = e->abbrev.buf;
     uint64_t size = (uint64_t)e->abbrev.len;
     uint64_t pos = e->unit.abbrev_offset;
-    int over = 0;
+    int over = 0, r;
     e->abbrevs.n = 0;
     e->specs.n = 0;
     for (;;) {
@@ -366,63 +443,10 @@ static int parse_abbrevs(encoder_t *e)
         ab.defined = 1;
         ab.has_children = data[pos++] != 0;
         ab.spec_first = (uint32_t)e->specs.n;
-        for (;;) {
-            uint64_t attr = rd_uleb(e, data, size, &pos, &over);
-            uint64_t form = rd_uleb(e, data, size, &pos, &over);
-            if (e->bad) return -1;
-            if (over || attr > UINT32_MAX || form > UINT32_MAX)
-                return fail(e, "attribute or form number too large");
-            if (attr == 0 && form == 0)
-                break;
-            spec_t s = {(uint32_t)attr, (uint32_t)form, 0, -1, V_NONE, 0, 0};
-            if (form == FORM_implicit_const) {
-                s.implicit = rd_sleb(e, data, size, &pos, &over);
-                if (e->bad) return -1;
-                if (over) return fail(e, "implicit constant over 64 bits");
-            }
-            if (VEC_PUSH(e->specs, s)) return -2;
-        }
+        if ((r = read_specs(e, data, size, &pos))) return r;
         ab.nspecs = (uint32_t)(e->specs.n - ab.spec_first);
-        if (ab.tag == TAG_subprogram)
-            ab.role = declares(e, &ab) ? ROLE_SKIP : ROLE_TYPE;
-        else if (type_tag(ab.tag)) ab.role = ROLE_TYPE;
-        else if (child_tag(ab.tag)) ab.role = ROLE_CHILD;
-        else if (ab.tag == TAG_compile_unit || ab.tag == TAG_partial_unit) ab.role = ROLE_UNIT;
-        else if (ab.tag == TAG_variable) ab.role = ROLE_VARIABLE;
-        else ab.role = ROLE_SKIP;
-        /* the wanted reading of each attribute; fixed size for skipping */
-        uint32_t seen = 0;
-        ab.fixed_size = 0;
-        for (uint32_t i = 0; i < ab.nspecs; i++) {
-            spec_t *s = &e->specs.a[ab.spec_first + i];
-            int sz = 0;
-            int cls = form_class(&e->unit, s->form, &sz);
-            if (cls == C_BAD)
-                return fail(e, "form %#x", s->form);
-            s->cls = (uint8_t)cls;
-            s->size = (uint8_t)sz;
-            if (cls == C_FIXED || cls == C_DATA16 || cls == C_FLAG_PRESENT || cls == C_IMPLICIT) {
-                if (ab.fixed_size >= 0) ab.fixed_size += sz;
-            } else {
-                ab.fixed_size = -1;
-            }
-            if (ab.role == ROLE_SKIP)
-                continue;
-            int8_t slot = -1;
-            int vk = wanted(ab.role, ab.tag, s->attr, &slot);
-            if (vk == V_NONE)
-                continue;
-            int r = regular(vk, s->form, cls);
-            if (r < 0)
-                return fail(e, "attribute %#x in form %#x", s->attr, s->form);
-            if (seen & (1u << slot))
-                return fail(e, "attribute %#x repeated in an abbreviation", s->attr);
-            seen |= 1u << slot;
-            if (r > 0) {
-                s->slot = slot;
-                s->vkind = (uint8_t)vk;
-            }
-        }
+        ab.role = role_of(e, &ab);
+        if ((r = classify_specs(e, &ab))) return r;
         if (VEC_RESERVE(e->abbrevs, code + 1)) return -2;
         while (e->abbrevs.n <= code) {
             abbrev_t empty = {0};
@@ -468,13 +492,115 @@ static int address_expression(encoder_t *e, const uint8_t *x, uint64_t n, attr_t
     return 0;
 }
 
+/* What one attribute's form holds: a number, a block, or (in a->s) an inline string. */
+typedef struct {
+    uint64_t raw;
+    const uint8_t *block;
+    uint64_t block_len;
+} form_value_t;
+
+/* Steps *p over one attribute of spec `s`, keeping its value in `fv` (and an inline
+ * string in a->s) when `take`. */
+static int step_form(encoder_t *e, const spec_t *s, int take, uint64_t *p, attr_t *a,
+                     form_value_t *fv)
+{
+    const uint8_t *buf = e->info.buf;
+    uint64_t size = (uint64_t)e->info.len;
+    int sz = s->size, over = 0;
+    switch (s->cls) {
+    case C_FIXED:
+    case C_DATA16:
+        if (*p + (uint64_t)sz > size)
+            return fail(e, "attribute past the end of .debug_info");
+        if (take && s->cls == C_FIXED)
+            fv->raw = get_uint(buf + *p, sz, e->little);
+        *p += (uint64_t)sz;
+        return 0;
+    case C_FLAG_PRESENT:
+    case C_IMPLICIT:
+        return 0;
+    case C_ULEB:
+    case C_SLEB:
+        fv->raw = s->cls == C_ULEB ? rd_uleb(e, buf, size, p, &over)
+                                   : (uint64_t)rd_sleb(e, buf, size, p, &over);
+        if (e->bad) return -1;
+        if (over && take) return fail(e, "value over 64 bits");
+        return 0;
+    case C_STRING: {
+        const uint8_t *nul = *p < size ? memchr(buf + *p, 0, size - *p) : NULL;
+        if (!nul) return fail(e, "unterminated string");
+        if (take) { a->s.p = buf + *p; a->s.len = (uint32_t)(nul - (buf + *p)); }
+        *p = (uint64_t)(nul - buf) + 1;
+        return 0;
+    }
+    case C_BLOCK: {
+        uint64_t len;
+        if (s->form == FORM_exprloc || s->form == FORM_block) {
+            len = rd_uleb(e, buf, size, p, &over);
+            if (e->bad) return -1;
+            if (over) return fail(e, "block length over 64 bits");
+        } else {
+            int lsz = s->form == FORM_block1 ? 1 : s->form == FORM_block2 ? 2 : 4;
+            if (*p + (uint64_t)lsz > size) return fail(e, "block past the end");
+            len = get_uint(buf + *p, lsz, e->little);
+            *p += (uint64_t)lsz;
+        }
+        if (len > size - *p) return fail(e, "block past the end of .debug_info");
+        fv->block = buf + *p;
+        fv->block_len = len;
+        *p += len;
+        return 0;
+    }
+    }
+    return fail(e, "form %#x", s->form);
+}
+
+/* The value of a wanted attribute from what its form held: 1 when `a` holds it, 0 when
+ * the attribute says nothing the encoder reads (a location it does not take), -1 on
+ * failure. */
+static int attr_value(encoder_t *e, const spec_t *s, const form_value_t *fv, attr_t *a)
+{
+    switch (s->vkind) {
+    case V_STRING:
+    case V_TEXT:
+        a->is_str = 1;
+        if (s->form == FORM_string) return 1;
+        if (s->form == FORM_strp)
+            return section_string(e, &e->str, fv->raw, &a->s, ".debug_str") ? -1 : 1;
+        if (s->form == FORM_line_strp)
+            return section_string(e, &e->line_str, fv->raw, &a->s, ".debug_line_str") ? -1 : 1;
+        return indexed_string(e, fv->raw, &a->s) ? -1 : 1;
+    case V_REF:
+        a->v = (i128)fv->raw;
+        if (s->form != FORM_ref_addr) a->v += (i128)e->unit.offset;
+        return 1;
+    case V_FLAG:
+        if (s->cls == C_FLAG_PRESENT) a->v = 1;
+        else if (s->cls == C_IMPLICIT) a->v = s->implicit;
+        else if (s->form == FORM_sdata) a->v = (int64_t)fv->raw != 0;
+        else a->v = fv->raw != 0;
+        return 1;
+    case V_CONST:
+    case V_SECOFF:
+    case V_ADDRESS:
+    case V_LOCATION:
+    case V_ADDRESS_EXPR:
+        if (s->cls == C_IMPLICIT) { a->v = s->implicit; return 1; }
+        if (s->cls == C_BLOCK)
+            return s->vkind == V_LOCATION ? location_value(e, fv->block, fv->block_len, a)
+                                          : address_expression(e, fv->block, fv->block_len, a);
+        if (s->form == FORM_sdata) a->v = (int64_t)fv->raw;
+        else a->v = fv->raw;
+        if (s->vkind == V_ADDRESS && is_addrx_form(s->form)) a->addr_index = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* Steps over (want == 0) or reads the attributes of a DIE of abbreviation `ab` at *pos;
  * read values are appended to e->attrs. Returns the number appended, -1 on failure. */
 static int read_attrs(encoder_t *e, const abbrev_t *ab, uint64_t *pos, int want)
 {
-    const uint8_t *buf = e->info.buf;
-    uint64_t size = (uint64_t)e->info.len;
-    const unit_t *u = &e->unit;
     uint64_t p = *pos;
     int count = 0;
     if (!want && ab->fixed_size >= 0) {
@@ -483,111 +609,15 @@ static int read_attrs(encoder_t *e, const abbrev_t *ab, uint64_t *pos, int want)
     }
     for (uint32_t i = 0; i < ab->nspecs; i++) {
         const spec_t *s = &e->specs.a[ab->spec_first + i];
-        int sz = s->size, over = 0;
-        int cls = s->cls;
         int take = want && s->slot >= 0;
         attr_t a = {0};
         a.slot = (uint8_t)s->slot;
-        int got = 0;  /* 1: a.v or a.s holds the value */
-        uint64_t raw = 0;
-        const uint8_t *block = NULL;
-        uint64_t block_len = 0;
-        switch (cls) {
-        case C_FIXED:
-        case C_DATA16:
-            if (p + (uint64_t)sz > size)
-                return fail(e, "attribute past the end of .debug_info");
-            if (take && cls == C_FIXED)
-                raw = get_uint(buf + p, sz, e->little);
-            p += (uint64_t)sz;
-            break;
-        case C_FLAG_PRESENT:
-        case C_IMPLICIT:
-            break;
-        case C_ULEB:
-            raw = rd_uleb(e, buf, size, &p, &over);
-            if (e->bad) return -1;
-            if (over && take) return fail(e, "value over 64 bits");
-            break;
-        case C_SLEB:
-            raw = (uint64_t)rd_sleb(e, buf, size, &p, &over);
-            if (e->bad) return -1;
-            if (over && take) return fail(e, "value over 64 bits");
-            break;
-        case C_STRING: {
-            const uint8_t *nul = p < size ? memchr(buf + p, 0, size - p) : NULL;
-            if (!nul) return fail(e, "unterminated string");
-            if (take) { a.s.p = buf + p; a.s.len = (uint32_t)(nul - (buf + p)); }
-            p = (uint64_t)(nul - buf) + 1;
-            break;
-        }
-        case C_BLOCK: {
-            uint64_t len;
-            if (s->form == FORM_exprloc || s->form == FORM_block) {
-                len = rd_uleb(e, buf, size, &p, &over);
-                if (e->bad) return -1;
-                if (over) return fail(e, "block length over 64 bits");
-            } else {
-                int lsz = s->form == FORM_block1 ? 1 : s->form == FORM_block2 ? 2 : 4;
-                if (p + (uint64_t)lsz > size) return fail(e, "block past the end");
-                len = get_uint(buf + p, lsz, e->little);
-                p += (uint64_t)lsz;
-            }
-            if (len > size - p) return fail(e, "block past the end of .debug_info");
-            block = buf + p;
-            block_len = len;
-            p += len;
-            break;
-        }
-        default:
-            return fail(e, "form %#x", s->form);
-        }
-        if (!take || cls == C_DATA16)
+        form_value_t fv = {0, NULL, 0};
+        if (step_form(e, s, take, &p, &a, &fv)) return -1;
+        if (!take || s->cls == C_DATA16)
             continue;
-        switch (s->vkind) {
-        case V_STRING:
-        case V_TEXT:
-            a.is_str = 1;
-            if (s->form == FORM_string) { got = 1; break; }
-            if (s->form == FORM_strp) {
-                if (section_string(e, &e->str, raw, &a.s, ".debug_str")) return -1;
-            } else if (s->form == FORM_line_strp) {
-                if (section_string(e, &e->line_str, raw, &a.s, ".debug_line_str")) return -1;
-            } else if (indexed_string(e, raw, &a.s)) {
-                return -1;
-            }
-            got = 1;
-            break;
-        case V_REF:
-            a.v = (i128)raw;
-            if (s->form != FORM_ref_addr) a.v += (i128)u->offset;
-            got = 1;
-            break;
-        case V_FLAG:
-            if (cls == C_FLAG_PRESENT) a.v = 1;
-            else if (cls == C_IMPLICIT) a.v = s->implicit;
-            else if (s->form == FORM_sdata) a.v = (int64_t)raw != 0;
-            else a.v = raw != 0;
-            got = 1;
-            break;
-        case V_CONST:
-        case V_SECOFF:
-        case V_ADDRESS:
-        case V_LOCATION:
-        case V_ADDRESS_EXPR:
-            if (cls == C_IMPLICIT) { a.v = s->implicit; got = 1; break; }
-            if (cls == C_BLOCK) {
-                got = s->vkind == V_LOCATION ? location_value(e, block, block_len, &a)
-                                             : address_expression(e, block, block_len, &a);
-                if (got < 0) return -1;
-                break;
-            }
-            if (s->form == FORM_sdata) a.v = (int64_t)raw;
-            else a.v = raw;
-            if (s->vkind == V_ADDRESS && is_addrx_form(s->form)) a.addr_index = 1;
-            got = 1;
-            break;
-        }
+        int got = attr_value(e, s, &fv, &a);
+        if (got < 0) return -1;
         if (got) {
             if (VEC_PUSH(e->attrs, a)) return -2;
             count++;
@@ -648,6 +678,31 @@ static int resolve_addresses(encoder_t *e)
     return 0;
 }
 
+/* Into the children of a DIE: `into` is their parent node (-1: children not kept). */
+static int descend(encoder_t *e, int *parent, int *depth, int into)
+{
+    if (VEC_PUSH(e->stack, *parent)) return -2;
+    *parent = into;
+    (*depth)++;
+    return 0;
+}
+
+/* The unit DIE's DW_AT_str_offsets_base and DW_AT_addr_base, read as its attributes
+ * `first`.. (dropped from e->attrs after). */
+static int take_unit_bases(encoder_t *e, uint32_t first, int nattrs)
+{
+    e->have_sob = e->have_aob = 0;
+    for (int k = 0; k < nattrs; k++) {
+        const attr_t *a = &e->attrs.a[first + k];
+        if (a->v < 0)
+            return fail(e, "negative section offset");
+        if (a->slot == S_STR_OFFSETS_BASE) { e->have_sob = 1; e->sob = (uint64_t)a->v; }
+        if (a->slot == S_ADDR_BASE) { e->have_aob = 1; e->aob = (uint64_t)a->v; }
+    }
+    e->attrs.n = first;
+    return 0;
+}
+
 int read_unit(encoder_t *e)
 {
     const unit_t *u = &e->unit;
@@ -691,11 +746,7 @@ int read_unit(encoder_t *e)
                 int child = new_node(e, die_offset, ab, first, nattrs);
                 if (child < 0) return child;
                 append_child(e, parent, child);
-                if (ab->has_children) {
-                    if (VEC_PUSH(e->stack, parent)) return -2;
-                    parent = child;
-                    depth++;
-                }
+                if (ab->has_children && (r = descend(e, &parent, &depth, child))) return r;
                 continue;
             }
             e->attrs.n = first;
@@ -707,33 +758,17 @@ int read_unit(encoder_t *e)
             if (n < 0) return n;
             if (VEC_PUSH(e->types, n)) return -2;
             e->type_at.a[die_offset - u->die_offset] = n;
-            if (ab->has_children) {
-                if (VEC_PUSH(e->stack, parent)) return -2;
-                parent = n;
-                depth++;
-            }
+            if (ab->has_children && (r = descend(e, &parent, &depth, n))) return r;
             continue;
         } else if (role == ROLE_UNIT) {
             nattrs = read_attrs(e, ab, &pos, 1);
             if (nattrs < 0) return nattrs;
-            e->have_sob = e->have_aob = 0;
-            for (int k = 0; k < nattrs; k++) {
-                const attr_t *a = &e->attrs.a[first + k];
-                if (a->v < 0)
-                    return fail(e, "negative section offset");
-                if (a->slot == S_STR_OFFSETS_BASE) { e->have_sob = 1; e->sob = (uint64_t)a->v; }
-                if (a->slot == S_ADDR_BASE) { e->have_aob = 1; e->aob = (uint64_t)a->v; }
-            }
-            e->attrs.n = first;
+            if ((r = take_unit_bases(e, first, nattrs))) return r;
         } else {
             nattrs = read_attrs(e, ab, &pos, 0);
             if (nattrs < 0) return nattrs;
         }
-        if (ab->has_children) {
-            if (VEC_PUSH(e->stack, parent)) return -2;
-            parent = -1;
-            depth++;
-        }
+        if (ab->has_children && (r = descend(e, &parent, &depth, -1))) return r;
     }
     return resolve_addresses(e);
 }
