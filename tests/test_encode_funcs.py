@@ -28,6 +28,7 @@ from canonbtf.btf.kernel import check_btf
 from canonbtf.btf.model import Btf
 from canonbtf.btf.validator import validate
 from canonbtf.canon import canonicalize
+from canonbtf.dwarf.core import PURE_ENV
 from canonbtf.dwarf.encode import encode_dwarf, encode_file
 from canonbtf.dwarf.features import DEFAULT, FEATURES, parse_features
 from canonbtf.dwarf.sections import open_dwarf
@@ -290,6 +291,25 @@ def test_features_that_turn_kinds_off():
     assert not named(no_float, f.FLOAT) and "float" in named(no_float, f.INT)
     bare, _ = encode(FUNCS, "none")
     assert not named(bare, f.FUNC) and not named(bare, f.VAR)
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pure"])
+def test_without_enum64_enums_are_unsigned_as_pahole_makes_them(pure, tmp_path, monkeypatch):
+    """Kernels before 6.0 have no ENUM64 and reject an ENUM with kind_flag ("Invalid
+    btf_info kind_flag"): without ENUM64 every enum is unsigned, its values u32, byte for
+    byte what pahole 1.24 makes with --skip_encoding_btf_enum64 (enums.c's negative enum,
+    its 8-byte ones)."""
+    if pure:
+        monkeypatch.setenv(PURE_ENV, "1")
+    enums = GOLDEN / "enums.gcc-dwarf5.o"
+    ours, _ = encode(enums, "-enum64,-decl_tag_kfuncs")
+    signed = [ours.name(t.name_off) for _, t in ours.own() if t.kind == f.ENUM and t.kflag]
+    assert signed == []
+    out = tmp_path / "pahole.btf"
+    subprocess.run([need_tool("pahole"), "--btf_gen_floats", "--skip_encoding_btf_enum64",
+                    f"--btf_encode_detached={out}", str(enums)],
+                   check=True, capture_output=True, timeout=300)
+    assert writer.write(ours) == writer.write(canonicalize(reader.load(str(out)), dedup=True))
 
 
 def test_feature_list_parsing():

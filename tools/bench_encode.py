@@ -15,7 +15,9 @@ phase) and the ratios to pahole at the same -j, then how the issue's targets sta
 `--python` runs this checkout's canonbtf under other interpreters too (say the python of
 a PyPy virtual environment with the dependencies installed; docs/ENCODE.md "Speed");
 `--pure` adds rows for the pure-Python core (CANONBTF_PURE=1) beside the compiled one.
-`--modules` encodes kernel modules over the kernel (`--base`) beside `pahole --btf_base`.
+`--modules` encodes kernel modules over the kernel (`--base`) beside `pahole --btf_base`,
+taken from that kernel's module directory (`--modules-dir`; by default lib/modules/VER/kernel
+beside a -dbg package's boot/vmlinux-VER).
 From the -j2 phases it projects 8 and 16 cores (Amdahl: the sequential part stays, the
 units' work divides). `--runs N` repeats everything N times (the machine is shared).
 Default input: the 6.1 cloud kernel from ../shared/tools/fetch-kernel-dbg, and its
@@ -50,8 +52,18 @@ DEBUG_DIR = ("/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/
 KERNEL = DEBUG_DIR + "boot/vmlinux-6.1.0-56-cloud-amd64"
 MODULE_PATHS = {"virtio_net": "drivers/net/virtio_net.ko", "xfs": "fs/xfs/xfs.ko",
                 "bridge": "net/bridge/bridge.ko"}
-MODULES_DIR = DEBUG_DIR + "lib/modules/6.1.0-56-cloud-amd64/kernel/"
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def modules_dir(elf: str) -> Path | None:
+    """The module directory beside a vmlinux unpacked from a Debian -dbg package
+    (.../boot/vmlinux-VER -> .../lib/modules/VER/kernel): a module must be encoded over
+    its own kernel, or every type in it becomes the module's own. None for another
+    layout (then --modules-dir says where)."""
+    path = Path(elf)
+    if path.parent.name != "boot" or not path.name.startswith("vmlinux-"):
+        return None
+    return path.parent.parent / "lib" / "modules" / path.name[len("vmlinux-"):] / "kernel"
 
 
 def _children(pid: int) -> list[int]:
@@ -160,7 +172,7 @@ def measure_all(args: argparse.Namespace, pahole: str | None, tmp: str) -> list[
                 split = re.search(r"units ([\d.]+)s, merge ([\d.]+)s", ours["stderr"])
                 rows.append((f"canonbtf encode -j{jobs}{label}", jobs, ours, split))
     for module in args.modules:
-        path = MODULES_DIR + MODULE_PATHS.get(module, module)
+        path = str(args.modules_dir / MODULE_PATHS.get(module, module))
         if not Path(path).exists():
             print(f"bench_encode: {path}: not fetched, skipped", file=sys.stderr)
             continue
@@ -230,6 +242,9 @@ def main() -> int:
     parser.add_argument("--modules", nargs="*", default=["virtio_net", "xfs"],
                         help=f"modules to encode over --elf (of {', '.join(MODULE_PATHS)}, "
                              "or a path below the kernel's module directory)")
+    parser.add_argument("--modules-dir", type=Path,
+                        help="where --modules are (default: beside --elf, for a vmlinux "
+                             "from a -dbg package: lib/modules/VER/kernel)")
     parser.add_argument("--runs", type=int, default=1, help="repeat everything this often")
     parser.add_argument("--pure", action="store_true", help="also time the pure-Python core")
     parser.add_argument("--python", nargs="+", default=[sys.executable],
@@ -240,6 +255,12 @@ def main() -> int:
         print(f"bench_encode: {args.elf}: no such file (run ../shared/tools/fetch-kernel-dbg)",
               file=sys.stderr)
         return 2
+    if args.modules and args.modules_dir is None:
+        args.modules_dir = modules_dir(args.elf)
+        if args.modules_dir is None:
+            print(f"bench_encode: {args.elf}: where are its modules? (--modules-dir)",
+                  file=sys.stderr)
+            return 2
     pahole = shutil.which("pahole")
     print(f"input: {args.elf}")
     all_verdicts: dict[str, list[tuple[str, bool]]] = {}

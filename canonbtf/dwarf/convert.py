@@ -18,6 +18,7 @@ The mapping (checked against pahole 1.24 on the golden objects):
   indexed by the unit's `int` (a 4-byte signed `int` when it has none, as pahole does).
 - enums: ENUM up to 4 bytes (kind_flag when a value is negative), ENUM64 above
   (kind_flag when the underlying type is signed); a declaration is an empty 4-byte ENUM.
+  Without the enum64 feature every enum is an ENUM without kind_flag, its values u32.
 - subroutine types: FUNC_PROTO, parameters named as DWARF names them (usually not);
   `...` or a non-prototyped `()` ends with the {0, void} item.
 Anything else that is a type is skipped and counted by tag; so are typedefs, qualifiers,

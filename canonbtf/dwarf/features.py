@@ -31,7 +31,7 @@ FEATURES = (
             "STT_OBJECT symbol confirms, not only per-CPU ones"),
     Feature("float", True, "FLOAT for floating-point base types (off: INT of that size)"),
     Feature("enum64", True, "ENUM64 for enums over 4 bytes (off: ENUM, values truncated "
-            "to 32 bits)"),
+            "to 32 bits, none signed)"),
     Feature("decl_tag", True, "DECL_TAG from btf_decl_tag annotations (clang -g)"),
     Feature("type_tag", True, "TYPE_TAG from btf_type_tag annotations on pointers "
             "(clang -g)"),

@@ -211,11 +211,11 @@ class TypeRecords(TypeNumbering):
             enumerator_name, value, _ = enumerator
             values.append((enumerator_name or "", value or 0))
         if size <= 4 or "enum64" not in self.features:
-            if size > 4:  # without ENUM64, as pahole's skip_encoding_btf_enum64
-                return (f.ENUM, name, 0, size, 0, tuple((n, v & 0xFFFFFFFF) for n, v in values))
-            negative = any(v < 0 for _, v in values)
+            # Without ENUM64 (kernels before 6.0, which reject an ENUM with kind_flag) no
+            # sign either: every value a u32, as pahole's skip_encoding_btf_enum64.
+            signed = "enum64" in self.features and any(v < 0 for _, v in values)
             items = tuple((n, v & 0xFFFFFFFF) for n, v in values)
-            return (f.ENUM, name, int(negative), size, 0, items)
+            return (f.ENUM, name, int(signed), size, 0, items)
         items = tuple((n, v & 0xFFFFFFFFFFFFFFFF) for n, v in values)
         return (f.ENUM64, name, int(self._signed_type(attrs.get(c.AT_type))), size, 0, items)
 

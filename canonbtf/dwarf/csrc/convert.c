@@ -444,7 +444,8 @@ static int make_enum(encoder_t *e, int t, rec_t *r)
     item_t *items = e->items.a + r->item_first;
     if (size->v <= 4 || !(e->features & F_ENUM64)) {
         for (uint32_t i = 0; i < r->nitems; i++) items[i].value &= 0xFFFFFFFF;
-        r->kflag = size->v > 4 ? 0 : (uint8_t)negative;
+        /* no sign without ENUM64: kernels before 6.0 reject an ENUM with kind_flag */
+        r->kflag = (e->features & F_ENUM64) ? (uint8_t)negative : 0;
         return 0;
     }
     for (uint32_t i = 0; i < r->nitems; i++)
