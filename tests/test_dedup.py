@@ -8,6 +8,8 @@ stay apart when two different definitions compete.
 
 from __future__ import annotations
 
+import random
+
 from canonbtf.btf import format as f
 from canonbtf.btf import writer
 from canonbtf.btf.builder import BtfBuilder
@@ -63,3 +65,20 @@ def test_the_result_does_not_depend_on_ids():
     for seed in range(5):
         again = canonicalize(shuffle(two_definitions(), seed), dedup=True)
         assert writer.write(again) == reference
+
+
+def test_kept_ids_are_the_own_ids_nothing_merges_away():
+    """canonicalize's runs between merged ids equal a test per id (ids outside the BTF's
+    own range in the merge map are the base's, or none)."""
+    from array import array
+    from types import SimpleNamespace
+
+    from canonbtf.canon import _kept_ids
+
+    rng = random.Random("kept ids")
+    for _ in range(2000):
+        first = rng.choice([1, 5, 100])
+        btf = SimpleNamespace(first_id=first, last_id=first + rng.randrange(0, 60) - 1)
+        into = {rng.randrange(1, btf.last_id + 3): 1 for _ in range(rng.randrange(0, 20))}
+        expected = array("I", (n for n in range(first, btf.last_id + 1) if n not in into))
+        assert _kept_ids(btf, into) == expected

@@ -60,14 +60,25 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
             if into:
                 # Ordered and renumbered with references redirected on the fly, rather
                 # than through an intermediate Btf of the merged types.
-                kept = array("I", (n for n in range(btf.first_id, btf.last_id + 1)
-                                   if n not in into))
+                kept = _kept_ids(btf, into)
                 new_order, alone = ordered(btf, order, kept, into, labels)
                 return renumbered(btf, new_order, into, strings), alone
             new_order, alone = ordered(btf, order, labels=labels)
             return renumbered(btf, new_order, None, strings), alone
         new_order, alone = ordered(btf, order)
         return renumbered(btf, new_order, None, strings), alone
+
+
+def _kept_ids(btf: Btf, into: dict[int, int]) -> array:
+    """`btf`'s own ids that merge into nothing, ascending: runs between the merged ones
+    (a test per id was 0.19 s of `sort --dedup` at 1.5 M types, bench_all's 16 x)."""
+    kept = array("I")
+    start = btf.first_id
+    for merged in sorted(n for n in into if btf.first_id <= n <= btf.last_id):
+        kept.extend(range(start, merged))
+        start = merged + 1
+    kept.extend(range(start, btf.last_id + 1))
+    return kept
 
 
 def renumbered(btf: Btf, new_order: Sequence[int], into: dict[int, int] | None = None,
