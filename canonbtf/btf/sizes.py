@@ -52,20 +52,21 @@ def by_value_edges(types: list[Type | None]) -> list[tuple[int, ...]]:
     the type a typedef, qualifier or type tag names (void left out). Its size depends on
     these and nothing else; a loop here is a type that holds itself."""
     edges: list[tuple[int, ...]] = [()] * len(types)
-    transparent = TRANSPARENT
     for type_id in range(1, len(types)):
-        t = types[type_id]
-        kind = t.kind
-        if kind == f.STRUCT or kind == f.UNION:
-            out = tuple([m[1] for m in t.items if m[1]])
-        elif kind == f.ARRAY:
-            out = (t.extra[0],) if t.extra[0] else ()
-        elif kind in transparent:
-            out = (t.size_or_type,) if t.size_or_type else ()
-        else:
-            continue
-        edges[type_id] = out
+        edges[type_id] = _by_value(types[type_id])
     return edges
+
+
+def _by_value(t: Type | None) -> tuple[int, ...]:
+    """One type's entry of `by_value_edges` (void and unknown ids: none)."""
+    kind = t.kind if t is not None else 0
+    if kind == f.STRUCT or kind == f.UNION:
+        return tuple([m[1] for m in t.items if m[1]])
+    if kind == f.ARRAY:
+        return (t.extra[0],) if t.extra[0] else ()
+    if kind in TRANSPARENT:
+        return (t.size_or_type,) if t.size_or_type else ()
+    return ()
 
 
 class LazyByValue:
@@ -83,17 +84,7 @@ class LazyByValue:
     def __getitem__(self, type_id: int) -> tuple[int, ...]:
         out = self._edges.get(type_id)
         if out is None:
-            t = self.types[type_id]
-            kind = t.kind if t is not None else 0
-            if kind == f.STRUCT or kind == f.UNION:
-                out = tuple([m[1] for m in t.items if m[1]])
-            elif kind == f.ARRAY:
-                out = (t.extra[0],) if t.extra[0] else ()
-            elif kind in TRANSPARENT:
-                out = (t.size_or_type,) if t.size_or_type else ()
-            else:
-                out = ()
-            self._edges[type_id] = out
+            out = self._edges[type_id] = _by_value(self.types[type_id])
         return out
 
 

@@ -200,7 +200,7 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
     """(class of every type id, declaration -> the definition it stands for or 0), for
     every type including the base's; equal classes mean equivalent types. `index` holds
     what the base (`btf.base`) gives, computed once."""
-    refined = _refined(btf, labels, index)
+    refined = _refined(btf, _reference_inputs(btf, labels, index))
     return refined.classes, refined.stands_for
 
 
@@ -267,13 +267,10 @@ class _KindOf:
         return self.types[node].kind if node else 0
 
 
-def _refined(btf: Btf, labels: list | None, index: BaseIndex | None,
-             inputs: KeyedTypes | None = None) -> _Refinement:
-    """The refined partition; from `inputs` when given (the compiled part's), else from
-    the `Type`s (`labels` and `index` are then read)."""
+def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
+    """The refined partition of `btf`'s types, from what `inputs` says of them (the
+    compiled part's or `_reference_inputs`)."""
     last = btf.last_id
-    if inputs is None:
-        inputs = _reference_inputs(btf, labels, index)
     keys, tokens, declares = inputs.keys, inputs.tokens, inputs.declares
     # A type alone with its key is a class of its own from the start to the end: it keeps
     # its id as a fixed rank, and only the others are refined (positions after every
@@ -342,11 +339,10 @@ def _sharing(values: Sequence[int], last: int) -> list[int]:
     return [node for node in range(1, last + 1) if counts[values[node]] > 1]
 
 
-def _dedup_classes(btf: Btf, labels: list | None, index: BaseIndex | None,
-                   inputs: KeyedTypes | None) -> tuple[list[int], list[bool], Sequence]:
+def _dedup_classes(btf: Btf, inputs: KeyedTypes) -> tuple[list[int], list[bool], Sequence]:
     """Classes of the dedup: equivalence, then declarations resolved in context
     (twins.py); which types joined a more defined class that way; which declare only."""
-    r = _refined(btf, labels, index, inputs)
+    r = _refined(btf, inputs)
     into = declared_twins(r.shared, r.keys, r.rank, r.edges, r.tokens, r.declares,
                           r.stands_for)
     moved = [False] * len(r.classes)
@@ -372,7 +368,7 @@ def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = No
     which itself merges into nothing. `inputs`: as `_refined` takes them."""
     if inputs is None:
         inputs = _reference_inputs(btf, labels, index)
-    classes, moved, declares = _dedup_classes(btf, labels, index, inputs)
+    classes, moved, declares = _dedup_classes(btf, inputs)
     kinds = inputs.kinds
     first = btf.first_id
     members: dict[int, list[int]] = {}
@@ -383,16 +379,15 @@ def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = No
     # twins joined (twins.py), one of its own types.
     into: dict[int, int] = {}
     for group in members.values():
-        if len(group) < 2 or kinds[group[0]] == f.VAR:
+        if kinds[group[0]] == f.VAR:
             continue
         rep = min(group, key=lambda n: (moved[n], bool(declares[n]), n))
         for node in group:
             if node != rep:
                 into[node] = rep
                 if kinds[node] == f.DATASEC and node >= first:
-                    types = btf.all_types()
-                    for (var, _, _), (rep_var, _, _) in zip(types[node].items,
-                                                            types[rep].items):
+                    for (var, _, _), (rep_var, _, _) in zip(btf.type_by_id(node).items,
+                                                            btf.type_by_id(rep).items):
                         if var != rep_var and var >= first:
                             into[var] = rep_var
     for node, target in into.items():

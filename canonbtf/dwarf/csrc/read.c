@@ -250,16 +250,6 @@ int fail(encoder_t *e, const char *fmt, ...)
 
 /* -- cursor ---------------------------------------------------------------------- */
 
-static inline uint64_t get_uint(const uint8_t *p, int size, int little)
-{
-    uint64_t v = 0;
-    if (little)
-        for (int i = size - 1; i >= 0; i--) v = (v << 8) | p[i];
-    else
-        for (int i = 0; i < size; i++) v = (v << 8) | p[i];
-    return v;
-}
-
 /* ULEB128 at *pos of buf[0..size); sets *over when the value needs more than 64 bits. */
 static inline uint64_t rd_uleb(encoder_t *e, const uint8_t *buf, uint64_t size,
                                uint64_t *pos, int *over)

@@ -4,14 +4,6 @@
 #include "core.h"
 #include <string.h>
 
-static uint64_t load(const uint8_t *p, int size, int little)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < size; i++)
-        v |= (uint64_t)p[little ? i : size - 1 - i] << (8 * i);
-    return v;
-}
-
 static void store(uint8_t *p, int size, int little, uint64_t v)
 {
     for (int i = 0; i < size; i++)
@@ -64,8 +56,8 @@ PyObject *core_relocate(PyObject *self, PyObject *args)
     size_t size = (size_t)data.len;
     for (size_t i = 0; i < count; i++) {
         const uint8_t *entry = rela + 24 * i;
-        uint64_t offset = load(entry, 8, little), info = load(entry + 8, 8, little);
-        uint64_t addend = load(entry + 16, 8, little), symbol = info >> 32;
+        uint64_t offset = get_uint(entry, 8, little), info = get_uint(entry + 8, 8, little);
+        uint64_t addend = get_uint(entry + 16, 8, little), symbol = info >> 32;
         int width = 0;
         for (int k = 0; k < kinds; k++)
             if (types[k] == (uint32_t)info) width = widths[k];
@@ -75,7 +67,7 @@ PyObject *core_relocate(PyObject *self, PyObject *args)
             out = Py_None;
             goto done;
         }
-        store(patched + offset, width, little, load(symbols + 24 * symbol + 8, 8, little) + addend);
+        store(patched + offset, width, little, get_uint(symbols + 24 * symbol + 8, 8, little) + addend);
     }
 done:
     PyBuffer_Release(&data);

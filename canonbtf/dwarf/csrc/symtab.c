@@ -8,14 +8,6 @@
 #define STT_FUNC 2
 #define SHN_LORESERVE 0xFF00
 
-static uint64_t load(const uint8_t *p, int size, int little)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < size; i++)
-        v |= (uint64_t)p[little ? i : size - 1 - i] << (8 * i);
-    return v;
-}
-
 /* The string at `offset` of the string table, up to its NUL or the table's end (latin-1,
  * as symbols.py decodes it); "" past the end. */
 static PyObject *name_at(const uint8_t *strtab, size_t size, uint64_t offset)
@@ -35,17 +27,17 @@ typedef struct {
 static void parse_symbol(const uint8_t *p, int elf64, int little, symbol_t *s)
 {
     if (elf64) {  /* name, info, other, shndx, value, size */
-        s->name = load(p, 4, little);
+        s->name = get_uint(p, 4, little);
         s->info = p[4];
-        s->shndx = (unsigned)load(p + 6, 2, little);
-        s->value = load(p + 8, 8, little);
-        s->size = load(p + 16, 8, little);
+        s->shndx = (unsigned)get_uint(p + 6, 2, little);
+        s->value = get_uint(p + 8, 8, little);
+        s->size = get_uint(p + 16, 8, little);
     } else {  /* name, value, size, info, other, shndx */
-        s->name = load(p, 4, little);
-        s->value = load(p + 4, 4, little);
-        s->size = load(p + 8, 4, little);
+        s->name = get_uint(p, 4, little);
+        s->value = get_uint(p + 4, 4, little);
+        s->size = get_uint(p + 8, 4, little);
         s->info = p[12];
-        s->shndx = (unsigned)load(p + 14, 2, little);
+        s->shndx = (unsigned)get_uint(p + 14, 2, little);
     }
 }
 
