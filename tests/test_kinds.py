@@ -177,6 +177,7 @@ def test_a_new_kind_is_one_row(monkeypatch):
 # -- the compiled core ---------------------------------------------------------------------
 
 KEYS_C = REPO / "canonbtf" / "dwarf" / "csrc" / "keys.c"
+MERGE_C = REPO / "canonbtf" / "dwarf" / "csrc" / "merge.c"
 TYPES_C = REPO / "canonbtf" / "csrc" / "types.c"
 
 
@@ -201,6 +202,12 @@ def test_the_cores_kind_sets_are_the_tables():
     line = re.search(r"if \(\(k == K_STRUCT.*?\)\s*&& r->name.len\)", text, re.S)
     assert line
     assert {getattr(f, n) for n in re.findall(r"\bK_(\w+)", line.group(0))} == dedup.TOKEN_KINDS
+
+
+def test_the_merges_kind_set_is_the_tables():
+    """merge.c's `merge_typed_sot` (the keyed merge and the pool in C: a type id in
+    size_or_type) as the table says."""
+    assert c_kinds("merge_typed_sot", MERGE_C) == table_kinds(lambda s: s.sot == TYPE)
 
 
 def test_the_compiled_orders_kind_sets_are_the_tables():
