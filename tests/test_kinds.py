@@ -204,6 +204,32 @@ def test_the_cores_kind_sets_are_the_tables():
     assert {getattr(f, n) for n in re.findall(r"\bK_(\w+)", line.group(0))} == dedup.TOKEN_KINDS
 
 
+def c_switch(function: str, path: Path) -> dict[int, str]:
+    """kind -> what the `case K_...: return X;` lines of the C function return (as text);
+    kinds not listed take its `default`."""
+    text = path.read_text()
+    body = re.search(rf"\b{function}\(\w+ kind\)\s*\{{(.*?)\n\}}", text, re.S)
+    assert body, function
+    out = {}
+    for cases, value in re.findall(r"((?:case K_\w+:\s*)+)return ([^;]+);", body.group(1)):
+        out.update({getattr(f, name): value for name in re.findall(r"K_(\w+)", cases)})
+    default = re.search(r"default: return ([^;]+);", body.group(1))
+    assert default, function
+    return {kind: out.get(kind, default.group(1)) for kind in range(1, len(KINDS))}
+
+
+def test_the_compiled_parts_item_and_word_tables_are_the_tables():
+    """types.c's words per kind and merge.c's item roles, as format.py and KINDS say."""
+    letter = {NAME: "N", TYPE: "T", VALUE: "V"}
+    roles = c_switch("merge_item_roles", MERGE_C)
+    fixed = c_switch("fixed_words", TYPES_C)
+    items = c_switch("item_words", TYPES_C)
+    for kind in range(1, len(KINDS)):
+        assert roles[kind] == '"' + "".join(letter[r] for r in KINDS[kind].item) + '"'
+        assert int(fixed[kind]) == f.FIXED_WORDS.get(kind, 0), f.kind_name(kind)
+        assert int(items[kind]) == f.ITEM_WORDS.get(kind, 0), f.kind_name(kind)
+
+
 def test_the_merges_kind_set_is_the_tables():
     """merge.c's `merge_typed_sot` (the keyed merge and the pool in C: a type id in
     size_or_type) as the table says."""
