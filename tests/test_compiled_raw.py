@@ -26,7 +26,7 @@ from canonbtf.errors import InputError
 
 from . import fuzzing
 from .conftest import MODULE_BLOBS, VMLINUX_BLOBS, corpus_path
-from .test_compiled_order import both_ways, pure, random_btf  # noqa: F401 - the fixture
+from .test_compiled_order import both_ways, mutants_end_alike, pure, random_btf  # noqa: F401
 from .test_dump_raw import bpftool_raw, every_kind_and_corner
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "raw_dump") is None,
@@ -134,14 +134,7 @@ def test_damaged_blobs_dump_alike(seed_name, pure):  # noqa: F811
         seed = fuzzing.layout_seed()
     else:
         seed = fuzzing.handmade_seed("<" if seed_name == "handmade" else ">")
-    rnd = random.Random(seed_name)
-    results = {"ok": 0, "error": 0}
-    for _ in range(250):
-        blob, _names = fuzzing.mutate(seed, rnd)
-        reference, fast = both_ways(pure, outcome, blob, base)
-        assert fast == reference
-        results[fast[0]] += 1
-    assert results["ok"] and results["error"]
+    mutants_end_alike(pure, seed, outcome, 250, base)
 
 
 def long_named_btf() -> Btf:
