@@ -218,11 +218,17 @@ def test_damaged_blobs_end_alike(seed_name, pure):
     reference refuses would fail later, with another message."""
     seed = {"handmade": fuzzing.handmade_seed, "handmade-be": lambda: fuzzing.handmade_seed(">"),
             "handmade-layout": fuzzing.layout_seed}[seed_name]()
-    rnd = random.Random(seed_name)
+    mutants_end_alike(pure, seed, outcome, 400, None)
+
+
+def mutants_end_alike(pure, seed: fuzzing.Seed, outcome, count: int, *base: object) -> None:
+    """`count` mutants of `seed` give the same ("ok", ...) or ("error", message) of
+    `outcome(blob, *base)` both ways, and both outcomes occur."""
+    rnd = random.Random(seed.name)
     results = {"ok": 0, "error": 0}
-    for _ in range(400):
+    for _ in range(count):
         blob, _names = fuzzing.mutate(seed, rnd)
-        reference, fast = both_ways(pure, outcome, blob, None)
+        reference, fast = both_ways(pure, outcome, blob, *base)
         assert fast == reference
         results[fast[0]] += 1
     assert results["ok"] and results["error"]

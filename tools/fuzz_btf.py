@@ -6,11 +6,12 @@ Each input damages a valid BTF blob, plain or split over a small base, or that b
 (with and without dedup, either order) with the compiled part and with the Python
 reference. Both must end alike: the same bytes, or the same error message. A blob without
 a base is also dumped as C (csrc/cdump.c against emit/c.py): the same header or the same
-message. It also checks it: where the compiled fast pass of `check` (csrc/check.c) says
-clean, the Python validator must find nothing, and the validator must never raise.
-Anything else stops the run with the input saved. Build and run it as
-tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang, atheris's ASan preloaded),
-naming this script: libFuzzer then steers by the C's coverage.
+message. Every input is also dumped raw (csrc/rawdump.c against emit/raw.py, split BTF
+over its base too): the same text or the same message. It also checks it: where the
+compiled fast pass of `check` (csrc/check.c) says clean, the Python validator must find
+nothing, and the validator must never raise. Anything else stops the run with the input
+saved. Build and run it as tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang,
+atheris's ASan preloaded), naming this script: libFuzzer then steers by the C's coverage.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from canonbtf.errors import InputError  # noqa: E402
 from tests.fuzzing import handmade_btf  # noqa: E402
 from tests.test_compiled_dump import dump, random_c_btf  # noqa: E402
 from tests.test_compiled_order import random_btf  # noqa: E402
+from tests.test_compiled_raw import outcome as raw_outcome  # noqa: E402
 
 BASE = writer.write(random_btf(random.Random(9), 40))
 # (blob, its base's blob or None).
@@ -97,6 +99,8 @@ def one_input(data: bytes) -> None:
     check_agrees(blob, base)
     reference, fast = both(outcome, blob, base, dedup, order)
     assert fast == reference, f"compiled {fast[0]} vs reference {reference[0]}"
+    reference, fast = both(raw_outcome, blob, base)
+    assert fast == reference, f"raw dump: compiled {fast[0]} vs reference {reference[0]}"
     if base is None:
         try:
             reader.parse(blob, "blob")

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cdump.h"
 #include "diffkeys.h"
+#include "rawdump.h"
 #include "records.h"
 #include "types.h"
 
@@ -694,6 +695,19 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
     return t ? cdump_placement(t, ptr_size, defs, refs, ranks) : NULL;
 }
 
+/* bpftool's raw text of a view's types through `write`, with the base's view (or None) for
+ * the DATASEC entries that name a base type (rawdump.c). */
+static PyObject *py_raw_dump(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *base_capsule, *write;
+    if (!PyArg_ParseTuple(args, "OOO", &capsule, &base_capsule, &write)) return NULL;
+    const types_t *t = view_of(capsule), *base = NULL;
+    if (!t || (base_capsule != Py_None && !(base = view_of(base_capsule)))) return NULL;
+    if (base && base->first_id + base->count != t->first_id)
+        return PyErr_Format(PyExc_ValueError, "the base's ids do not end where the view's start");
+    return raw_dump(t, base, write);
+}
+
 static PyMethodDef methods[] = {
     {"diff_plan", py_diff_plan, METH_VARARGS,
      "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
@@ -723,6 +737,8 @@ static PyMethodDef methods[] = {
      "validator.validate would find nothing (False: it may find something)"},
     {"func_reference", py_func_reference, METH_VARARGS,
      "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
+    {"raw_dump", py_raw_dump, METH_VARARGS,
+     "raw_dump(view, base_view, write) -> None: bpftool's raw text, in str chunks to write"},
     {"c_view", py_c_view, METH_VARARGS,
      "c_view(words, first_id, strings) -> the checked type section the c_ functions read"},
     {"c_facts", py_c_facts, METH_O,
