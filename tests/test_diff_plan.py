@@ -166,3 +166,23 @@ def test_loops_differing_only_where_they_close(pure):  # noqa: F811
     reference, fast = both_ways(pure, report, make(4), make(3))
     assert "typedef t" in fast[0]
     assert fast == reference
+
+
+def test_added_roots_whose_name_reads_empty_are_spelled(pure):  # noqa: F811
+    """A name offset at a NUL (split BTF over the wrong base reads such names) makes a
+    named root shown as anonymous, by its first enumerators: its facts are read even
+    when it is only added."""
+    from canonbtf.btf.strings import StringTable
+
+    strings, offset = StringTable.build(["int", "red", "green"])
+    empty = offset["int"] + len("int")   # the NUL ending "int"
+
+    def make(enum: bool):
+        types = [Type(f.INT, offset["int"], 0, 4, 32 | f.INT_SIGNED << 24)]
+        if enum:
+            types.append(Type(f.ENUM, empty, 0, 4, 0,
+                              [(offset["red"], 0), (offset["green"], 1)]))
+        return lambda: Btf(types, strings)
+    reference, fast = both_ways(pure, report, make(False), make(True))
+    assert "(anon) {red, green}" in fast[0]
+    assert fast == reference

@@ -340,7 +340,11 @@ static int plan_side(const groups_t *g, diff_side_t *sides, int n, const uint32_
             uint32_t key = keys[0][e->first[0]];
             if (key && key == keys[1][e->first[1]]) continue;   /* the same on both sides */
         } else if (!is_dup(e)) {
-            spell = !keys[n][id];   /* only added or removed: facts unread unless unknown */
+            /* only added or removed: facts unread unless unknown, or the name reads empty
+             * (an offset at a NUL: it is then shown by its first members, diff._anon_title) */
+            uint32_t len;
+            name_at(t, t_name(t, i), &len);
+            spell = !keys[n][id] || !len;
         }
         d->spell[id] = (uint8_t)spell;
         if (push(&d->roots, &d->nroots, &cap_roots, id)) return -1;
