@@ -108,8 +108,12 @@ class _Speller(ReferenceSpeller):
     whether a spelling names such a type (its facts may change once tags are known)."""
 
     def __init__(self, btf: Btf, types: Types | None = None,
-                 names: Callable[[int], str] | None = None):
+                 names: Callable[[int], str] | None = None, spelled: dict | None = None):
+        """`spelled`: spellings made before (the plan's, `_Plan.spelled`), of types whose
+        spelling depends on nothing but the types, kept when the others are forgotten."""
         super().__init__(btf, types, names)  # type: ignore[arg-type]
+        self._spelled = spelled or {}
+        self._expr.update(self._spelled)
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
@@ -125,6 +129,7 @@ class _Speller(ReferenceSpeller):
     def forget(self) -> None:
         """Drop the spellings made before the duplicate tags were known."""
         self._expr.clear()
+        self._expr.update(self._spelled)
 
     def label(self, type_id: int) -> str:
         """A named type as C names it, with its duplicate tag if it has one."""
@@ -219,8 +224,8 @@ class _Facts:
     `of` says whether a root's facts name a duplicated type."""
 
     def __init__(self, btf: Btf, types: Types | None = None,
-                 names: Callable[[int], str] | None = None):
-        self.speller = _Speller(btf, types, names)
+                 names: Callable[[int], str] | None = None, spelled: dict | None = None):
+        self.speller = _Speller(btf, types, names, spelled)
         self.types = self.speller.types
         self.name = self.speller.name
         self.own_first = btf.first_id
@@ -581,8 +586,8 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
     plan = _Plan(old, new)
-    old_side = _Facts(old, plan.old_types, plan.old_names)
-    new_side = _Facts(new, plan.new_types, plan.new_names)
+    old_side = _Facts(old, plan.old_types, plan.old_names, plan.old_spelled)
+    new_side = _Facts(new, plan.new_types, plan.new_names, plan.new_spelled)
     old_named, old_tags, old_anon_ids = _named_roots(old_side, plan.old)
     new_named, new_tags, new_anon_ids = _named_roots(new_side, plan.new)
 
@@ -618,26 +623,31 @@ class _Plan:
     """Which roots to describe, from the compiled keys (csrc/diffkeys.c), made before
     any type is decoded: a name with one root on each side whose keys say equal facts is
     left out, a root only added or removed is not spelled (its facts are never read), and
-    only the types describing the rest reads are decoded (`_Decoded`). The pure path (the
-    reference) describes and spells every root."""
+    only the types describing the rest reads are decoded (`_Decoded`); the references
+    those types make are spelled by the compiled part (`spelled`: {id: C spelling}) where
+    the spelling depends on nothing but the types. The pure path (the reference)
+    describes and spells every root."""
 
     def __init__(self, old: Btf, new: Btf):
         self.old = self.new = self.old_spell = self.new_spell = None
         self.old_types = self.new_types = self.old_names = self.new_names = None
+        self.old_spelled = self.new_spelled = None
         compiled = native.compiled("canonbtf._btf", "diff_plan")
         chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
         if None in chains:
             return
         sides = [(words, strings, btf.first_id)
                  for (words, strings), btf in zip(chains, (old, new))]
-        (old_roots, self.old_spell, old_anon, old_need), \
-            (new_roots, self.new_spell, new_anon, new_need) = compiled.diff_plan(*sides)
+        (old_roots, self.old_spell, old_anon, old_need, old_safe), \
+            (new_roots, self.new_spell, new_anon, new_need, new_safe) = compiled.diff_plan(*sides)
         self.old = (_ids(old_roots), _ids(old_anon))
         self.new = (_ids(new_roots), _ids(new_anon))
         self.old_types = _Decoded(old, chains[0], old_need, compiled)
         self.new_types = _Decoded(new, chains[1], new_need, compiled)
         self.old_names = _Names(chains[0][1]).__getitem__
         self.new_names = _Names(chains[1][1]).__getitem__
+        self.old_spelled = _spelled(compiled, chains[0], old_need, old_safe)
+        self.new_spelled = _spelled(compiled, chains[1], new_need, new_safe)
 
 
 class _Decoded(dict):
@@ -677,6 +687,15 @@ class _Names(dict):
                 name = self[offset] = data[rel:end if end >= 0 else len(data)].decode("latin-1")
                 return name
         raise KeyError(offset)
+
+
+def _spelled(compiled, chain: tuple[bytes, list], need: bytes, safe: bytes) -> dict[int, str]:
+    """{id: `ReferenceSpeller.expr(id)`} of the types read whose spelling the compiled
+    part makes (`diff_spell`: no loop, no duplicated name, not nested too deep)."""
+    words, strings = chain
+    return {type_id: text
+            for type_id, text in zip(_ids(need), compiled.diff_spell(words, strings, need, safe))
+            if text is not None}
 
 
 def _ids(data: bytes) -> list[int]:

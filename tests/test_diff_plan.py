@@ -10,6 +10,7 @@ few names (duplicates everywhere) and every kind a root can be, and damaged blob
 
 from __future__ import annotations
 
+import array
 import io
 import random
 
@@ -186,3 +187,49 @@ def test_added_roots_whose_name_reads_empty_are_spelled(pure):  # noqa: F811
     reference, fast = both_ways(pure, report, make(False), make(True))
     assert "(anon) {red, green}" in fast[0]
     assert fast == reference
+
+
+def spellings(btf: Btf, last_first: bool = False) -> tuple[list, list]:
+    """(diff_spell's spelling of every id, ReferenceSpeller.expr's where it gives one),
+    from the first id or the last."""
+    from canonbtf.diff import _chain_words
+    from canonbtf.emit.declarator import ReferenceSpeller
+
+    compiled = native.compiled("canonbtf._btf", "diff_spell")
+    words, strings = _chain_words(btf)
+    side = (words, strings, btf.first_id)
+    safe = compiled.diff_plan(side, side)[0][4]
+    ids = list(range(1, len(btf.all_types())))[::-1 if last_first else 1]
+    fast = compiled.diff_spell(words, strings, array.array("I", ids).tobytes(), safe)
+    speller = ReferenceSpeller(btf)
+    return fast, [speller.expr(i) if text is not None else None for i, text in zip(ids, fast)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_spellings_are_the_references(seed):
+    """diff_spell (cdump.c) against ReferenceSpeller on random BTF: qualified arrays and
+    prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
+    count = random.Random(seed).choice([10, 40, 120])
+    btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
+    fast, reference = spellings(btf)
+    assert fast == reference
+    assert any(text is not None for text in fast)
+
+
+def test_long_chains_and_deep_prototypes():
+    """A chain past MAX_CHAIN ends in "..." as the reference's does; prototypes nested
+    deeper than the compiled part goes are left to the reference."""
+    from canonbtf.btf.strings import StringTable
+
+    strings, offset = StringTable.build(["int", "x"])
+    types = [Type(f.INT, offset["int"], 0, 4, 32 | f.INT_SIGNED << 24)]
+    types += [Type(f.PTR, 0, 0, n) for n in range(1, 60)]                    # ids 2..60
+    types += [Type(f.CONST, 0, 0, 62), Type(f.ARRAY, 0, 0, 0, (1, 1, 4))]   # 61, 62
+    types += [Type(f.TYPE_TAG, offset["x"], 0, 61), Type(f.PTR, 0, 0, 63)]  # 63, 64
+    first = len(types) + 1
+    types += [Type(f.FUNC_PROTO, 0, 0, 1, 0, [(offset["x"], n - 1 if n > first else 64)])
+              for n in range(first, first + 80)]
+    fast, reference = spellings(Btf(types, strings), last_first=True)
+    assert fast == reference and fast[:40] == [None] * 40 and None not in fast[60:]
+    assert None not in spellings(Btf(types, strings))[0]
+    assert fast[-60].startswith("... *") and "/* pointer to tag x const array[4] */" in fast[-64]
