@@ -129,6 +129,7 @@ static void ctx_free(ctx_t *c)
 static int put(ctx_t *c, const void *s, size_t n)
 {
     buf_t *b = &c->out;
+    if (!n) return 0;   /* an empty name: nothing to copy, maybe nowhere yet */
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n) cap *= 2;
