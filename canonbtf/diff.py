@@ -108,11 +108,13 @@ class _Speller(ReferenceSpeller):
     whether a spelling names such a type (its facts may change once tags are known)."""
 
     def __init__(self, btf: Btf, types: Types | None = None,
-                 names: Callable[[int], str] | None = None, spelled: dict | None = None):
-        """`spelled`: spellings made before (the plan's, `_Plan.spelled`), of types whose
-        spelling depends on nothing but the types, kept when the others are forgotten."""
+                 names: Callable[[int], str] | None = None,
+                 made: tuple[dict, dict] | None = None):
+        """`made`: spellings and briefs made before (the plan's, `_Plan.made`) of types
+        whose spelling depends on nothing but the types, kept when the others are
+        forgotten."""
         super().__init__(btf, types, names)  # type: ignore[arg-type]
-        self._spelled = spelled or {}
+        self._spelled, self._briefs = made or ({}, {})
         self._expr.update(self._spelled)
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
@@ -184,6 +186,9 @@ class _Speller(ReferenceSpeller):
 
     def brief(self, type_id: int) -> str:
         """A one-line description of an added or removed root."""
+        made = self._briefs.get(type_id)
+        if made is not None:
+            return made
         t = self.types[type_id]
         kind = t.kind
         if kind == f.STRUCT or kind == f.UNION:
@@ -224,8 +229,9 @@ class _Facts:
     `of` says whether a root's facts name a duplicated type."""
 
     def __init__(self, btf: Btf, types: Types | None = None,
-                 names: Callable[[int], str] | None = None, spelled: dict | None = None):
-        self.speller = _Speller(btf, types, names, spelled)
+                 names: Callable[[int], str] | None = None,
+                 made: tuple[dict, dict] | None = None):
+        self.speller = _Speller(btf, types, names, made)
         self.types = self.speller.types
         self.name = self.speller.name
         self.own_first = btf.first_id
@@ -586,8 +592,8 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
     plan = _Plan(old, new)
-    old_side = _Facts(old, plan.old_types, plan.old_names, plan.old_spelled)
-    new_side = _Facts(new, plan.new_types, plan.new_names, plan.new_spelled)
+    old_side = _Facts(old, plan.old_types, plan.old_names, plan.old_made)
+    new_side = _Facts(new, plan.new_types, plan.new_names, plan.new_made)
     old_named, old_tags, old_anon_ids = _named_roots(old_side, plan.old)
     new_named, new_tags, new_anon_ids = _named_roots(new_side, plan.new)
 
@@ -624,14 +630,15 @@ class _Plan:
     any type is decoded: a name with one root on each side whose keys say equal facts is
     left out, a root only added or removed is not spelled (its facts are never read), and
     only the types describing the rest reads are decoded (`_Decoded`); the references
-    those types make are spelled by the compiled part (`spelled`: {id: C spelling}) where
-    the spelling depends on nothing but the types. The pure path (the reference)
-    describes and spells every root."""
+    those types make, and the one-line descriptions of functions and variables, are
+    spelled by the compiled part (`made`: ({id: C spelling}, {id: brief})) where the text
+    depends on nothing but the types. The pure path (the reference) describes and spells
+    every root."""
 
     def __init__(self, old: Btf, new: Btf):
         self.old = self.new = self.old_spell = self.new_spell = None
         self.old_types = self.new_types = self.old_names = self.new_names = None
-        self.old_spelled = self.new_spelled = None
+        self.old_made = self.new_made = None
         compiled = native.compiled("canonbtf._btf", "diff_plan")
         chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
         if None in chains:
@@ -646,8 +653,10 @@ class _Plan:
         self.new_types = _Decoded(new, chains[1], new_need, compiled)
         self.old_names = _Names(chains[0][1]).__getitem__
         self.new_names = _Names(chains[1][1]).__getitem__
-        self.old_spelled = _spelled(compiled, chains[0], old_need, old_safe)
-        self.new_spelled = _spelled(compiled, chains[1], new_need, new_safe)
+        self.old_made = (_spelled(compiled, chains[0], old_need, old_safe),
+                         _spelled(compiled, chains[0], old_roots, old_safe, briefs=True))
+        self.new_made = (_spelled(compiled, chains[1], new_need, new_safe),
+                         _spelled(compiled, chains[1], new_roots, new_safe, briefs=True))
 
 
 class _Decoded(dict):
@@ -689,13 +698,14 @@ class _Names(dict):
         raise KeyError(offset)
 
 
-def _spelled(compiled, chain: tuple[bytes, list], need: bytes, safe: bytes) -> dict[int, str]:
-    """{id: `ReferenceSpeller.expr(id)`} of the types read whose spelling the compiled
-    part makes (`diff_spell`: no loop, no duplicated name, not nested too deep)."""
+def _spelled(compiled, chain: tuple[bytes, list], ids: bytes, safe: bytes,
+             briefs: bool = False) -> dict[int, str]:
+    """{id: `ReferenceSpeller.expr(id)`}, or {id: `_Speller.brief(id)`} of functions and
+    variables, of `ids` where the compiled part makes it (`diff_spell`: no loop, no
+    duplicated name, not nested too deep)."""
     words, strings = chain
-    return {type_id: text
-            for type_id, text in zip(_ids(need), compiled.diff_spell(words, strings, need, safe))
-            if text is not None}
+    texts = compiled.diff_spell(words, strings, ids, safe, briefs)
+    return {type_id: text for type_id, text in zip(_ids(ids), texts) if text is not None}
 
 
 def _ids(data: bytes) -> list[int]:

@@ -205,6 +205,34 @@ def spellings(btf: Btf, last_first: bool = False) -> tuple[list, list]:
     return fast, [speller.expr(i) if text is not None else None for i, text in zip(ids, fast)]
 
 
+def briefs(btf: Btf) -> tuple[list, list]:
+    """(diff_spell's brief of every id, diff._Speller.brief's where it gives one)."""
+    from canonbtf.diff import _chain_words, _Speller
+
+    compiled = native.compiled("canonbtf._btf", "diff_spell")
+    words, strings = _chain_words(btf)
+    side = (words, strings, btf.first_id)
+    safe = compiled.diff_plan(side, side)[0][4]
+    ids = list(range(1, len(btf.all_types())))
+    fast = compiled.diff_spell(words, strings, array.array("I", ids).tobytes(), safe, True)
+    speller = _Speller(btf)
+    return fast, [speller.brief(i) if text is not None else None for i, text in zip(ids, fast)]
+
+
+@pytest.mark.parametrize("first", range(0, 40, 5))
+def test_compiled_briefs_are_the_references(first):
+    """Functions and variables described in one line by the compiled part as by the
+    reference: names, `...`, `void`, declarators named by a whole signature."""
+    made = 0
+    for seed in range(first, first + 5):
+        count = random.Random(seed).choice([10, 40, 120])
+        btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
+        fast, reference = briefs(btf)
+        assert fast == reference
+        made += sum(text is not None for text in fast)
+    assert made
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_compiled_spellings_are_the_references(seed):
     """diff_spell (cdump.c) against ReferenceSpeller on random BTF: qualified arrays and

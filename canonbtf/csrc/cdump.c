@@ -782,6 +782,44 @@ static int diff_expr(ctx_t *c, uint32_t id, int depth)
     return 0;
 }
 
+/* diff's one-line description of an added or removed FUNC (_Speller.signature: `int
+ * f(char *name, ...)`) or VAR (`int x[4]`); -1 with ValueError for any other kind. */
+static int diff_brief(ctx_t *c, uint32_t id)
+{
+    uint32_t kind = kind_of(c, id), len, proto = sot_of(c, id);
+    const uint8_t *name = name_of(c, id, &len);
+    if (kind == K_VAR) return diff_decl(c, proto, name, len, 0);
+    if (kind != K_FUNC) return fail(c, "left to the reference");
+    if (!proto || kind_of(c, proto) != K_FUNC_PROTO)
+        return put(c, name, len) || puts_(c, ": ") || diff_expr(c, proto, 0);
+    size_t from = c->out.len;
+    if (put(c, name, len) || put(c, "(", 1)) return -1;
+    size_t params = c->out.len;
+    const uint32_t *items = rest_of(c, proto);
+    for (uint32_t j = 0, n = vlen_of(c, proto); j < n; j++) {
+        uint32_t plen;
+        const uint8_t *pname = name_at(c->t, items[2 * j], &plen);
+        if (j && puts_(c, ", ")) return -1;
+        if (items[2 * j] || items[2 * j + 1] ? diff_decl(c, items[2 * j + 1], pname, plen, 0)
+                                             : puts_(c, "..."))
+            return -1;
+    }
+    /* `', '.join(params) or 'void'`, then the declarator named by all that */
+    if ((c->out.len == params && puts_(c, "void")) || put(c, ")", 1)) return -1;
+    size_t flen = c->out.len - from;
+    uint8_t *fname = malloc(flen);
+    if (!fname) {
+        PyErr_NoMemory();
+        c->failed = 1;
+        return -1;
+    }
+    memcpy(fname, c->out.p + from, flen);
+    c->out.len = from;
+    int rc = diff_decl(c, sot_of(c, proto), fname, (uint32_t)flen, 0);
+    free(fname);
+    return rc;
+}
+
 /* DefinitionSpeller._padding: unnamed bit-fields from bit `cur` to bit `end`. */
 static int padding_text(ctx_t *c, uint64_t cur, uint64_t end, int level, int packed)
 {
@@ -1811,7 +1849,8 @@ done:
     return result;
 }
 
-PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe)
+PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
+                           int briefs)
 {
     ctx_t c;
     PyObject *result = NULL;
@@ -1830,8 +1869,8 @@ PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const ui
         memcpy(&id, (const char *)ids + 4 * k, 4);
         PyObject *text = NULL;
         c.out.len = 0;
-        if (id < c.nids && safe[id]) {
-            if (!diff_expr(&c, id, 0)) {
+        if (id < c.nids && safe[id] & (briefs ? 2 : 1)) {
+            if (!(briefs ? diff_brief(&c, id) : diff_expr(&c, id, 0))) {
                 text = PyUnicode_DecodeLatin1(c.out.p, (Py_ssize_t)c.out.len, NULL);
                 if (!text) {
                     Py_CLEAR(result);

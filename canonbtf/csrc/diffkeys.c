@@ -415,7 +415,8 @@ int diff_plan(diff_side_t sides[2])
         for (uint32_t id = 0; id < count && !rc; id++)
             if (reach[id]) keys[n][id] = 0;
         for (uint32_t id = 1; id < count && !rc; id++)
-            d->safe[id] = (uint8_t)(is_leaf(d->t, id) ? !dup[id] : keys[n][id] != 0);
+            d->safe[id] = (uint8_t)((is_leaf(d->t, id) ? !dup[id] : keys[n][id] != 0)
+                                    | (keys[n][id] != 0) << 1);
         if (!rc) rc = expanded(d->t, d->own_first, d->expanded);
     }
     const uint32_t *read[2] = {keys[0], keys[1]};

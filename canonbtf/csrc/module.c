@@ -620,7 +620,8 @@ static PyObject *py_diff_spell(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings;
     Py_buffer ids, safe;
-    if (!PyArg_ParseTuple(args, "OOy*y*", &words, &strings, &ids, &safe)) return NULL;
+    int briefs = 0;
+    if (!PyArg_ParseTuple(args, "OOy*y*|p", &words, &strings, &ids, &safe, &briefs)) return NULL;
     PyObject *result = NULL;
     view_t v;
     memset(&v, 0, sizeof v);
@@ -630,7 +631,7 @@ static PyObject *py_diff_spell(PyObject *self, PyObject *args)
         if ((size_t)safe.len != (size_t)v.t.count + 1)
             bad("safe: a byte per id from 0");
         else
-            result = cdump_diff_spell(&v.t, ids.buf, (size_t)ids.len / 4, safe.buf);
+            result = cdump_diff_spell(&v.t, ids.buf, (size_t)ids.len / 4, safe.buf, briefs);
     }
     view_free(&v);
     PyBuffer_Release(&ids);
@@ -725,8 +726,9 @@ static PyMethodDef methods[] = {
      "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
      "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read, safe flag by id) (diffkeys.c)"},
     {"diff_spell", py_diff_spell, METH_VARARGS,
-     "diff_spell(words, strings, ids, safe) -> [str or None]: ReferenceSpeller.expr of each u32 "
-     "id where safe[id] (types from id 1; None: left to it) (cdump.c)"},
+     "diff_spell(words, strings, ids, safe, briefs=False) -> [str or None]: ReferenceSpeller.expr "
+     "of each u32 id (or diff's brief of a FUNC or VAR) where safe[id] says (types from id 1; "
+     "None: left to it) (cdump.c)"},
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
      "that kind (and a name in the set `names`)"},
