@@ -189,34 +189,22 @@ def test_added_roots_whose_name_reads_empty_are_spelled(pure):  # noqa: F811
     assert fast == reference
 
 
-def spellings(btf: Btf, last_first: bool = False) -> tuple[list, list]:
-    """(diff_spell's spelling of every id, ReferenceSpeller.expr's where it gives one),
-    from the first id or the last."""
-    from canonbtf.diff import _chain_words
-    from canonbtf.emit.declarator import ReferenceSpeller
-
-    compiled = native.compiled("canonbtf._btf", "diff_spell")
-    words, strings = _chain_words(btf)
-    side = (words, strings, btf.first_id)
-    safe = compiled.diff_plan(side, side)[0][4]
-    ids = list(range(1, len(btf.all_types())))[::-1 if last_first else 1]
-    fast = compiled.diff_spell(words, strings, array.array("I", ids).tobytes(), safe)
-    speller = ReferenceSpeller(btf)
-    return fast, [speller.expr(i) if text is not None else None for i, text in zip(ids, fast)]
-
-
-def briefs(btf: Btf) -> tuple[list, list]:
-    """(diff_spell's brief of every id, diff._Speller.brief's where it gives one)."""
+def compiled_and_reference(btf: Btf, briefs: bool = False, last_first: bool = False
+                           ) -> tuple[list, list]:
+    """diff_spell's text for every id (spellings, or with `briefs` one-line descriptions),
+    from the first id or the last, and the reference's (ReferenceSpeller.expr,
+    diff._Speller.brief) where the compiled part gives one."""
     from canonbtf.diff import _chain_words, _Speller
 
     compiled = native.compiled("canonbtf._btf", "diff_spell")
     words, strings = _chain_words(btf)
     side = (words, strings, btf.first_id)
     safe = compiled.diff_plan(side, side)[0][4]
-    ids = list(range(1, len(btf.all_types())))
-    fast = compiled.diff_spell(words, strings, array.array("I", ids).tobytes(), safe, True)
+    ids = list(range(1, len(btf.all_types())))[::-1 if last_first else 1]
+    fast = compiled.diff_spell(words, strings, array.array("I", ids).tobytes(), safe, briefs)
     speller = _Speller(btf)
-    return fast, [speller.brief(i) if text is not None else None for i, text in zip(ids, fast)]
+    reference = speller.brief if briefs else speller.expr
+    return fast, [reference(i) if text is not None else None for i, text in zip(ids, fast)]
 
 
 @pytest.mark.parametrize("first", range(0, 40, 5))
@@ -227,7 +215,7 @@ def test_compiled_briefs_are_the_references(first):
     for seed in range(first, first + 5):
         count = random.Random(seed).choice([10, 40, 120])
         btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
-        fast, reference = briefs(btf)
+        fast, reference = compiled_and_reference(btf, briefs=True)
         assert fast == reference
         made += sum(text is not None for text in fast)
     assert made
@@ -239,7 +227,7 @@ def test_compiled_spellings_are_the_references(seed):
     prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
     count = random.Random(seed).choice([10, 40, 120])
     btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
-    fast, reference = spellings(btf)
+    fast, reference = compiled_and_reference(btf)
     assert fast == reference
     assert any(text is not None for text in fast)
 
@@ -257,7 +245,7 @@ def test_long_chains_and_deep_prototypes():
     first = len(types) + 1
     types += [Type(f.FUNC_PROTO, 0, 0, 1, 0, [(offset["x"], n - 1 if n > first else 64)])
               for n in range(first, first + 80)]
-    fast, reference = spellings(Btf(types, strings), last_first=True)
+    fast, reference = compiled_and_reference(Btf(types, strings), last_first=True)
     assert fast == reference and fast[:40] == [None] * 40 and None not in fast[60:]
-    assert None not in spellings(Btf(types, strings))[0]
+    assert None not in compiled_and_reference(Btf(types, strings))[0]
     assert fast[-60].startswith("... *") and "/* pointer to tag x const array[4] */" in fast[-64]
