@@ -645,18 +645,16 @@ class _Plan:
             return
         sides = [(words, strings, btf.first_id)
                  for (words, strings), btf in zip(chains, (old, new))]
-        (old_roots, self.old_spell, old_anon, old_need, old_safe), \
-            (new_roots, self.new_spell, new_anon, new_need, new_safe) = compiled.diff_plan(*sides)
+        (old_roots, self.old_spell, old_anon, old_need, *old_texts), \
+            (new_roots, self.new_spell, new_anon, new_need, *new_texts) = compiled.diff_plan(*sides)
         self.old = (_ids(old_roots), _ids(old_anon))
         self.new = (_ids(new_roots), _ids(new_anon))
         self.old_types = _Decoded(old, chains[0], old_need, compiled)
         self.new_types = _Decoded(new, chains[1], new_need, compiled)
         self.old_names = _Names(chains[0][1]).__getitem__
         self.new_names = _Names(chains[1][1]).__getitem__
-        self.old_made = (_spelled(compiled, chains[0], old_need, old_safe),
-                         _spelled(compiled, chains[0], old_roots, old_safe, briefs=True))
-        self.new_made = (_spelled(compiled, chains[1], new_need, new_safe),
-                         _spelled(compiled, chains[1], new_roots, new_safe, briefs=True))
+        self.old_made = _made(old_need, old_roots, *old_texts)
+        self.new_made = _made(new_need, new_roots, *new_texts)
 
 
 class _Decoded(dict):
@@ -698,14 +696,13 @@ class _Names(dict):
         raise KeyError(offset)
 
 
-def _spelled(compiled, chain: tuple[bytes, list], ids: bytes, safe: bytes,
-             briefs: bool = False) -> dict[int, str]:
-    """{id: `ReferenceSpeller.expr(id)`}, or {id: `_Speller.brief(id)`} of functions and
-    variables, of `ids` where the compiled part makes it (`diff_spell`: no loop, no
-    duplicated name, not nested too deep)."""
-    words, strings = chain
-    texts = compiled.diff_spell(words, strings, ids, safe, briefs)
-    return {type_id: text for type_id, text in zip(_ids(ids), texts) if text is not None}
+def _made(need: bytes, roots: bytes, spellings: list, briefs: list
+          ) -> tuple[dict[int, str], dict[int, str]]:
+    """({id: `ReferenceSpeller.expr(id)`} of the types read, {id: `_Speller.brief(id)`} of
+    the roots) where the compiled part made them (no loop, no duplicated name, not nested
+    too deep; briefs of functions and variables)."""
+    return ({type_id: text for type_id, text in zip(_ids(need), spellings) if text is not None},
+            {type_id: text for type_id, text in zip(_ids(roots), briefs) if text is not None})
 
 
 def _ids(data: bytes) -> list[int]:

@@ -10,7 +10,6 @@ few names (duplicates everywhere) and every kind a root can be, and damaged blob
 
 from __future__ import annotations
 
-import array
 import io
 import random
 
@@ -189,22 +188,21 @@ def test_added_roots_whose_name_reads_empty_are_spelled(pure):  # noqa: F811
     assert fast == reference
 
 
-def compiled_and_reference(btf: Btf, briefs: bool = False, last_first: bool = False
-                           ) -> tuple[list, list]:
-    """diff_spell's text for every id (spellings, or with `briefs` one-line descriptions),
-    from the first id or the last, and the reference's (ReferenceSpeller.expr,
-    diff._Speller.brief) where the compiled part gives one."""
-    from canonbtf.diff import _chain_words, _Speller
+def compiled_and_reference(btf: Btf, briefs: bool = False) -> tuple[dict, dict]:
+    """The texts diff_plan makes against a BTF without types (every root of `btf` only
+    removed): the spelling of every type read, or with `briefs` the one-line description
+    of every root, and the reference's (ReferenceSpeller.expr, diff._Speller.brief) where
+    the compiled part gives one."""
+    from canonbtf.diff import _chain_words, _ids, _Speller
 
-    compiled = native.compiled("canonbtf._btf", "diff_spell")
-    words, strings = _chain_words(btf)
-    side = (words, strings, btf.first_id)
-    safe = compiled.diff_plan(side, side)[0][4]
-    ids = list(range(1, len(btf.all_types())))[::-1 if last_first else 1]
-    fast = compiled.diff_spell(words, strings, array.array("I", ids).tobytes(), safe, briefs)
+    compiled = native.compiled("canonbtf._btf", "diff_plan")
+    sides = [(*_chain_words(b), b.first_id) for b in (btf, Btf([], btf.strings))]
+    roots, _, _, need, spellings, made_briefs = compiled.diff_plan(*sides)[0]
+    ids, fast = (_ids(roots), made_briefs) if briefs else (_ids(need), spellings)
     speller = _Speller(btf)
     reference = speller.brief if briefs else speller.expr
-    return fast, [reference(i) if text is not None else None for i, text in zip(ids, fast)]
+    return (dict(zip(ids, fast)),
+            {i: reference(i) if text is not None else None for i, text in zip(ids, fast)})
 
 
 @pytest.mark.parametrize("first", range(0, 40, 5))
@@ -217,19 +215,19 @@ def test_compiled_briefs_are_the_references(first):
         btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
         fast, reference = compiled_and_reference(btf, briefs=True)
         assert fast == reference
-        made += sum(text is not None for text in fast)
+        made += sum(text is not None for text in fast.values())
     assert made
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_compiled_spellings_are_the_references(seed):
-    """diff_spell (cdump.c) against ReferenceSpeller on random BTF: qualified arrays and
+    """diff_plan's spellings (cdump.c) against ReferenceSpeller on random BTF: qualified arrays and
     prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
     count = random.Random(seed).choice([10, 40, 120])
     btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
     fast, reference = compiled_and_reference(btf)
     assert fast == reference
-    assert any(text is not None for text in fast)
+    assert any(text is not None for text in fast.values())
 
 
 def test_long_chains_and_deep_prototypes():
@@ -242,10 +240,12 @@ def test_long_chains_and_deep_prototypes():
     types += [Type(f.PTR, 0, 0, n) for n in range(1, 60)]                    # ids 2..60
     types += [Type(f.CONST, 0, 0, 62), Type(f.ARRAY, 0, 0, 0, (1, 1, 4))]   # 61, 62
     types += [Type(f.TYPE_TAG, offset["x"], 0, 61), Type(f.PTR, 0, 0, 63)]  # 63, 64
-    first = len(types) + 1
-    types += [Type(f.FUNC_PROTO, 0, 0, 1, 0, [(offset["x"], n - 1 if n > first else 64)])
-              for n in range(first, first + 80)]
-    fast, reference = compiled_and_reference(Btf(types, strings), last_first=True)
-    assert fast == reference and fast[:40] == [None] * 40 and None not in fast[60:]
-    assert None not in compiled_and_reference(Btf(types, strings))[0]
-    assert fast[-60].startswith("... *") and "/* pointer to tag x const array[4] */" in fast[-64]
+    first = len(types) + 1   # each prototype takes the next: spelled from the first,
+    types += [Type(f.FUNC_PROTO, 0, 0, 1, 0, [(offset["x"], n + 1 if n < first + 79 else 64)])
+              for n in range(first, first + 80)]      # the nesting is 80 deep
+    types += [Type(f.TYPEDEF, offset["x"], 0, first), Type(f.TYPEDEF, offset["x"], 0, 60)]
+    fast, reference = compiled_and_reference(Btf(types, strings))
+    assert fast == reference
+    assert [fast[n] for n in range(first, first + 40)] == [None] * 40
+    assert None not in [fast[n] for n in range(first + 60, first + 80)]
+    assert fast[60].startswith("... *") and "/* pointer to tag x const array[4] */" in fast[64]

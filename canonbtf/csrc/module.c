@@ -578,16 +578,19 @@ static PyObject *u32_bytes(const uint32_t *ids, size_t n)
     return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
 }
 
-/* (roots, spell, anon, need, safe) of one side's plan. */
+/* (roots, spell, anon, need, spellings of need, briefs of roots) of one side's plan:
+ * the texts made here (cdump_diff_spell) while the view is at hand. */
 static PyObject *plan_result(const diff_side_t *d)
 {
     PyObject *roots = u32_bytes(d->roots, d->nroots), *anon = u32_bytes(d->anon, d->nanon);
     PyObject *spell = PyBytes_FromStringAndSize((const char *)d->spell, (Py_ssize_t)d->t->count + 1);
-    PyObject *safe = PyBytes_FromStringAndSize((const char *)d->safe, (Py_ssize_t)d->t->count + 1);
     PyObject *need = u32_bytes(d->need, d->nneed);
-    PyObject *result = roots && anon && spell && need && safe
-        ? PyTuple_Pack(5, roots, spell, anon, need, safe) : NULL;
-    Py_XDECREF(roots), Py_XDECREF(anon), Py_XDECREF(spell), Py_XDECREF(need), Py_XDECREF(safe);
+    PyObject *spellings = cdump_diff_spell(d->t, d->need, d->nneed, d->safe, 0);
+    PyObject *briefs = spellings ? cdump_diff_spell(d->t, d->roots, d->nroots, d->safe, 1) : NULL;
+    PyObject *result = roots && anon && spell && need && spellings && briefs
+        ? PyTuple_Pack(6, roots, spell, anon, need, spellings, briefs) : NULL;
+    Py_XDECREF(roots), Py_XDECREF(anon), Py_XDECREF(spell), Py_XDECREF(need);
+    Py_XDECREF(spellings), Py_XDECREF(briefs);
     return result;
 }
 
@@ -613,29 +616,6 @@ static PyObject *py_diff_plan(PyObject *self, PyObject *args)
         free(d[k].need);
         view_free(&v[k]);
     }
-    return result;
-}
-
-static PyObject *py_diff_spell(PyObject *self, PyObject *args)
-{
-    PyObject *words, *strings;
-    Py_buffer ids, safe;
-    int briefs = 0;
-    if (!PyArg_ParseTuple(args, "OOy*y*|p", &words, &strings, &ids, &safe, &briefs)) return NULL;
-    PyObject *result = NULL;
-    view_t v;
-    memset(&v, 0, sizeof v);
-    if (ids.len % 4) {
-        bad("ids: u32 words");
-    } else if (!view_init(&v, words, 1, strings)) {
-        if ((size_t)safe.len != (size_t)v.t.count + 1)
-            bad("safe: a byte per id from 0");
-        else
-            result = cdump_diff_spell(&v.t, ids.buf, (size_t)ids.len / 4, safe.buf, briefs);
-    }
-    view_free(&v);
-    PyBuffer_Release(&ids);
-    PyBuffer_Release(&safe);
     return result;
 }
 
@@ -724,11 +704,8 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"diff_plan", py_diff_plan, METH_VARARGS,
      "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
-     "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read, safe flag by id) (diffkeys.c)"},
-    {"diff_spell", py_diff_spell, METH_VARARGS,
-     "diff_spell(words, strings, ids, safe, briefs=False) -> [str or None]: ReferenceSpeller.expr "
-     "of each u32 id (or diff's brief of a FUNC or VAR) where safe[id] says (types from id 1; "
-     "None: left to it) (cdump.c)"},
+     "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read, [spelling of "
+     "each id read or None], [brief of each root or None]) (diffkeys.c, cdump.c)"},
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
      "that kind (and a name in the set `names`)"},
