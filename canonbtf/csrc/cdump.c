@@ -1,5 +1,7 @@
 /* The C header's hot parts on the type section's words: the shape check and the
- * spelling of definitions.
+ * spelling of definitions; and with the same declarator chains, diff's spelling of type
+ * references and one-line descriptions (cdump_diff_spell, for any BTF, a base's types
+ * included: diff.py's _Plan).
  *
  * emit/c_shape.py, emit/c_spell.py, emit/declarator.py and btf/sizes.py are the
  * reference; this mirrors them for a BTF without a base (a vmlinux), so `dump --format c`
