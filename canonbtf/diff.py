@@ -108,8 +108,14 @@ class _Speller(ReferenceSpeller):
     whether a spelling names such a type (its facts may change once tags are known)."""
 
     def __init__(self, btf: Btf, types: Types | None = None,
-                 names: Callable[[int], str] | None = None):
+                 names: Callable[[int], str] | None = None,
+                 made: tuple[dict, dict] | None = None):
+        """`made`: spellings and briefs made before (the plan's, `_Plan.made`) of types
+        whose spelling depends on nothing but the types, kept when the others are
+        forgotten."""
         super().__init__(btf, types, names)  # type: ignore[arg-type]
+        self._spelled, self._briefs = made or ({}, {})
+        self._expr.update(self._spelled)
         # Ids of named types whose name is shared (on either side) and their tags.
         self.dup_ids: set[int] = set()
         self.tags: dict[int, int] = {}
@@ -125,6 +131,7 @@ class _Speller(ReferenceSpeller):
     def forget(self) -> None:
         """Drop the spellings made before the duplicate tags were known."""
         self._expr.clear()
+        self._expr.update(self._spelled)
 
     def label(self, type_id: int) -> str:
         """A named type as C names it, with its duplicate tag if it has one."""
@@ -179,6 +186,9 @@ class _Speller(ReferenceSpeller):
 
     def brief(self, type_id: int) -> str:
         """A one-line description of an added or removed root."""
+        made = self._briefs.get(type_id)
+        if made is not None:
+            return made
         t = self.types[type_id]
         kind = t.kind
         if kind == f.STRUCT or kind == f.UNION:
@@ -219,8 +229,9 @@ class _Facts:
     `of` says whether a root's facts name a duplicated type."""
 
     def __init__(self, btf: Btf, types: Types | None = None,
-                 names: Callable[[int], str] | None = None):
-        self.speller = _Speller(btf, types, names)
+                 names: Callable[[int], str] | None = None,
+                 made: tuple[dict, dict] | None = None):
+        self.speller = _Speller(btf, types, names, made)
         self.types = self.speller.types
         self.name = self.speller.name
         self.own_first = btf.first_id
@@ -581,8 +592,8 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 def _diff(old: Btf, new: Btf) -> DiffResult:
     plan = _Plan(old, new)
-    old_side = _Facts(old, plan.old_types, plan.old_names)
-    new_side = _Facts(new, plan.new_types, plan.new_names)
+    old_side = _Facts(old, plan.old_types, plan.old_names, plan.old_made)
+    new_side = _Facts(new, plan.new_types, plan.new_names, plan.new_made)
     old_named, old_tags, old_anon_ids = _named_roots(old_side, plan.old)
     new_named, new_tags, new_anon_ids = _named_roots(new_side, plan.new)
 
@@ -618,26 +629,32 @@ class _Plan:
     """Which roots to describe, from the compiled keys (csrc/diffkeys.c), made before
     any type is decoded: a name with one root on each side whose keys say equal facts is
     left out, a root only added or removed is not spelled (its facts are never read), and
-    only the types describing the rest reads are decoded (`_Decoded`). The pure path (the
-    reference) describes and spells every root."""
+    only the types describing the rest reads are decoded (`_Decoded`); the references
+    those types make, and the one-line descriptions of functions and variables, are
+    spelled by the compiled part (`made`: ({id: C spelling}, {id: brief})) where the text
+    depends on nothing but the types. The pure path (the reference) describes and spells
+    every root."""
 
     def __init__(self, old: Btf, new: Btf):
         self.old = self.new = self.old_spell = self.new_spell = None
         self.old_types = self.new_types = self.old_names = self.new_names = None
+        self.old_made = self.new_made = None
         compiled = native.compiled("canonbtf._btf", "diff_plan")
         chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
         if None in chains:
             return
         sides = [(words, strings, btf.first_id)
                  for (words, strings), btf in zip(chains, (old, new))]
-        (old_roots, self.old_spell, old_anon, old_need), \
-            (new_roots, self.new_spell, new_anon, new_need) = compiled.diff_plan(*sides)
+        (old_roots, self.old_spell, old_anon, old_need, *old_texts), \
+            (new_roots, self.new_spell, new_anon, new_need, *new_texts) = compiled.diff_plan(*sides)
         self.old = (_ids(old_roots), _ids(old_anon))
         self.new = (_ids(new_roots), _ids(new_anon))
         self.old_types = _Decoded(old, chains[0], old_need, compiled)
         self.new_types = _Decoded(new, chains[1], new_need, compiled)
         self.old_names = _Names(chains[0][1]).__getitem__
         self.new_names = _Names(chains[1][1]).__getitem__
+        self.old_made = _made(old_need, old_roots, *old_texts)
+        self.new_made = _made(new_need, new_roots, *new_texts)
 
 
 class _Decoded(dict):
@@ -677,6 +694,15 @@ class _Names(dict):
                 name = self[offset] = data[rel:end if end >= 0 else len(data)].decode("latin-1")
                 return name
         raise KeyError(offset)
+
+
+def _made(need: bytes, roots: bytes, spellings: list, briefs: list
+          ) -> tuple[dict[int, str], dict[int, str]]:
+    """({id: `ReferenceSpeller.expr(id)`} of the types read, {id: `_Speller.brief(id)`} of
+    the roots) where the compiled part made them (no loop, no duplicated name, not nested
+    too deep; briefs of functions and variables)."""
+    return ({type_id: text for type_id, text in zip(_ids(need), spellings) if text is not None},
+            {type_id: text for type_id, text in zip(_ids(roots), briefs) if text is not None})
 
 
 def _ids(data: bytes) -> list[int]:

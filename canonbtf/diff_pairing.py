@@ -32,6 +32,9 @@ from .canon.order import canonical_order
 # Two anonymous roots are paired when they share at least this fraction of the smaller
 # one's member or enumerator names.
 _ANON_OVERLAP = 0.5
+# Groups with at most this many scored pairs are matched without networkx (_best_match):
+# 2^12 subsets to try at most.
+_SMALL_MATCHING = 12
 # Families whose types other types refer to (and so spell with a duplicate's tag).
 _REFERABLE = frozenset({"struct", "union", "enum", "typedef", "fwd", "int", "float"})
 
@@ -268,19 +271,58 @@ def _scores(olds: list[Root], news: list[Root], anonymous: bool
 
 def _best_match(olds: list[Root], news: list[Root]) -> list[tuple[Root, Root]]:
     """The pairing with the highest total score (an assignment problem). Nodes and edges
-    go in in sort-key and score order, so ties are settled by the types too."""
-    import networkx as nx  # a fifth of a second to import: only when a group needs it
+    go in in sort-key and score order, so ties are settled by the types too.
+
+    Most groups (a kernel upgrade's are 2 by 1 or 1 by 2) are settled without networkx,
+    whose import is a tenth of diff's time, as it would settle them (held to it by
+    tests/test_diff_duplicates.py): one root on a side pairs with its best-scored
+    counterpart, on a tie the first old one or the last new one (the blossom algorithm
+    grows its first tree from the last node put in); a small group whose best pairing is
+    the only one of its score pairs that way, in sort-key order, all the caller keeps of
+    networkx's order when no two old roots tie."""
+    scored = _scores(olds, news, anonymous=False)
+    if scored and (len(olds) == 1 or len(news) == 1):
+        best = [(i, j) for score, i, j in scored if score == scored[0][0]]
+        i, j = best[0] if len(news) == 1 else max(best, key=lambda pair: pair[1])
+        return [(olds[i], news[j])]
+    if len(scored) <= _SMALL_MATCHING and len({r.sort_key for r in olds}) == len(olds):
+        only = _only_best(scored)
+        if only is not None:
+            return [(olds[i], news[j]) for i, j in sorted(only)]
+    import networkx as nx
 
     graph = nx.Graph()
     graph.add_nodes_from((0, i) for i in range(len(olds)))
     graph.add_nodes_from((1, j) for j in range(len(news)))
-    for score, i, j in _scores(olds, news, anonymous=False):
+    for score, i, j in scored:
         graph.add_edge((0, i), (1, j), weight=-score)
     found = []
     for a, b in nx.max_weight_matching(graph):
         (_, i), (_, j) = sorted((a, b))
         found.append((olds[i], news[j]))
     return found
+
+
+def _only_best(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]] | None:
+    """The pairs of the one pairing of the highest total score, None if several share it
+    (every score is positive, so a best pairing leaves no edge that could be added)."""
+    best: list = [-1, 0, ()]  # score, how many pairings reach it, the first of them
+
+    def walk(at: int, total: int, used_old: frozenset, used_new: frozenset,
+             chosen: tuple) -> None:
+        if at == len(scored):
+            if total > best[0]:
+                best[:] = [total, 1, chosen]
+            elif total == best[0]:
+                best[1] += 1
+            return
+        score, i, j = scored[at]
+        if i not in used_old and j not in used_new:
+            walk(at + 1, total - score, used_old | {i}, used_new | {j}, (*chosen, (i, j)))
+        walk(at + 1, total, used_old, used_new, chosen)
+
+    walk(0, 0, frozenset(), frozenset(), ())
+    return list(best[2]) if best[1] == 1 else None
 
 
 def _unambiguous(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:

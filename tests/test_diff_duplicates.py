@@ -151,3 +151,37 @@ def test_generic_flavour_kernel_renumbered_reports_nothing(tmp_path, capsys):
                     "linux-image-6.1.0-56-amd64-dbg)")
     btf = reader.load(str(GENERIC_VMLINUX))
     cli_reports_nothing(tmp_path, capsys, btf, shuffle(btf, 11))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_small_groups_pair_as_networkx_pairs_them(seed, monkeypatch):
+    """_best_match settles stars and groups with one best pairing without networkx; it
+    must pick what networkx's maximum-weight matching picks, ties included."""
+    import random
+
+    import networkx as nx
+
+    from canonbtf import diff_pairing
+    from canonbtf.diff_pairing import Root
+
+    rng = random.Random(seed)
+    for _ in range(600):
+        n_old, n_new = rng.choice([(1, rng.randint(1, 5)), (rng.randint(1, 5), 1),
+                                   (rng.randint(2, 3), rng.randint(2, 3))])
+        olds = [Root(i, "func", "f", ((("param", k), ("", "int")) for k in range(4)))
+                for i in range(n_old)]
+        for i, root in enumerate(olds):
+            root.sort_key = ("f", "", i)
+        news = [Root(j, "func", "f") for j in range(n_new)]
+        scored = sorted((-rng.randint(1, 3), i, j) for i in range(n_old)
+                        for j in range(n_new) if rng.random() < 0.7)
+        graph = nx.Graph()
+        graph.add_nodes_from((0, i) for i in range(n_old))
+        graph.add_nodes_from((1, j) for j in range(n_new))
+        for score, i, j in scored:
+            graph.add_edge((0, i), (1, j), weight=-score)
+        expected = sorted(tuple(node[1] for node in sorted(edge))
+                          for edge in nx.max_weight_matching(graph))
+        monkeypatch.setattr(diff_pairing, "_scores", lambda *_a, s=scored, **_k: s)
+        found = diff_pairing._best_match(olds, news)
+        assert sorted((a.type_id, b.type_id) for a, b in found) == expected, scored

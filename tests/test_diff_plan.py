@@ -166,3 +166,86 @@ def test_loops_differing_only_where_they_close(pure):  # noqa: F811
     reference, fast = both_ways(pure, report, make(4), make(3))
     assert "typedef t" in fast[0]
     assert fast == reference
+
+
+def test_added_roots_whose_name_reads_empty_are_spelled(pure):  # noqa: F811
+    """A name offset at a NUL (split BTF over the wrong base reads such names) makes a
+    named root shown as anonymous, by its first enumerators: its facts are read even
+    when it is only added."""
+    from canonbtf.btf.strings import StringTable
+
+    strings, offset = StringTable.build(["int", "red", "green"])
+    empty = offset["int"] + len("int")   # the NUL ending "int"
+
+    def make(enum: bool):
+        types = [Type(f.INT, offset["int"], 0, 4, 32 | f.INT_SIGNED << 24)]
+        if enum:
+            types.append(Type(f.ENUM, empty, 0, 4, 0,
+                              [(offset["red"], 0), (offset["green"], 1)]))
+        return lambda: Btf(types, strings)
+    reference, fast = both_ways(pure, report, make(False), make(True))
+    assert "(anon) {red, green}" in fast[0]
+    assert fast == reference
+
+
+def compiled_and_reference(btf: Btf, briefs: bool = False) -> tuple[dict, dict]:
+    """The texts diff_plan makes against a BTF without types (every root of `btf` only
+    removed): the spelling of every type read, or with `briefs` the one-line description
+    of every root, and the reference's (ReferenceSpeller.expr, diff._Speller.brief) where
+    the compiled part gives one."""
+    from canonbtf.diff import _chain_words, _ids, _Speller
+
+    compiled = native.compiled("canonbtf._btf", "diff_plan")
+    sides = [(*_chain_words(b), b.first_id) for b in (btf, Btf([], btf.strings))]
+    roots, _, _, need, spellings, made_briefs = compiled.diff_plan(*sides)[0]
+    ids, fast = (_ids(roots), made_briefs) if briefs else (_ids(need), spellings)
+    speller = _Speller(btf)
+    reference = speller.brief if briefs else speller.expr
+    return (dict(zip(ids, fast)),
+            {i: reference(i) if text is not None else None for i, text in zip(ids, fast)})
+
+
+@pytest.mark.parametrize("first", range(0, 40, 5))
+def test_compiled_briefs_are_the_references(first):
+    """Functions and variables described in one line by the compiled part as by the
+    reference: names, `...`, `void`, declarators named by a whole signature."""
+    made = 0
+    for seed in range(first, first + 5):
+        count = random.Random(seed).choice([10, 40, 120])
+        btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
+        fast, reference = compiled_and_reference(btf, briefs=True)
+        assert fast == reference
+        made += sum(text is not None for text in fast.values())
+    assert made
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_spellings_are_the_references(seed):
+    """diff_plan's spellings (cdump.c) against ReferenceSpeller on random BTF: qualified arrays and
+    prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
+    count = random.Random(seed).choice([10, 40, 120])
+    btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
+    fast, reference = compiled_and_reference(btf)
+    assert fast == reference
+    assert any(text is not None for text in fast.values())
+
+
+def test_long_chains_and_deep_prototypes():
+    """A chain past MAX_CHAIN ends in "..." as the reference's does; prototypes nested
+    deeper than the compiled part goes are left to the reference."""
+    from canonbtf.btf.strings import StringTable
+
+    strings, offset = StringTable.build(["int", "x"])
+    types = [Type(f.INT, offset["int"], 0, 4, 32 | f.INT_SIGNED << 24)]
+    types += [Type(f.PTR, 0, 0, n) for n in range(1, 60)]                    # ids 2..60
+    types += [Type(f.CONST, 0, 0, 62), Type(f.ARRAY, 0, 0, 0, (1, 1, 4))]   # 61, 62
+    types += [Type(f.TYPE_TAG, offset["x"], 0, 61), Type(f.PTR, 0, 0, 63)]  # 63, 64
+    first = len(types) + 1   # each prototype takes the next: spelled from the first,
+    types += [Type(f.FUNC_PROTO, 0, 0, 1, 0, [(offset["x"], n + 1 if n < first + 79 else 64)])
+              for n in range(first, first + 80)]      # the nesting is 80 deep
+    types += [Type(f.TYPEDEF, offset["x"], 0, first), Type(f.TYPEDEF, offset["x"], 0, 60)]
+    fast, reference = compiled_and_reference(Btf(types, strings))
+    assert fast == reference
+    assert [fast[n] for n in range(first, first + 40)] == [None] * 40
+    assert None not in [fast[n] for n in range(first + 60, first + 80)]
+    assert fast[60].startswith("... *") and "/* pointer to tag x const array[4] */" in fast[64]

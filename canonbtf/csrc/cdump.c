@@ -1,5 +1,7 @@
 /* The C header's hot parts on the type section's words: the shape check and the
- * spelling of definitions.
+ * spelling of definitions; and with the same declarator chains, diff's spelling of type
+ * references and one-line descriptions (cdump_diff_spell, for any BTF, a base's types
+ * included: diff.py's _Plan).
  *
  * emit/c_shape.py, emit/c_spell.py, emit/declarator.py and btf/sizes.py are the
  * reference; this mirrors them for a BTF without a base (a vmlinux), so `dump --format c`
@@ -29,6 +31,9 @@
  * refuses; past these the call gives up (ValueError) instead of trusting it. */
 #define MAX_CHAIN 160
 #define MAX_DEPTH 1000
+/* diff's spelling: deeper nesting of prototypes is left to the reference (whose own
+ * recursion limit then decides what happens); chain_text counts two levels a prototype. */
+#define DIFF_DEPTH 64
 /* Sizes past this (in bytes) are left to the reference, whose integers do not overflow. */
 #define SIZE_LIMIT (1ULL << 56)
 
@@ -53,6 +58,15 @@ typedef struct {
     PyObject **pairs;
     buf_t out;
     int failed;                  /* a Python error is set */
+    /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does. */
+    int diff;
+    int dropped;                 /* a qualifier C has no place for was left out */
+    uint8_t *spelled;            /* expr memo by id: 0 unknown, 1 under way, 2 in memo */
+    uint32_t under[DIFF_DEPTH / 2 + 2];   /* the ids under way, innermost last */
+    int nunder;
+    size_t *memo_at;
+    uint32_t *memo_len;
+    buf_t memo;
 } ctx_t;
 
 static int fail(ctx_t *c, const char *what)
@@ -106,6 +120,10 @@ static void ctx_free(ctx_t *c)
     free(c->align);
     free(c->display);
     free(c->out.p);
+    free(c->spelled);
+    free(c->memo_at);
+    free(c->memo_len);
+    free(c->memo.p);
 }
 
 /* ---- text ---- */
@@ -113,6 +131,7 @@ static void ctx_free(ctx_t *c)
 static int put(ctx_t *c, const void *s, size_t n)
 {
     buf_t *b = &c->out;
+    if (!n) return 0;   /* an empty name: nothing to copy, maybe nowhere yet */
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n) cap *= 2;
@@ -460,9 +479,15 @@ static int prefix_qualifiers(ctx_t *c, const uint32_t *chain, int i)
 
 static int skip_qualifiers(ctx_t *c, const uint32_t *chain, int i)
 {
-    while (i >= 0 && is_qualifier(kind_of(c, chain[i]))) i--;
+    while (i >= 0 && is_qualifier(kind_of(c, chain[i]))) i--, c->dropped = 1;
     return i;
 }
+
+/* diff's flavour (ReferenceSpeller), after decl below. */
+#define CHAIN_CUT UINT32_MAX   /* declarator_chain's -1: a chain past DIFF_CHAIN */
+static int diff_base(ctx_t *c, uint32_t id);
+static int diff_other(ctx_t *c, uint32_t id);
+static int diff_params(ctx_t *c, uint32_t proto, int depth);
 
 /* DefinitionSpeller._base */
 static int base_text(ctx_t *c, uint32_t id, int mode, int level, int depth)
@@ -520,15 +545,16 @@ static int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *f
     int i = end - 1;
     while (i >= 0) {
         uint32_t id = chain[i--];
-        if (id == 0) {
-            if ((i = prefix_qualifiers(c, chain, i)) == -2 || puts_(c, "void")) return -1;
+        if (id == 0 || id == CHAIN_CUT) {
+            if ((i = prefix_qualifiers(c, chain, i)) == -2) return -1;
+            if (id == 0 ? puts_(c, "void") : diff_other(c, id)) return -1;
             last_ptr = 0;
             continue;
         }
         uint32_t kind = kind_of(c, id);
         if (is_base_kind(kind)) {
             if ((i = prefix_qualifiers(c, chain, i)) == -2) return -1;
-            if (base_text(c, id, mode, level, depth)) return -1;
+            if (c->diff ? diff_base(c, id) : base_text(c, id, mode, level, depth)) return -1;
         } else if (kind == K_PTR) {
             if (puts_(c, last_ptr ? "*" : " *")) return -1;
         } else if (is_qualifier(kind)) {
@@ -560,10 +586,14 @@ static int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *f
             } else if (put_fname(c, fname, flen, last_ptr)) {
                 return -1;
             }
-            if (put(c, "(", 1) || params_text(c, id, level, depth) || put(c, ")", 1)) return -1;
+            if (put(c, "(", 1)
+                || (c->diff ? diff_params(c, id, depth) : params_text(c, id, level, depth))
+                || put(c, ")", 1))
+                return -1;
             return 0;
+        } else if (c->diff && diff_other(c, id)) {   /* the header: nothing */
+            return -1;
         }
-        /* any other kind (_other): nothing */
         last_ptr = kind == K_PTR;
     }
     return put_fname(c, fname, flen, last_ptr);
@@ -613,6 +643,183 @@ static int decl(ctx_t *c, uint32_t id, const uint8_t *fname, uint32_t flen, int 
         }
     }
     return chain_text(c, chain, n, fname, flen, level, base_mode, depth + 1);
+}
+
+/* ---- diff's spelling (emit/declarator.ReferenceSpeller, cdump_diff_spell) ----
+ * The same chains as the header's, but a named type reads as its label (an anonymous one
+ * as `struct {...}`), a chain's odd end as `<KIND name>`, parameters without names, and a
+ * qualifier C has no place for noted in a comment. */
+
+#define DIFF_CHAIN 48   /* declarator.MAX_CHAIN */
+
+static const char *const KIND_NAMES[] = {
+    "UNKN", "INT", "PTR", "ARRAY", "STRUCT", "UNION", "ENUM", "FWD", "TYPEDEF", "VOLATILE",
+    "CONST", "RESTRICT", "FUNC", "FUNC_PROTO", "VAR", "DATASEC", "FLOAT", "DECL_TAG",
+    "TYPE_TAG", "ENUM64"};
+
+static int put_kind_name(ctx_t *c, uint32_t kind, int lower)
+{
+    if (kind >= sizeof KIND_NAMES / sizeof *KIND_NAMES) return putf(c, "kind %" PRIu32, kind);
+    const char *name = KIND_NAMES[kind];
+    for (; *name; name++) {
+        char ch = lower && *name >= 'A' && *name <= 'Z' ? (char)(*name - 'A' + 'a') : *name;
+        if (put(c, &ch, 1)) return -1;
+    }
+    return 0;
+}
+
+/* ReferenceSpeller.label */
+static int diff_base(ctx_t *c, uint32_t id)
+{
+    uint32_t kind = kind_of(c, id), len;
+    const uint8_t *name = name_of(c, id, &len);
+    const char *tag = NULL;
+    if (kind == K_STRUCT || kind == K_UNION || kind == K_FWD)
+        tag = kind == K_UNION || (kind == K_FWD && kflag_of(c, id)) ? "union " : "struct ";
+    else if (kind == K_ENUM || kind == K_ENUM64)
+        tag = "enum ";
+    if (tag && (puts_(c, tag) || (!len && puts_(c, "{...}")))) return -1;
+    return put(c, name, len);
+}
+
+/* ReferenceSpeller._other */
+static int diff_other(ctx_t *c, uint32_t id)
+{
+    if (id == CHAIN_CUT) return puts_(c, "...");
+    return put(c, "<", 1) || put_kind_name(c, kind_of(c, id), 0) || put(c, " ", 1)
+        || put_name(c, id) || put(c, ">", 1);
+}
+
+static int diff_expr(ctx_t *c, uint32_t id, int depth);
+
+/* ReferenceSpeller._params */
+static int diff_params(ctx_t *c, uint32_t proto, int depth)
+{
+    uint32_t n = vlen_of(c, proto);
+    const uint32_t *items = rest_of(c, proto);
+    if (n == 0) return puts_(c, "void");
+    for (uint32_t j = 0; j < n; j++) {
+        if (j && puts_(c, ", ")) return -1;
+        if (items[2 * j] || items[2 * j + 1] ? diff_expr(c, items[2 * j + 1], depth + 1)
+                                             : puts_(c, "..."))
+            return -1;
+    }
+    return 0;
+}
+
+/* ReferenceSpeller._word */
+static int diff_word(ctx_t *c, uint32_t id)
+{
+    uint32_t kind = kind_of(c, id);
+    switch (kind) {
+    case K_ARRAY: return putf(c, "array[%" PRIu32 "] of", rest_of(c, id)[2]);
+    case K_PTR: return puts_(c, "pointer to");
+    case K_FUNC_PROTO: return puts_(c, "function returning");
+    case K_TYPE_TAG: return puts_(c, "tag ") || put_name(c, id);
+    default: return put_kind_name(c, kind, 1);
+    }
+}
+
+/* ReferenceSpeller.decl: `fname` declared with type `id`, and the comment naming the
+ * chain when a qualifier was left out. */
+static int diff_decl(ctx_t *c, uint32_t id, const uint8_t *fname, uint32_t flen, int depth)
+{
+    uint32_t chain[DIFF_CHAIN + 1];
+    int n = 0;
+    for (;;) {   /* declarator_chain(types, id, DIFF_CHAIN) */
+        chain[n++] = id;
+        if (id == 0) break;
+        if (n > DIFF_CHAIN) {
+            chain[n - 1] = CHAIN_CUT;
+            break;
+        }
+        uint32_t kind = kind_of(c, id);
+        if (kind == K_ARRAY) id = rest_of(c, id)[0];
+        else if (kind == K_PTR || is_qualifier(kind) || kind == K_TYPE_TAG || kind == K_FUNC_PROTO)
+            id = sot_of(c, id);
+        else break;
+    }
+    int outer = c->dropped;
+    c->dropped = 0;
+    if (chain_text(c, chain, n, fname, flen, 0, 0, depth + 1)) return -1;
+    if (c->dropped) {
+        if (puts_(c, " /* ")) return -1;
+        size_t words = c->out.len;
+        for (int i = 0; i < n - 1; i++)
+            if ((i && put(c, " ", 1)) || diff_word(c, chain[i])) return -1;
+        static const char *const tails[] = {" of", " to", " returning"};
+        for (int k = 0; k < 3; k++) {   /* str.removesuffix, one after the other */
+            size_t len = strlen(tails[k]);
+            if (c->out.len - words >= len && !memcmp(c->out.p + c->out.len - len, tails[k], len))
+                c->out.len -= len;
+        }
+        if (puts_(c, " */")) return -1;
+    }
+    c->dropped = outer;
+    return 0;
+}
+
+/* ReferenceSpeller.expr, memoized as it is; a loop back into a spelling under way (the
+ * reference's "..." placeholder, whose text depends on the order of spelling) and deep
+ * nesting give up (ValueError): the caller leaves those to the reference. */
+static int diff_expr(ctx_t *c, uint32_t id, int depth)
+{
+    if (c->spelled[id] == 2) return put(c, c->memo.p + c->memo_at[id], c->memo_len[id]);
+    if (c->spelled[id] == 1 || depth > DIFF_DEPTH) return fail(c, "left to the reference");
+    c->spelled[id] = 1;
+    c->under[c->nunder++] = id;
+    size_t from = c->out.len;
+    if (diff_decl(c, id, NULL, 0, depth)) return -1;
+    buf_t keep = c->out;   /* the text goes on to the memo, which put() appends to */
+    size_t len = keep.len - from;
+    c->out = c->memo;
+    c->memo_at[id] = c->out.len;
+    int rc = put(c, keep.p + from, len);
+    c->memo = c->out;
+    c->out = keep;
+    if (rc) return -1;
+    c->memo_len[id] = (uint32_t)len;
+    c->spelled[id] = 2;
+    c->nunder--;
+    return 0;
+}
+
+/* diff's one-line description of an added or removed FUNC (_Speller.signature: `int
+ * f(char *name, ...)`) or VAR (`int x[4]`); -1 with ValueError for any other kind. */
+static int diff_brief(ctx_t *c, uint32_t id)
+{
+    uint32_t kind = kind_of(c, id), len, proto = sot_of(c, id);
+    const uint8_t *name = name_of(c, id, &len);
+    if (kind == K_VAR) return diff_decl(c, proto, name, len, 0);
+    if (kind != K_FUNC) return fail(c, "left to the reference");
+    if (!proto || kind_of(c, proto) != K_FUNC_PROTO)
+        return put(c, name, len) || puts_(c, ": ") || diff_expr(c, proto, 0);
+    size_t from = c->out.len;
+    if (put(c, name, len) || put(c, "(", 1)) return -1;
+    size_t params = c->out.len;
+    const uint32_t *items = rest_of(c, proto);
+    for (uint32_t j = 0, n = vlen_of(c, proto); j < n; j++) {
+        uint32_t plen;
+        const uint8_t *pname = name_at(c->t, items[2 * j], &plen);
+        if (j && puts_(c, ", ")) return -1;
+        if (items[2 * j] || items[2 * j + 1] ? diff_decl(c, items[2 * j + 1], pname, plen, 0)
+                                             : puts_(c, "..."))
+            return -1;
+    }
+    /* `', '.join(params) or 'void'`, then the declarator named by all that */
+    if ((c->out.len == params && puts_(c, "void")) || put(c, ")", 1)) return -1;
+    size_t flen = c->out.len - from;
+    uint8_t *fname = malloc(flen);
+    if (!fname) {
+        PyErr_NoMemory();
+        c->failed = 1;
+        return -1;
+    }
+    memcpy(fname, c->out.p + from, flen);
+    c->out.len = from;
+    int rc = diff_decl(c, sot_of(c, proto), fname, (uint32_t)flen, 0);
+    free(fname);
+    return rc;
 }
 
 /* DefinitionSpeller._padding: unnamed bit-fields from bit `cur` to bit `end`. */
@@ -1640,6 +1847,54 @@ done:
     place_free(&p);
     free(rank);
     free(key);
+    ctx_free(&c);
+    return result;
+}
+
+PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
+                           int briefs)
+{
+    ctx_t c;
+    PyObject *result = NULL;
+    if (ctx_init(&c, t, 8)) goto done;
+    c.diff = 1;
+    c.spelled = calloc(c.nids, 1);
+    c.memo_at = calloc(c.nids, sizeof *c.memo_at);
+    c.memo_len = calloc(c.nids, sizeof *c.memo_len);
+    if (!c.spelled || !c.memo_at || !c.memo_len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(result = PyList_New((Py_ssize_t)n))) goto done;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id;
+        memcpy(&id, (const char *)ids + 4 * k, 4);
+        PyObject *text = NULL;
+        c.out.len = 0;
+        if (id < c.nids && safe[id] & (briefs ? 2 : 1)) {
+            if (!(briefs ? diff_brief(&c, id) : diff_expr(&c, id, 0))) {
+                text = PyUnicode_DecodeLatin1(c.out.p, (Py_ssize_t)c.out.len, NULL);
+                if (!text) {
+                    Py_CLEAR(result);
+                    goto done;
+                }
+            } else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+                /* left to the reference: forget what was under way */
+                PyErr_Clear();
+                c.failed = 0;
+                while (c.nunder) c.spelled[c.under[--c.nunder]] = 0;
+            } else {
+                Py_CLEAR(result);
+                goto done;
+            }
+        }
+        if (!text) {
+            Py_INCREF(Py_None);
+            text = Py_None;
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t)k, text);
+    }
+done:
     ctx_free(&c);
     return result;
 }

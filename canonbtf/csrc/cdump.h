@@ -24,4 +24,12 @@ PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
 PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
                           PyObject *refs, PyObject *ranks);
 
+/* diff's spellings (emit/declarator.ReferenceSpeller.expr) of types `ids` (n u32), or
+ * with `briefs` the one-line descriptions of FUNCs and VARs (diff._Speller.brief), types
+ * from id 1: a str each, None where the reference must spell it: bit 0 (spellings) or 1
+ * (briefs) of safe[id] unset, another kind, a loop back into a spelling under way, deep
+ * nesting. */
+PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
+                           int briefs);
+
 #endif

@@ -340,7 +340,11 @@ static int plan_side(const groups_t *g, diff_side_t *sides, int n, const uint32_
             uint32_t key = keys[0][e->first[0]];
             if (key && key == keys[1][e->first[1]]) continue;   /* the same on both sides */
         } else if (!is_dup(e)) {
-            spell = !keys[n][id];   /* only added or removed: facts unread unless unknown */
+            /* only added or removed: facts unread unless unknown, or the name reads empty
+             * (an offset at a NUL: it is then shown by its first members, diff._anon_title) */
+            uint32_t len;
+            name_at(t, t_name(t, i), &len);
+            spell = !keys[n][id] || !len;
         }
         d->spell[id] = (uint8_t)spell;
         if (push(&d->roots, &d->nroots, &cap_roots, id)) return -1;
@@ -410,6 +414,9 @@ int diff_plan(diff_side_t sides[2])
         rc = side_keys(&k, &s);
         for (uint32_t id = 0; id < count && !rc; id++)
             if (reach[id]) keys[n][id] = 0;
+        for (uint32_t id = 1; id < count && !rc; id++)
+            d->safe[id] = (uint8_t)((is_leaf(d->t, id) ? !dup[id] : keys[n][id] != 0)
+                                    | (keys[n][id] != 0) << 1);
         if (!rc) rc = expanded(d->t, d->own_first, d->expanded);
     }
     const uint32_t *read[2] = {keys[0], keys[1]};

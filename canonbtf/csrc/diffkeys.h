@@ -11,11 +11,14 @@
  * read) and `expanded` (scratch); malloc'd lists of ids (out): `roots`, the named roots
  * whose name is not one root on each side with equal keys, and every decl tag, in id
  * order; `anon`, the anonymous aggregates no named root describes (_Facts.expanded);
- * `need`, every type describing those reads, in id order. */
+ * `need`, every type describing those reads, in id order; by id (out), `safe`: bit 0,
+ * the type's spelling as a reference depends on nothing but the types (no loop, no
+ * duplicated name, whose tag is known only after pairing), bit 1, so does all its record
+ * reads (its key is known). */
 typedef struct {
     const types_t *t;
     uint32_t own_first;
-    uint8_t *spell, *expanded;
+    uint8_t *spell, *expanded, *safe;
     uint32_t *roots, *anon, *need;
     size_t nroots, nanon, nneed;
 } diff_side_t;

@@ -566,7 +566,8 @@ static int plan_arg(view_t *v, PyObject *arg, diff_side_t *d)
     d->own_first = (uint32_t)own_first;
     d->spell = calloc(count, 1);
     d->expanded = calloc(count, 1);
-    if (!d->spell || !d->expanded) {
+    d->safe = calloc(count, 1);
+    if (!d->spell || !d->expanded || !d->safe) {
         PyErr_NoMemory();
         return -1;
     }
@@ -578,14 +579,19 @@ static PyObject *u32_bytes(const uint32_t *ids, size_t n)
     return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
 }
 
-/* (roots, spell, anon) of one side's plan. */
+/* (roots, spell, anon, need, spellings of need, briefs of roots) of one side's plan:
+ * the texts made here (cdump_diff_spell) while the view is at hand. */
 static PyObject *plan_result(const diff_side_t *d)
 {
     PyObject *roots = u32_bytes(d->roots, d->nroots), *anon = u32_bytes(d->anon, d->nanon);
     PyObject *spell = PyBytes_FromStringAndSize((const char *)d->spell, (Py_ssize_t)d->t->count + 1);
     PyObject *need = u32_bytes(d->need, d->nneed);
-    PyObject *result = roots && anon && spell && need ? PyTuple_Pack(4, roots, spell, anon, need) : NULL;
+    PyObject *spellings = cdump_diff_spell(d->t, d->need, d->nneed, d->safe, 0);
+    PyObject *briefs = spellings ? cdump_diff_spell(d->t, d->roots, d->nroots, d->safe, 1) : NULL;
+    PyObject *result = roots && anon && spell && need && spellings && briefs
+        ? PyTuple_Pack(6, roots, spell, anon, need, spellings, briefs) : NULL;
     Py_XDECREF(roots), Py_XDECREF(anon), Py_XDECREF(spell), Py_XDECREF(need);
+    Py_XDECREF(spellings), Py_XDECREF(briefs);
     return result;
 }
 
@@ -607,7 +613,8 @@ static PyObject *py_diff_plan(PyObject *self, PyObject *args)
     }
     for (int k = 0; k < 2; k++) {
         Py_XDECREF(side[k]);
-        free(d[k].spell), free(d[k].expanded), free(d[k].roots), free(d[k].anon), free(d[k].need);
+        free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots), free(d[k].anon);
+        free(d[k].need);
         view_free(&v[k]);
     }
     return result;
@@ -711,7 +718,8 @@ static PyObject *py_raw_dump(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     {"diff_plan", py_diff_plan, METH_VARARGS,
      "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
-     "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read) (diffkeys.c)"},
+     "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read, [spelling of "
+     "each id read or None], [brief of each root or None]) (diffkeys.c, cdump.c)"},
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
      "that kind (and a name in the set `names`)"},
