@@ -144,30 +144,25 @@ def _check_blob(env: CheckEnv) -> None:
     """The blob as a whole: header, size, string section, number of types."""
     btf = env.btf
     if any(btf.header_tail):
-        env.report_blob("header", f"the header is {f.HEADER_LEN + len(btf.header_tail)} "
-                        "bytes with non-zero fields past byte 24 (a layout section); "
-                        "kernels that do not know these fields reject the blob")
+        env.report_blob("header", f.HEADER_LEN + len(btf.header_tail))
     size = f.HEADER_LEN + len(btf.header_tail) + _type_section_size(btf)
     size += btf.strings.size + len(btf.layout)
     if size > f.MAX_BLOB_SIZE:
-        env.report_blob("blob-size", f"the blob would be {size} bytes, more than the "
-                        f"kernel's limit of {f.MAX_BLOB_SIZE}")
+        env.report_blob("blob-size", size, f.MAX_BLOB_SIZE)
     if not env.split and not btf.types:
-        env.report_blob("no-types", "there are no types")
+        env.report_blob("no-types")
     strs = btf.strings.data()
     if strs or not env.split:
         if not strs:
-            env.report_blob("strings", "the string section is empty")
+            env.report_blob("strings-empty")
         elif strs[-1] != 0:
-            env.report_blob("strings", "the string section does not end with NUL")
+            env.report_blob("strings-end")
         elif len(strs) - 1 > MAX_NAME_OFFSET:
-            env.report_blob("strings", f"the string section is {len(strs)} bytes, more "
-                            f"than the kernel's limit of {MAX_NAME_OFFSET + 1}")
+            env.report_blob("strings-size", len(strs), MAX_NAME_OFFSET + 1)
         if not env.split and strs and strs[0] != 0:
-            env.report_blob("strings", "the string section does not start with NUL")
+            env.report_blob("strings-start")
     if btf.last_id >= MAX_TYPE_ID:
-        env.report_blob("too-many-types", f"the last type id is {btf.last_id}; the kernel "
-                        f"takes ids up to {MAX_TYPE_ID - 1}")
+        env.report_blob("too-many-types", btf.last_id, MAX_TYPE_ID - 1)
 
 
 def _check_type_tags(env: CheckEnv) -> None:
@@ -185,14 +180,12 @@ def _check_type_tags(env: CheckEnv) -> None:
         budget = MAX_RESOLVE_DEPTH
         while MODIFIER[kind]:
             if not budget:
-                env.report(type_id, "modifier-chain", f"its chain of modifiers is longer "
-                           f"than {MAX_RESOLVE_DEPTH}")
+                env.report(type_id, "modifier-chain")
                 break
             budget -= 1
             if kind == f.TYPE_TAG:
                 if not in_tags:
-                    env.report(type_id, "type-tag-order", f"TYPE_TAG {cur} comes after "
-                               "another modifier in its chain; type tags must come first")
+                    env.report(type_id, "type-tag-order", cur)
                     break
             elif in_tags:
                 in_tags = False

@@ -1,0 +1,203 @@
+"""How every violation the validator finds is worded: one template per message.
+
+Both validators report a violation as a message key and its raw values; this table alone
+turns them into words, so the Python passes (validator.py, check_records.py,
+check_resolve.py) and the compiled pass (canonbtf/csrc/check.c, which names the same keys)
+cannot drift apart. A template has one field per value; the value's kind, a letter of its
+entry's spec, says how it is shown:
+
+  i  an int, as the template's field formats it
+  n  a name (str), quoted
+  t  a type as (id, kind or None where the id does not exist, name): described
+  m  a member as (name or None where it has no name offset, index): its label
+  k  a kind, by name; l the same in lower case
+  c  a chain of type ids (a tuple), joined by arrows
+  L  a FUNC linkage, by name where it has one
+"""
+
+from __future__ import annotations
+
+from . import format as f
+
+MAX_RESOLVE_DEPTH = 32
+
+# key -> (rule, spec, template)
+MESSAGES: dict[str, tuple[str, str, str]] = {
+    # the blob (validator._check_blob)
+    "header": ("header", "i", "the header is {} bytes with non-zero fields past byte 24 (a "
+               "layout section); kernels that do not know these fields reject the blob"),
+    "blob-size": ("blob-size", "ii", "the blob would be {} bytes, more than the kernel's "
+                  "limit of {}"),
+    "no-types": ("no-types", "", "there are no types"),
+    "strings-empty": ("strings", "", "the string section is empty"),
+    "strings-end": ("strings", "", "the string section does not end with NUL"),
+    "strings-size": ("strings", "ii", "the string section is {} bytes, more than the "
+                     "kernel's limit of {}"),
+    "strings-start": ("strings", "", "the string section does not start with NUL"),
+    "too-many-types": ("too-many-types", "ii", "the last type id is {}; the kernel takes ids "
+                       "up to {}"),
+    # each record (check_records.py)
+    "kind": ("kind", "i", "unknown kind {}"),
+    "vlen": ("vlen", "i", "vlen {} does not fit the kernel's 16 bits"),
+    "vlen-items": ("vlen", "i", "has {} items; vlen must be 0 for this kind"),
+    "name-offset": ("name-offset", "ii", "name offset {} is past the end of the string "
+                    "section ({})"),
+    "name-missing": ("name", "k", "a {} must have a name"),
+    "name-identifier": ("name", "k", "name is not a valid identifier for a {}"),
+    "name-forbidden": ("name", "k", "a {} must not have a name"),
+    "name-array": ("name", "", "an ARRAY must not have a name"),
+    "name-type-tag": ("name", "", "a TYPE_TAG must have a value (name)"),
+    "name-decl-tag": ("name", "", "a DECL_TAG must have a value (name)"),
+    "name-datasec": ("name", "", "a DATASEC needs a name of printable characters"),
+    "kind-flag": ("kind-flag", "k", "kind_flag must be 0 for {}"),
+    "int-data": ("int", "i", "INT data 0x{:08x} has bits set above the encoding"),
+    "int-128": ("int", "ii", "bit offset {} + bits {} exceed 128"),
+    "int-size": ("int", "iii", "bit offset {} + bits {} exceed the size {} bytes"),
+    "int-encoding": ("int", "i", "encoding 0x{:x} is not one of none, SIGNED, CHAR, BOOL"),
+    "type-id-max": ("type-id", "i", "type id {} is above the kernel's maximum"),
+    "fwd": ("fwd", "i", "type field is {}; FWD must have 0"),
+    "array-size": ("array", "i", "size field is {}; ARRAY must have 0"),
+    "array-elem-id": ("array", "i", "element type {} is void or out of range"),
+    "array-index-id": ("array", "i", "index type {} is void or out of range"),
+    "member-name-offset": ("name-offset", "iii", "member {} name offset {} is past the end "
+                           "of the string section ({})"),
+    "member-name": ("name", "in", "member {} name {} is not a valid identifier"),
+    "member-type-id": ("member-type", "mi", "member {} has type {} (void or out of range)"),
+    "union-member-offset": ("union-member-offset", "mi", "member {} is at bit offset {}; "
+                            "union members must be at 0"),
+    "member-order": ("member-offset", "mii", "member {} at bit offset {} comes before the "
+                     "previous member's offset {}"),
+    "member-past": ("member-offset", "mili", "member {} at bit offset {} is past the {} "
+                    "size {}"),
+    "enum-size": ("enum-size", "i", "size {} is not 1, 2, 4 or 8"),
+    "value-name-offset": ("name-offset", "iii", "value {} name offset {} is past the end of "
+                          "the string section ({})"),
+    "value-no-name": ("name", "i", "value {} has no name"),
+    "value-name": ("name", "in", "value {} name {} is not a valid identifier"),
+    "func-linkage": ("func-linkage", "L", "linkage {} is not static or global"),
+    "var-type-id": ("var", "i", "type {} is void or out of range"),
+    "var-linkage": ("var", "i", "linkage {} is not static (0) or global allocated (1)"),
+    "datasec-size": ("datasec", "", "size is 0"),
+    "datasec-type-id": ("datasec", "ii", "entry {} has type {} (void or out of range)"),
+    "datasec-order": ("datasec", "iii", "entry {} at offset {} overlaps or precedes the "
+                      "previous entry (ends at {}); entries must be sorted by offset"),
+    "datasec-offset": ("datasec", "iii", "entry {} at offset {} is past the section size {}"),
+    "datasec-entry-size": ("datasec", "ii", "entry {} has size {}"),
+    "datasec-end": ("datasec", "iii", "entry {} ends at {}, past the section size {}"),
+    "datasec-total": ("datasec", "ii", "entry sizes add up to {}, more than the size {}"),
+    "float-size": ("float-size", "i", "size {} is not 2, 4, 8, 12 or 16"),
+    "decl-tag-index": ("decl-tag", "i", "component_idx {} is below -1"),
+    # the resolve walk (check_env.py, check_resolve.py)
+    "resolve-depth": ("resolve-depth", "ci", "resolving it needs more than "
+                      f"{MAX_RESOLVE_DEPTH} nested types ({{}} -> {{}}); the kernel's limit "
+                      f"is {MAX_RESOLVE_DEPTH}"),
+    "loop": ("loop", "ci", "loop of by-value references: {} -> {}"),
+    "resolve-state": ("resolve-state", "", "the kernel's consistency check after resolving "
+                      "fails"),
+    "resolve-kind": ("resolve-state", "", "the kernel cannot resolve this kind"),
+    "member-unresolved": ("resolve-state", "i", "member {} is not resolved after its walk"),
+    "refers-missing": ("type-id", "t", "refers to {}"),
+    "refers-source": ("type-id", "tk", "refers to {}; a {} cannot refer to a VAR, DATASEC or "
+                      "DECL_TAG"),
+    "refers-unsized": ("type-id", "t", "refers to {}, which has no size and is not void, a "
+                       "FWD or a FUNC_PROTO"),
+    "var-unsized": ("var", "t", "its type, {}, has no size"),
+    "array-index-kind": ("array", "t", "index type is {}"),
+    "array-elem-kind": ("array", "t", "element type is {}"),
+    "array-index-int": ("array", "t", "index type {} is not a regular int"),
+    "array-elem-unsized": ("array", "t", "element type {} has no size"),
+    "array-elem-int": ("array", "t", "element type {} is an int with a bit offset or an odd "
+                       "bit count"),
+    "array-overflow": ("array", "ii", "{} elements of {} bytes overflow 32 bits"),
+    "member-unsized": ("member-type", "mt", "member {} has {} as its type, which has no size"),
+    "member-kind": ("member-type", "mt", "member {} has {} as its type, which cannot be a "
+                    "member"),
+    "member-float-0": ("member-type", "mt", "member {} has {} of size 0 as its type"),
+    "member-bitfield": ("bitfield", "mt", "member {} is a bitfield of {}; only ints and "
+                        "enums can be"),
+    "member-overflow": ("member-offset", "m", "member {} bit offset overflows"),
+    "member-128": ("bitfield", "m", "member {} spans more than 128 bits"),
+    "member-bits-past": ("member-size", "miili", "member {} at bit offset {} ({} bits) runs "
+                         "past the {} size {}"),
+    "member-bytes-past": ("member-size", "miili", "member {} at bit offset {} ({} bytes) "
+                          "runs past the {} size {}"),
+    "member-end-past": ("member-size", "mili", "member {} ends at byte {}, past the {} "
+                        "size {}"),
+    "member-byte-align": ("member-alignment", "mi", "member {} at bit offset {} is not "
+                          "byte-aligned"),
+    "member-float-align": ("member-alignment", "mi", "member {} at bit offset {} is not "
+                           "aligned to its float size"),
+    "member-kflag-int": ("bitfield", "mt", "member {} has {} as its type; with kind_flag set "
+                         "it must be a plain 1/2/4/8/16-byte int"),
+    "member-int-bits": ("bitfield", "mii", "member {} is a {}-bit bitfield of a {}-bit int"),
+    "member-enum-bits": ("bitfield", "mi", "member {} is a {}-bit bitfield of an enum; the "
+                         "kernel allows at most 32"),
+    "datasec-not-var": ("datasec", "it", "entry {} is {}, not a VAR"),
+    "datasec-unsized": ("datasec", "ii", "entry {}: the type of VAR {} has no size"),
+    "datasec-small": ("datasec", "iii", "entry {} has size {}, smaller than its VAR's type "
+                      "({} bytes)"),
+    "func-not-proto": ("func", "t", "refers to {}, not a FUNC_PROTO"),
+    "func-param-name": ("func", "ii", "parameter {} of its FUNC_PROTO {} has no name"),
+    "decl-tag-target": ("decl-tag", "t", "targets {}; it must be a FUNC, STRUCT, UNION, VAR "
+                        "or TYPEDEF"),
+    "decl-tag-none": ("decl-tag", "ik", "component_idx {} on a {}, which has no components"),
+    "decl-tag-range": ("decl-tag", "iti", "component_idx {} is out of range for {} with {} "
+                       "components"),
+    "proto-return": ("func-proto", "t", "return type is {}"),
+    "proto-return-unsized": ("func-proto", "t", "return type {} has no size"),
+    "proto-vararg": ("func-proto", "", "the trailing vararg entry (type 0) has a name"),
+    "proto-param": ("func-proto", "it", "parameter {} is {}"),
+    "proto-param-name": ("name", "in", "parameter {} name {} is not a valid identifier"),
+    "proto-param-unsized": ("func-proto", "it", "parameter {} type {} has no size"),
+    # type tags (validator._check_type_tags)
+    "modifier-chain": ("modifier-chain", "", "its chain of modifiers is longer than "
+                       f"{MAX_RESOLVE_DEPTH}"),
+    "type-tag-order": ("type-tag-order", "i", "TYPE_TAG {} comes after another modifier in "
+                       "its chain; type tags must come first"),
+}
+
+
+def quote(name: str) -> str:
+    if name.isascii() and name.isprintable():
+        return f"'{name}'"
+    shown = "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in name)
+    return f"'{shown}'"
+
+
+def describe(ref: tuple[int, int | None, str]) -> str:
+    type_id, kind, name = ref
+    if type_id == 0:
+        return "void"
+    if kind is None:
+        return f"type {type_id}, which does not exist"
+    kind_name = f.kind_name(kind)
+    return f"type {type_id} ({kind_name} {quote(name)})" if name else \
+        f"type {type_id} ({kind_name})"
+
+
+def _member(ref: tuple[str | None, int]) -> str:
+    name, index = ref
+    return f"#{index}" if name is None else quote(name)
+
+
+def _linkage(linkage: int) -> str:
+    return f.LINKAGE_NAMES[linkage] if linkage < len(f.LINKAGE_NAMES) else str(linkage)
+
+
+_SHOW = {
+    "n": quote,
+    "t": describe,
+    "m": _member,
+    "k": f.kind_name,
+    "l": lambda kind: f.kind_name(kind).lower(),
+    "c": lambda chain: " -> ".join(map(str, chain)),
+    "L": _linkage,
+}
+
+
+def word(key: str, values: tuple) -> tuple[str, str]:
+    """(rule, message) of the violation `key` with its raw `values`."""
+    rule, spec, template = MESSAGES[key]
+    show = _SHOW
+    return rule, template.format(*[value if s == "i" else show[s](value)
+                                   for s, value in zip(spec, values)])
