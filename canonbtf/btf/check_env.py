@@ -9,10 +9,10 @@ stack and its mode, and the violations found so far. The per-kind checks
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import format as f
-from .check_words import quote, word
+from .check_words import located, word
 from .model import Btf
 from .sizes import ARRAY, NONE, OWN, POINTER, SIZE_RULE, TARGET, TRANSPARENT
 
@@ -58,9 +58,9 @@ _SINK = (
 NOT_VISITED, VISITED, RESOLVED, BROKEN = 0, 1, 2, 3
 
 
-@dataclass(frozen=True)
-class Violation:
-    """One broken rule: where (type id and kind, or None for the blob), which rule, why."""
+class Violation(NamedTuple):
+    """One broken rule: where (type id and kind, or None for the blob), which rule, why.
+    A tuple: `check` makes one per finding, and there may be a million."""
 
     type_id: int | None
     kind: int | None
@@ -69,11 +69,7 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        if self.type_id is None:
-            return f"BTF: {self.message}"
-        kind = f.kind_name(self.kind)
-        where = f"{kind} {quote(self.name)}" if self.name else kind
-        return f"type {self.type_id} ({where}): {self.message}"
+        return located(self.type_id, self.kind, self.name, self.message)
 
 
 class Reject(Exception):

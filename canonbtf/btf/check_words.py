@@ -17,6 +17,8 @@ entry's spec, says how it is shown:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import format as f
 
 MAX_RESOLVE_DEPTH = 32
@@ -164,6 +166,15 @@ def quote(name: str) -> str:
     return f"'{shown}'"
 
 
+def located(type_id: int | None, kind: int | None, name: str, message: str) -> str:
+    """A violation as `check` prints it: where (the type, or the blob), then why."""
+    if type_id is None:
+        return f"BTF: {message}"
+    kind_name = f.kind_name(kind)
+    where = f"{kind_name} {quote(name)}" if name else kind_name
+    return f"type {type_id} ({where}): {message}"
+
+
 def describe(ref: tuple[int, int | None, str]) -> str:
     type_id, kind, name = ref
     if type_id == 0:
@@ -195,9 +206,21 @@ _SHOW = {
 }
 
 
+def _formatter(spec: str, template: str) -> Callable[[tuple], str]:
+    """The message of a template from its raw values."""
+    shows = [_SHOW.get(s) for s in spec]
+    if not any(shows):
+        return lambda values: template.format(*values)
+    return lambda values: template.format(*[value if show is None else show(value)
+                                            for show, value in zip(shows, values)])
+
+
+# key -> (rule, message from values), made once.
+_WORDING = {key: (rule, _formatter(spec, template))
+            for key, (rule, spec, template) in MESSAGES.items()}
+
+
 def word(key: str, values: tuple) -> tuple[str, str]:
     """(rule, message) of the violation `key` with its raw `values`."""
-    rule, spec, template = MESSAGES[key]
-    show = _SHOW
-    return rule, template.format(*[value if s == "i" else show[s](value)
-                                   for s, value in zip(spec, values)])
+    rule, message = _WORDING[key]
+    return rule, message(values)

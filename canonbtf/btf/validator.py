@@ -24,6 +24,9 @@ share is check_env.py's. This module runs the passes.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 from .. import native
 from . import format as f
 from .check_env import (
@@ -34,10 +37,10 @@ from .check_env import (
     MODIFIER,
     CheckEnv,
     Violation,
-    quote,
 )
 from .check_records import check_records
 from .check_resolve import check_all_resolve
+from .check_words import located, quote, word
 from .model import Btf
 from .strings import StringTable
 
@@ -84,26 +87,46 @@ RULES = {
 
 def validate(btf: Btf) -> list[Violation]:
     """Every violation of the kernel's BTF rules in `btf` (own types only for split BTF)."""
-    if compiled_clean(btf):
-        return []
-    return validate_in_python(btf)
+    found = compiled_findings(btf)
+    if found is None:
+        return validate_in_python(btf)
+    return [Violation(type_id, kind, name, *word(key, values))
+            for type_id, kind, name, key, values in _with_blob(btf, found)]
+
+
+def violation_lines(btf: Btf) -> Iterator[str]:
+    """str() of each of `validate`'s violations, one at a time; where the compiled pass
+    found them, without making them (a damaged BTF can have a million)."""
+    found = compiled_findings(btf)
+    if found is None:
+        return map(str, validate_in_python(btf))
+    return (located(type_id, kind, name, word(key, values)[1])
+            for type_id, kind, name, key, values in _with_blob(btf, found))
+
+
+def _with_blob(btf: Btf, found: list[tuple]) -> Iterator[tuple]:
+    """The blob's findings, as the compiled pass gives its own, then `found`."""
+    blob = [(None, None, "", key, tuple(values)) for key, *values in _blob_findings(btf)]
+    return itertools.chain(blob, found)
 
 
 def validate_in_python(btf: Btf) -> list[Violation]:
     """`validate` by the reference passes alone, whatever the compiled part would say."""
     env = CheckEnv(btf)
-    _check_blob(env)
+    for key, *values in _blob_findings(btf):
+        env.report_blob(key, *values)
     check_records(env)
     check_all_resolve(env)
     _check_type_tags(env)
     return sorted(env.violations, key=lambda v: -1 if v.type_id is None else v.type_id)
 
 
-def compiled_clean(btf: Btf) -> bool | None:
-    """The compiled fast pass's verdict: True when `validate` finds nothing, False when it
-    may find something, None where it does not apply (not built or not wanted, or a level
-    of the BTF no longer packed as the reader left it: its words are what the C reads)."""
-    module = native.compiled("canonbtf._btf", "rules_clean")
+def compiled_findings(btf: Btf) -> list[tuple] | None:
+    """The compiled pass's type-section violations, (type id, kind, name, check_words key,
+    values) sorted by id, as the reference passes find them; None where it does not apply
+    (not built or not wanted, a level of the BTF no longer packed as the reader left it:
+    its words are what the C reads, or a BTF the reference might treat otherwise)."""
+    module = native.compiled("canonbtf._btf", "rules_check")
     if module is None:
         return None
     levels = []
@@ -115,8 +138,8 @@ def compiled_clean(btf: Btf) -> bool | None:
         levels.append(chain.packed.words)
         chain = chain.base
     try:
-        return module.rules_clean(levels[0], btf.first_id, btf.string_sections(),
-                                  levels[:0:-1], btf.header_tail, len(btf.layout))
+        return module.rules_check(levels[0], btf.first_id, btf.string_sections(),
+                                  levels[:0:-1])
     except ValueError:
         return None
 
@@ -140,29 +163,32 @@ def order_dependent_reference(btf: Btf) -> str | None:
     return None
 
 
-def _check_blob(env: CheckEnv) -> None:
-    """The blob as a whole: header, size, string section, number of types."""
-    btf = env.btf
+def _blob_findings(btf: Btf) -> list[tuple]:
+    """The blob as a whole: header, size, string section, number of types; each finding
+    as (check_words key, values...)."""
+    found: list[tuple] = []
+    split = btf.base is not None
     if any(btf.header_tail):
-        env.report_blob("header", f.HEADER_LEN + len(btf.header_tail))
+        found.append(("header", f.HEADER_LEN + len(btf.header_tail)))
     size = f.HEADER_LEN + len(btf.header_tail) + _type_section_size(btf)
     size += btf.strings.size + len(btf.layout)
     if size > f.MAX_BLOB_SIZE:
-        env.report_blob("blob-size", size, f.MAX_BLOB_SIZE)
-    if not env.split and not btf.types:
-        env.report_blob("no-types")
+        found.append(("blob-size", size, f.MAX_BLOB_SIZE))
+    if not split and not len(btf):
+        found.append(("no-types",))
     strs = btf.strings.data()
-    if strs or not env.split:
+    if strs or not split:
         if not strs:
-            env.report_blob("strings-empty")
+            found.append(("strings-empty",))
         elif strs[-1] != 0:
-            env.report_blob("strings-end")
+            found.append(("strings-end",))
         elif len(strs) - 1 > MAX_NAME_OFFSET:
-            env.report_blob("strings-size", len(strs), MAX_NAME_OFFSET + 1)
-        if not env.split and strs and strs[0] != 0:
-            env.report_blob("strings-start")
+            found.append(("strings-size", len(strs), MAX_NAME_OFFSET + 1))
+        if not split and strs and strs[0] != 0:
+            found.append(("strings-start",))
     if btf.last_id >= MAX_TYPE_ID:
-        env.report_blob("too-many-types", btf.last_id, MAX_TYPE_ID - 1)
+        found.append(("too-many-types", btf.last_id, MAX_TYPE_ID - 1))
+    return found
 
 
 def _check_type_tags(env: CheckEnv) -> None:
@@ -199,6 +225,8 @@ def _check_type_tags(env: CheckEnv) -> None:
 
 
 def _type_section_size(btf: Btf) -> int:
+    if btf.packed is not None:
+        return memoryview(btf.packed.words).nbytes
     size = 0
     fixed = f.FIXED_WORDS
     item_words = f.ITEM_WORDS

@@ -302,26 +302,95 @@ static int base_levels(const view_t *v, PyObject *bases, types_t *levels, uint32
     return 0;
 }
 
-/* Whether validator.validate finds nothing (check.c): the own words, first id, string
- * chain, the bases' words (deepest first), the header bytes past 24 and the layout
- * section's length. */
-static PyObject *py_rules_clean(PyObject *self, PyObject *args)
+/* The name at `off` in `t`'s string chain, as check_env.CheckEnv.name_at reads it. */
+static PyObject *name_str(const types_t *t, uint32_t off)
+{
+    uint32_t len;
+    const uint8_t *p = name_at(t, off, &len);
+    return PyUnicode_DecodeLatin1((const char *)p, len, NULL);
+}
+
+/* One value of a finding as check_words takes it; *k moves past what it used. */
+static PyObject *finding_value(const types_t *t, const check_value_t *v, uint32_t *k,
+                               uint32_t count)
+{
+    const check_value_t *x = &v[*k];
+    (*k)++;
+    switch (x->tag) {
+    case V_NAME: return name_str(t, (uint32_t)x->v);
+    case V_TYPE:
+        if (x->kind == CHECK_NO_KIND) return Py_BuildValue("(kOs)", (unsigned long)x->v, Py_None, "");
+        return Py_BuildValue("(kiN)", (unsigned long)x->v, (int)x->kind, name_str(t, x->name_off));
+    case V_MEMBER: {
+        uint32_t off = (uint32_t)(x->v >> 32);
+        PyObject *name = off ? name_str(t, off) : (Py_INCREF(Py_None), Py_None);
+        return Py_BuildValue("(Nk)", name, (unsigned long)(x->v & 0xFFFFFFFF));
+    }
+    case V_CHAIN: {
+        if (x->v < 0 || (uint64_t)x->v > count - *k) return bad("a chain past its finding"), NULL;
+        PyObject *chain = PyTuple_New((Py_ssize_t)x->v);
+        for (Py_ssize_t j = 0; chain && j < (Py_ssize_t)x->v; j++) {
+            PyObject *id = PyLong_FromLongLong(v[(*k)++].v);
+            if (!id) Py_CLEAR(chain);
+            else PyTuple_SET_ITEM(chain, j, id);
+        }
+        return chain;
+    }
+    default: return PyLong_FromLongLong(x->v);
+    }
+}
+
+/* (type id, kind, name, message key, values) of one finding. */
+static PyObject *finding_tuple(const types_t *t, const check_findings_t *found, size_t i,
+                               PyObject *const *keys)
+{
+    const check_finding_t *f = &found->f[i];
+    const check_value_t *v = found->v + f->first;
+    PyObject *values = PyList_New(0);
+    for (uint32_t k = 0; values && k < f->count;) {
+        PyObject *value = finding_value(t, v, &k, f->count);
+        if (!value || PyList_Append(values, value)) Py_CLEAR(values);
+        Py_XDECREF(value);
+    }
+    if (!values) return NULL;
+    PyObject *tuple = PyList_AsTuple(values);
+    Py_DECREF(values);
+    if (!tuple) return NULL;
+    return Py_BuildValue("(kiNON)", (unsigned long)f->id, (int)f->kind,
+                         name_str(t, f->name_off), keys[f->key], tuple);
+}
+
+static PyObject *findings_list(const types_t *t, const check_findings_t *found)
+{
+    PyObject *keys[256] = {0}, *list = PyList_New((Py_ssize_t)found->nf);
+    int ok = list && CHECK_NKEYS <= 256;
+    for (int k = 0; ok && k < CHECK_NKEYS; k++) ok = (keys[k] = PyUnicode_InternFromString(check_keys[k])) != NULL;
+    for (size_t i = 0; ok && i < found->nf; i++) {
+        PyObject *tuple = finding_tuple(t, found, i, keys);
+        if (tuple) PyList_SET_ITEM(list, (Py_ssize_t)i, tuple);
+        else ok = 0;
+    }
+    for (int k = 0; k < CHECK_NKEYS && k < 256; k++) Py_XDECREF(keys[k]);
+    if (!ok) Py_CLEAR(list);
+    return list;
+}
+
+/* validator.validate_in_python's type-section violations (check.c), as (type id, kind,
+ * name, check_words key, values), sorted by id; None where the reference must run. The
+ * own words, first id, string chain, and the bases' words (deepest first). */
+static PyObject *py_rules_check(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings, *bases_obj;
     unsigned long first_id;
-    Py_buffer tail;
-    Py_ssize_t layout_len;
-    if (!PyArg_ParseTuple(args, "OkOOy*n", &words, &first_id, &strings, &bases_obj, &tail,
-                          &layout_len))
-        return NULL;
+    if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &bases_obj)) return NULL;
     view_t v;
     PyObject *result = NULL, *bases = PySequence_Tuple(bases_obj);
     Py_ssize_t nbases = bases ? PyTuple_GET_SIZE(bases) : 0;
     types_t *levels = NULL;
     uint32_t **copies = NULL;
     if (!bases || view_init(&v, words, first_id, strings)) goto done;
-    if (nbases != v.nbufs - 1 || layout_len < 0) {
-        bad("one string table per base and one own; layout_len not negative");
+    if (nbases != v.nbufs - 1) {
+        bad("one string table per base and one own");
         goto done;
     }
     levels = calloc((size_t)nbases + 1, sizeof *levels);
@@ -331,11 +400,12 @@ static PyObject *py_rules_clean(PyObject *self, PyObject *args)
         goto done;
     }
     if (base_levels(&v, bases, levels, copies, nbases)) goto done;
-    blob_t blob = {0, (size_t)tail.len, (size_t)layout_len};
-    for (Py_ssize_t j = 0; j < tail.len; j++) blob.header_tail_nonzero |= ((uint8_t *)tail.buf)[j] != 0;
-    int clean = rules_clean(levels, (int)nbases + 1, &blob);
-    if (clean < 0) PyErr_NoMemory();
-    else result = PyBool_FromLong(clean);
+    check_findings_t found;
+    int rc = rules_check(levels, (int)nbases + 1, &found);
+    if (rc < 0) PyErr_NoMemory();
+    else if (rc) result = (Py_INCREF(Py_None), Py_None);
+    else result = findings_list(&v.t, &found);
+    findings_free(&found);
 done:
     for (Py_ssize_t k = 0; levels && copies && k < nbases; k++) {
         free(levels[k].start);
@@ -343,7 +413,6 @@ done:
     }
     free(levels);
     free(copies);
-    PyBuffer_Release(&tail);
     Py_XDECREF(bases);
     if (bases) view_free(&v);
     return result;
@@ -718,9 +787,9 @@ static PyMethodDef methods[] = {
      "order(words, first_id, strings, by_name, nodes=None, redirect=None) -> (u32 ids, alone)"},
     {"renumber", (PyCFunction)(void (*)(void))py_renumber, METH_VARARGS | METH_KEYWORDS,
      "renumber(words, first_id, strings, order, redirect=None) -> (words, strings)"},
-    {"rules_clean", py_rules_clean, METH_VARARGS,
-     "rules_clean(words, first_id, strings, bases, header_tail, layout_len) -> True when "
-     "validator.validate would find nothing (False: it may find something)"},
+    {"rules_check", py_rules_check, METH_VARARGS,
+     "rules_check(words, first_id, strings, bases) -> [(type id, kind, name, key, values)] "
+     "as validator.validate_in_python reports the type section's violations, or None"},
     {"func_reference", py_func_reference, METH_VARARGS,
      "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
     {"c_view", py_c_view, METH_VARARGS,
