@@ -216,8 +216,8 @@ def test_rare_findings(key):
         reference = [str(v) for v in validator.validate_in_python(for_python)]
     assert compiled == reference
     template = check_words.MESSAGES[key][2]
-    assert any(re.fullmatch(r".*: " + re.escape(template).replace(r"\{\}", ".*"), line)
-               for line in reference), reference
+    pattern = ".*: " + re.sub("%(08)?[sx]", ".*", re.escape(template))
+    assert any(re.fullmatch(pattern, line) for line in reference), reference
 
 
 @pytest.mark.parametrize("depth", [10, 64, 65, 200])

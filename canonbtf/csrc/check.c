@@ -206,7 +206,7 @@ static void report(env_t *e)
     f->key = (uint16_t)e->fail_key;
     f->first = (uint32_t)out->nv;
     f->count = (uint32_t)e->nfail;
-    memcpy(out->v + out->nv, e->fail_values, (size_t)e->nfail * sizeof *out->v);
+    if (e->nfail) memcpy(out->v + out->nv, e->fail_values, (size_t)e->nfail * sizeof *out->v);
     out->nv += (size_t)e->nfail;
     e->state[id] = BROKEN;
 }
@@ -1061,7 +1061,9 @@ int rules_check(const types_t *levels, int nlevels, check_findings_t *out)
         findings_free(out);
         return 1;
     }
-    /* Findings of one type never repeat; ids in the resolve pass come out of order. */
-    qsort(out->f, out->nf, sizeof *out->f, by_id);
+    /* Findings of one type never repeat; ids in the resolve pass may come out of order. */
+    size_t sorted = 1;
+    while (sorted < out->nf && out->f[sorted - 1].id < out->f[sorted].id) sorted++;
+    if (sorted < out->nf) qsort(out->f, out->nf, sizeof *out->f, by_id);
     return 0;
 }

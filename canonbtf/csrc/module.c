@@ -302,6 +302,8 @@ static int base_levels(const view_t *v, PyObject *bases, types_t *levels, uint32
     return 0;
 }
 
+#define MAX_CHAIN 40     /* more than a finding's longest chain of ids (check.c) */
+
 /* The name at `off` in `t`'s string chain, as check_env.CheckEnv.name_at reads it. */
 static PyObject *name_str(const types_t *t, uint32_t off)
 {
@@ -310,31 +312,53 @@ static PyObject *name_str(const types_t *t, uint32_t off)
     return PyUnicode_DecodeLatin1((const char *)p, len, NULL);
 }
 
+/* A tuple of `n` new references (stolen), or NULL (all released) when one is NULL. */
+static PyObject *tuple_of(Py_ssize_t n, PyObject **items)
+{
+    PyObject *tuple = NULL;
+    int whole = 1;
+    for (Py_ssize_t j = 0; j < n; j++) whole &= items[j] != NULL;
+    if (whole) tuple = PyTuple_New(n);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (tuple) PyTuple_SET_ITEM(tuple, j, items[j]);
+        else Py_XDECREF(items[j]);
+    }
+    return tuple;
+}
+
+static PyObject *none(void)
+{
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
 /* One value of a finding as check_words takes it; *k moves past what it used. */
 static PyObject *finding_value(const types_t *t, const check_value_t *v, uint32_t *k,
                                uint32_t count)
 {
-    const check_value_t *x = &v[*k];
-    (*k)++;
+    const check_value_t *x = &v[(*k)++];
     switch (x->tag) {
     case V_NAME: return name_str(t, (uint32_t)x->v);
-    case V_TYPE:
-        if (x->kind == CHECK_NO_KIND) return Py_BuildValue("(kOs)", (unsigned long)x->v, Py_None, "");
-        return Py_BuildValue("(kiN)", (unsigned long)x->v, (int)x->kind, name_str(t, x->name_off));
+    case V_TYPE: {
+        int exists = x->kind != CHECK_NO_KIND;
+        PyObject *items[3] = {PyLong_FromLongLong(x->v),
+                              exists ? PyLong_FromLong(x->kind) : none(),
+                              exists ? name_str(t, x->name_off) : PyUnicode_FromString("")};
+        return tuple_of(3, items);
+    }
     case V_MEMBER: {
         uint32_t off = (uint32_t)(x->v >> 32);
-        PyObject *name = off ? name_str(t, off) : (Py_INCREF(Py_None), Py_None);
-        return Py_BuildValue("(Nk)", name, (unsigned long)(x->v & 0xFFFFFFFF));
+        PyObject *items[2] = {off ? name_str(t, off) : none(),
+                              PyLong_FromLongLong(x->v & 0xFFFFFFFF)};
+        return tuple_of(2, items);
     }
     case V_CHAIN: {
         if (x->v < 0 || (uint64_t)x->v > count - *k) return bad("a chain past its finding"), NULL;
-        PyObject *chain = PyTuple_New((Py_ssize_t)x->v);
-        for (Py_ssize_t j = 0; chain && j < (Py_ssize_t)x->v; j++) {
-            PyObject *id = PyLong_FromLongLong(v[(*k)++].v);
-            if (!id) Py_CLEAR(chain);
-            else PyTuple_SET_ITEM(chain, j, id);
-        }
-        return chain;
+        PyObject *items[MAX_CHAIN];
+        Py_ssize_t n = (Py_ssize_t)x->v;
+        if (n > MAX_CHAIN) return bad("a chain too long"), NULL;
+        for (Py_ssize_t j = 0; j < n; j++) items[j] = PyLong_FromLongLong(v[(*k)++].v);
+        return tuple_of(n, items);
     }
     default: return PyLong_FromLongLong(x->v);
     }
@@ -346,18 +370,13 @@ static PyObject *finding_tuple(const types_t *t, const check_findings_t *found, 
 {
     const check_finding_t *f = &found->f[i];
     const check_value_t *v = found->v + f->first;
-    PyObject *values = PyList_New(0);
-    for (uint32_t k = 0; values && k < f->count;) {
-        PyObject *value = finding_value(t, v, &k, f->count);
-        if (!value || PyList_Append(values, value)) Py_CLEAR(values);
-        Py_XDECREF(value);
-    }
-    if (!values) return NULL;
-    PyObject *tuple = PyList_AsTuple(values);
-    Py_DECREF(values);
-    if (!tuple) return NULL;
-    return Py_BuildValue("(kiNON)", (unsigned long)f->id, (int)f->kind,
-                         name_str(t, f->name_off), keys[f->key], tuple);
+    PyObject *values[MAX_CHAIN + 2];
+    Py_ssize_t n = 0;
+    for (uint32_t k = 0; k < f->count && n < MAX_CHAIN + 2;) values[n++] = finding_value(t, v, &k, f->count);
+    Py_INCREF(keys[f->key]);
+    PyObject *items[5] = {PyLong_FromUnsignedLong(f->id), PyLong_FromLong(f->kind),
+                          name_str(t, f->name_off), keys[f->key], tuple_of(n, values)};
+    return tuple_of(5, items);
 }
 
 static PyObject *findings_list(const types_t *t, const check_findings_t *found)
