@@ -60,10 +60,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .gcpause import paused_gc
 
     btf = reader.load_with_base(args.input, args.base)
-    # Written as found: a damaged BTF can have a million violations.
-    write = sys.stdout.write
+    # Written as found, in chunks however stdout is buffered: a damaged BTF can have a
+    # million violations.
     found = False
-    with paused_gc():
+    with paused_gc(), _text_output(None) as out:
+        write = out.write
         for line in violation_lines(btf):
             write(f"{args.input}: {line}\n")
             found = True
