@@ -161,19 +161,24 @@ MESSAGES: dict[str, tuple[str, str, str]] = {
 
 
 def quote(name: str) -> str:
+    """A name in quotes, bytes outside printable ASCII as \\xNN (names are latin-1)."""
     if name.isascii() and name.isprintable():
         return f"'{name}'"
     shown = "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in name)
     return f"'{shown}'"
 
 
+def _type(type_id: int, kind: int, name: str) -> str:
+    kind_name = f.kind_name(kind)
+    return f"type {type_id} ({kind_name} {quote(name)})" if name else \
+        f"type {type_id} ({kind_name})"
+
+
 def located(type_id: int | None, kind: int | None, name: str, message: str) -> str:
     """A violation as `check` prints it: where (the type, or the blob), then why."""
     if type_id is None:
         return f"BTF: {message}"
-    kind_name = f.kind_name(kind)
-    where = f"{kind_name} {quote(name)}" if name else kind_name
-    return f"type {type_id} ({where}): {message}"
+    return f"{_type(type_id, kind, name)}: {message}"
 
 
 def describe(ref: tuple[int, int | None, str]) -> str:
@@ -182,9 +187,7 @@ def describe(ref: tuple[int, int | None, str]) -> str:
         return "void"
     if kind is None:
         return f"type {type_id}, which does not exist"
-    kind_name = f.kind_name(kind)
-    return f"type {type_id} ({kind_name} {quote(name)})" if name else \
-        f"type {type_id} ({kind_name})"
+    return _type(type_id, kind, name)
 
 
 def _member(ref: tuple[str | None, int]) -> str:
