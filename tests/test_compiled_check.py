@@ -220,6 +220,16 @@ def test_rare_findings(key):
     assert any(re.fullmatch(pattern, line) for line in reference), reference
 
 
+def test_findings_past_one_chunk():
+    """More findings than the C hands over at once, all of them, in order."""
+    b = BtfBuilder()
+    i = b.int("int", 4, f.INT_SIGNED)
+    for n in range(9000):
+        b.add(f.PTR, f"p{n}", i)
+    compiled, reference = findings(writer.write(b.build()))
+    assert compiled == reference and len(reference) == 9000
+
+
 @pytest.mark.parametrize("depth", [10, 64, 65, 200])
 def test_deep_base_chains(depth):
     """A base typedef chain is resolved on demand, recursively, as the reference does; past
@@ -313,7 +323,9 @@ def test_inputs_the_c_does_not_take():
     packed = reader.parse(writer.write(in_memory))
     module = native.compiled("canonbtf._btf", "rules_check")
     words, sections = packed.packed.words, packed.string_sections()
-    assert module.rules_check(words, 1, sections, []) == []
+    assert list(validator.compiled_findings(packed)) == []
+    with pytest.raises(ValueError):
+        module.rules_findings(module.rules_check(words, 1, sections, []), -1, 1)
     for args in ((words, 1, sections, [words]),        # a base without strings
                  (words, 2, sections, []),             # ids do not follow
                  (words[:-2], 1, sections, [])):       # not whole words

@@ -29,7 +29,7 @@ share is check_env.py's. This module runs the passes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .. import native
 from . import format as f
@@ -108,7 +108,7 @@ def violation_lines(btf: Btf) -> Iterator[str]:
             for type_id, kind, name, key, values in _with_blob(btf, found))
 
 
-def _with_blob(btf: Btf, found: list[tuple]) -> Iterator[tuple]:
+def _with_blob(btf: Btf, found: Iterator[tuple]) -> Iterator[tuple]:
     """The blob's findings, as the compiled pass gives its own, then `found`."""
     blob = [(None, None, "", key, tuple(values)) for key, *values in _blob_findings(btf)]
     return itertools.chain(blob, found)
@@ -125,9 +125,9 @@ def validate_in_python(btf: Btf) -> list[Violation]:
     return sorted(env.violations, key=lambda v: -1 if v.type_id is None else v.type_id)
 
 
-def compiled_findings(btf: Btf) -> list[tuple] | None:
+def compiled_findings(btf: Btf) -> Iterator[tuple] | None:
     """The compiled pass's type-section violations, (type id, kind, name, check_words key,
-    values) sorted by id, as the reference passes find them; None where it does not apply
+    values) in id order, as the reference passes find them; None where it does not apply
     (not built or not wanted, a level of the BTF no longer packed as the reader left it:
     its words are what the C reads, or a BTF the reference might treat otherwise)."""
     module = native.compiled("canonbtf._btf", "rules_check")
@@ -142,10 +142,24 @@ def compiled_findings(btf: Btf) -> list[tuple] | None:
         levels.append(chain.packed.words)
         chain = chain.base
     try:
-        return module.rules_check(levels[0], btf.first_id, btf.string_sections(),
-                                  levels[:0:-1])
+        found = module.rules_check(levels[0], btf.first_id, btf.string_sections(),
+                                   levels[:0:-1])
     except ValueError:
         return None
+    return None if found is None else _in_chunks(module.rules_findings, found)
+
+
+def _in_chunks(take: Callable[[object, int, int], list[tuple]], found: object
+               ) -> Iterator[tuple]:
+    """The compiled findings made a few thousand at a time: half a million tuples at once
+    were most of `check`'s memory."""
+    start = 0
+    while True:
+        chunk = take(found, start, 4096)
+        if not chunk:
+            return
+        yield from chunk
+        start += len(chunk)
 
 
 def order_dependent_reference(btf: Btf) -> str | None:

@@ -379,14 +379,16 @@ static PyObject *finding_tuple(const types_t *t, const check_findings_t *found, 
     return tuple_of(5, items);
 }
 
-static PyObject *findings_list(const types_t *t, const check_findings_t *found)
+/* Findings [start, end) as a list of finding_tuple. */
+static PyObject *findings_list(const types_t *t, const check_findings_t *found, size_t start,
+                               size_t end)
 {
-    PyObject *keys[256] = {0}, *list = PyList_New((Py_ssize_t)found->nf);
+    PyObject *keys[256] = {0}, *list = PyList_New((Py_ssize_t)(end - start));
     int ok = list && CHECK_NKEYS <= 256;
     for (int k = 0; ok && k < CHECK_NKEYS; k++) ok = (keys[k] = PyUnicode_InternFromString(check_keys[k])) != NULL;
-    for (size_t i = 0; ok && i < found->nf; i++) {
+    for (size_t i = start; ok && i < end; i++) {
         PyObject *tuple = finding_tuple(t, found, i, keys);
-        if (tuple) PyList_SET_ITEM(list, (Py_ssize_t)i, tuple);
+        if (tuple) PyList_SET_ITEM(list, (Py_ssize_t)(i - start), tuple);
         else ok = 0;
     }
     for (int k = 0; k < CHECK_NKEYS && k < 256; k++) Py_XDECREF(keys[k]);
@@ -394,21 +396,44 @@ static PyObject *findings_list(const types_t *t, const check_findings_t *found)
     return list;
 }
 
-/* validator.validate_in_python's type-section violations (check.c), as (type id, kind,
- * name, check_words key, values), sorted by id; None where the reference must run. The
- * own words, first id, string chain, and the bases' words (deepest first). */
+/* What rules_check hands Python: its findings and the view whose strings name them,
+ * worded a chunk at a time (all as tuples at once were most of `check`'s memory). */
+typedef struct {
+    view_t v;
+    check_findings_t found;
+} checked_t;
+
+#define FINDINGS_CAPSULE "canonbtf._btf.findings"
+
+static void checked_free(checked_t *c)
+{
+    findings_free(&c->found);
+    view_free(&c->v);
+    free(c);
+}
+
+static void checked_capsule_free(PyObject *capsule)
+{
+    checked_t *c = PyCapsule_GetPointer(capsule, FINDINGS_CAPSULE);
+    if (c) checked_free(c);
+}
+
+/* validator.validate_in_python's type-section violations (check.c), sorted by id, for
+ * rules_findings to hand out; None where the reference must run. The own words, first
+ * id, string chain, and the bases' words (deepest first). */
 static PyObject *py_rules_check(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings, *bases_obj;
     unsigned long first_id;
     if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &bases_obj)) return NULL;
-    view_t v;
+    checked_t *c = calloc(1, sizeof *c);
     PyObject *result = NULL, *bases = PySequence_Tuple(bases_obj);
     Py_ssize_t nbases = bases ? PyTuple_GET_SIZE(bases) : 0;
     types_t *levels = NULL;
     uint32_t **copies = NULL;
-    if (!bases || view_init(&v, words, first_id, strings)) goto done;
-    if (nbases != v.nbufs - 1) {
+    if (!c) PyErr_NoMemory();
+    if (!c || !bases || view_init(&c->v, words, first_id, strings)) goto done;
+    if (nbases != c->v.nbufs - 1) {
         bad("one string table per base and one own");
         goto done;
     }
@@ -418,13 +443,11 @@ static PyObject *py_rules_check(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (base_levels(&v, bases, levels, copies, nbases)) goto done;
-    check_findings_t found;
-    int rc = rules_check(levels, (int)nbases + 1, &found);
+    if (base_levels(&c->v, bases, levels, copies, nbases)) goto done;
+    int rc = rules_check(levels, (int)nbases + 1, &c->found);
     if (rc < 0) PyErr_NoMemory();
     else if (rc) result = (Py_INCREF(Py_None), Py_None);
-    else result = findings_list(&v.t, &found);
-    findings_free(&found);
+    else if ((result = PyCapsule_New(c, FINDINGS_CAPSULE, checked_capsule_free))) c = NULL;
 done:
     for (Py_ssize_t k = 0; levels && copies && k < nbases; k++) {
         free(levels[k].start);
@@ -433,8 +456,23 @@ done:
     free(levels);
     free(copies);
     Py_XDECREF(bases);
-    if (bases) view_free(&v);
+    if (c) checked_free(c);
     return result;
+}
+
+/* rules_check's findings from `start`, at most `count`, as (type id, kind, name,
+ * check_words key, values); [] past the last. */
+static PyObject *py_rules_findings(PyObject *self, PyObject *args)
+{
+    PyObject *capsule;
+    Py_ssize_t start, count;
+    if (!PyArg_ParseTuple(args, "Onn", &capsule, &start, &count)) return NULL;
+    checked_t *c = PyCapsule_GetPointer(capsule, FINDINGS_CAPSULE);
+    if (!c) return NULL;
+    if (start < 0 || count < 0) return bad("start and count must not be negative"), NULL;
+    size_t nf = c->found.nf, from = (size_t)start < nf ? (size_t)start : nf;
+    size_t end = (size_t)count < nf - from ? from + (size_t)count : nf;
+    return findings_list(&c->v.t, &c->found, from, end);
 }
 
 /* A function of the checked type section alone: (words, first_id, strings) -> fn(view). */
@@ -807,8 +845,10 @@ static PyMethodDef methods[] = {
     {"renumber", (PyCFunction)(void (*)(void))py_renumber, METH_VARARGS | METH_KEYWORDS,
      "renumber(words, first_id, strings, order, redirect=None) -> (words, strings)"},
     {"rules_check", py_rules_check, METH_VARARGS,
-     "rules_check(words, first_id, strings, bases) -> [(type id, kind, name, key, values)] "
-     "as validator.validate_in_python reports the type section's violations, or None"},
+     "rules_check(words, first_id, strings, bases) -> the type section's violations as "
+     "validator.validate_in_python reports them, for rules_findings; or None"},
+    {"rules_findings", py_rules_findings, METH_VARARGS,
+     "rules_findings(found, start, count) -> [(type id, kind, name, key, values)]"},
     {"func_reference", py_func_reference, METH_VARARGS,
      "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
     {"c_view", py_c_view, METH_VARARGS,
