@@ -16,8 +16,8 @@ Every finding is a message key and its raw values; check_words.py alone words th
 the compiled part is built, the same passes in C (canonbtf/csrc/check.c) report the
 type section's findings of a BTF the reader left packed, in the same order and with the
 same keys and values, so no `Type` is ever made and `check` words them as it prints them
-(a damaged BTF can have half a million: 16 copies of vmlinux in one blob, 13-14 s CPU and
-1.1 GB by these passes, 1.6 s and 0.3 GB so). The passes here stay the reference and the
+(a damaged BTF can have half a million: 16 copies of vmlinux in one blob, 13-16 s CPU and
+1.1 GB by these passes, 1.6-1.8 s and 164 MB so). The passes here stay the reference and the
 fallback (a BTF built in memory, a base type the C gives up on, CANONBTF_PURE, PyPy);
 tests/test_compiled_check.py holds both to the same lines.
 
