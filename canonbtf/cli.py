@@ -56,14 +56,20 @@ def _text_output(path: str | None) -> Iterator[TextIO]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .btf.validator import validate
+    from .btf.validator import violation_lines
+    from .gcpause import paused_gc
 
     btf = reader.load_with_base(args.input, args.base)
-    violations = validate(btf)
-    for v in violations:
-        print(f"{args.input}: {v}")
-    status = EXIT_FINDING if violations else EXIT_OK
-    if not violations:
+    # Written as found, in chunks however stdout is buffered: a damaged BTF can have a
+    # million violations.
+    found = False
+    with paused_gc(), _text_output(None) as out:
+        write = out.write
+        for line in violation_lines(btf):
+            write(f"{args.input}: {line}\n")
+            found = True
+    status = EXIT_FINDING if found else EXIT_OK
+    if not found:
         print(f"{args.input}: {len(btf)} types, no violations of the kernel's rules")
     if args.kernel:
         from .btf import kernel

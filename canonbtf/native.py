@@ -2,10 +2,10 @@
 
 Each compiled part has a pure-Python reference that gives the same bytes: the DWARF
 core (dwarf/core.py), the canonical order and the dedup's first partition
-(canon/compiled.py) and the C header's hot parts (emit/c_compiled.py); the validator's
-fast pass (btf/validator.compiled_clean) only ever lets the reference be skipped when it
-would find nothing. All are used when built, on CPython, unless CANONBTF_PURE is set to
-anything but 0; PyPy and machines without a compiler get the pure path."""
+(canon/compiled.py), the C header's hot parts (emit/c_compiled.py) and the validator's
+findings (btf/validator.compiled_findings, worded by the same table). All are used when
+built, on CPython, unless CANONBTF_PURE is set to anything but 0; PyPy and machines
+without a compiler get the pure path."""
 
 from __future__ import annotations
 

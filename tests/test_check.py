@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
+from canonbtf.btf import check_words, kernel, reader, writer
 from canonbtf.btf import format as f
-from canonbtf.btf import kernel, reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
 from canonbtf.btf.validator import RULES, validate
@@ -666,3 +666,8 @@ def test_check_kernel_says_when_it_cannot_ask():
         pytest.skip(f"the unprivileged user cannot run this Python: {proc.stderr.strip()}")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "kernel: could not ask: not permitted" in proc.stdout
+
+
+def test_every_message_belongs_to_a_rule():
+    """check_words words every finding; each message's rule is one RULES explains."""
+    assert {rule for rule, _, _ in check_words.MESSAGES.values()} == set(RULES)

@@ -1,25 +1,28 @@
-"""The compiled fast pass of `check` (canonbtf/csrc/check.c) against the Python validator.
+"""The compiled validator of `check` (canonbtf/csrc/check.c) against the Python one.
 
-The fast pass only says "clean" (validate finds nothing) or "maybe not"; on "maybe not"
-the reference passes run and word the messages. What must hold: it never says clean
-where the reference finds a violation. These tests also hold it to saying clean on real
-BTF (a pass that always says "maybe not" would be correct but useless) and count how
-often both say clean on damaged input, so that agreement cannot come from one side only.
+The compiled pass reports every finding as a message key and raw values, which
+btf/check_words.py words as it words the Python validator's; where it does not take a
+BTF, the Python validator runs. What must hold: both give the same lines, in the same
+order, on everything (real BTF, every rule fixture, random and damaged BTF, plain and
+split). The tallies also count how often both find fault and how often both say clean, so
+that agreement cannot come from trivial inputs alone.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
 from canonbtf import native
+from canonbtf.btf import check_words, reader, validator, writer
 from canonbtf.btf import format as f
-from canonbtf.btf import reader, validator, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
 from canonbtf.errors import InputError
@@ -29,46 +32,57 @@ from . import test_check as rules
 from .conftest import BASE_61, MODULE_BLOBS, REPO, VMLINUX_BLOBS, corpus_path
 from .test_compiled_order import random_btf as random_types
 
-pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "rules_clean") is None,
+pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "rules_check") is None,
                                 reason="the compiled part is not built (or not wanted)")
 
+Lines = list[str]
 
-def verdicts(blob: bytes, base: Btf | None = None, base_twin: Btf | None = None
-             ) -> tuple[bool | None, list[str]]:
-    """(the C's verdict, the reference's violations) on a freshly read `blob`; the C's is
-    None where the reader refuses the blob or the C does not take it. The reference
-    decodes the base's types, which the C then no longer takes: it reads over
-    `base_twin` (the same base, read apart) when there is one."""
+
+def compiled_lines(btf: Btf) -> Lines | None:
+    """The compiled pass's violations as `check` prints them, or None where it does not
+    take `btf`; each finding's values are as many as its message's template takes."""
+    found = validator.compiled_findings(btf)
+    if found is None:
+        return None
+    for _, _, _, key, values in found:
+        assert len(values) == len(check_words.MESSAGES[key][1]), (key, values)
+    return list(validator.violation_lines(btf))
+
+
+def findings(blob: bytes, base: Btf | None = None, base_twin: Btf | None = None
+             ) -> tuple[Lines | None, Lines]:
+    """(the C's violations, the reference's) on a freshly read `blob`; the C's are None
+    where the reader refuses the blob or the C does not take it. The reference decodes the
+    base's types, which the C then no longer takes: it reads over `base_twin` (the same
+    base, read apart) when there is one."""
     try:
         btf = reader.parse(blob, "<test>", base)
     except InputError:
         return None, []
-    clean = validator.compiled_clean(btf)
+    compiled = compiled_lines(btf)
     if base_twin is not None:
         btf = reader.parse(blob, "<test>", base_twin)
-    return clean, [str(v) for v in validator.validate_in_python(btf)]
+    return compiled, [str(v) for v in validator.validate_in_python(btf)]
 
 
 class Tally:
-    """How the two verdicts fell; fails on the C saying clean where Python found fault."""
+    """How the findings fell; fails on any difference between the two."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
 
-    def add(self, clean: bool | None, violations: list[str], what: object) -> None:
-        if clean is None:
+    def add(self, compiled: Lines | None, reference: Lines, what: object) -> None:
+        if compiled is None:
             self.counts["not taken"] += 1
             return
-        assert not (clean and violations), (what, violations)
-        self.counts["both clean" if clean else "C stricter" if not violations else
-                     "both find fault"] += 1
+        assert compiled == reference, what
+        self.counts["both find fault" if reference else "both clean"] += 1
 
     def check(self, both_clean: int, both_fault: int) -> None:
-        """Enough of each verdict to prove something; and none where the C is stricter
-        (allowed, but the mirror is exact on all of these inputs)."""
+        """Enough of each outcome to prove something."""
         counts = self.counts
-        assert counts["both clean"] >= both_clean and counts["both find fault"] >= both_fault \
-            and not counts["C stricter"], counts
+        assert counts["both clean"] >= both_clean and counts["both find fault"] >= both_fault, \
+            counts
 
 
 def fresh_base() -> Btf:
@@ -82,9 +96,7 @@ def fresh_base() -> Btf:
 def test_corpus_btf_is_clean_by_both(name):
     base = fresh_base() if name in MODULE_BLOBS else None
     blob = reader.btf_bytes(str(corpus_path(name)))
-    clean, violations = verdicts(blob, base)
-    assert violations == []
-    assert clean is True
+    assert findings(blob, base) == ([], [])
 
 
 def test_clean_path_never_decodes_the_types():
@@ -99,7 +111,7 @@ def test_golden_objects_btf_is_clean_by_both():
 
     tally = Tally()
     for path in OBJECTS:
-        tally.add(*verdicts(encoded(path)), path.name)
+        tally.add(*findings(encoded(path)), path.name)
     tally.check(len(OBJECTS), 0)
 
 
@@ -111,42 +123,39 @@ def test_rule_fixtures_agree(name):
     rule, build = rules.CASES[name]
     b = BtfBuilder()
     build(b)
-    clean, violations = verdicts(writer.write(b.build()))
-    assert clean is not None
-    assert clean == (not violations), violations
-    assert clean == (rule is None)
+    compiled, reference = findings(writer.write(b.build()))
+    assert compiled == reference
+    assert (rule is None) == (not reference)
 
 
 @pytest.mark.parametrize("bad", [False, True], ids=["valid", "member-past-size"])
 def test_split_fixtures_agree(bad):
     btf = rules.split_pair(bad)
-    clean = validator.compiled_clean(btf)
-    assert clean is not None
-    assert clean == (not validator.validate_in_python(btf))
-    assert clean == (not bad)
+    compiled = compiled_lines(btf)
+    assert compiled == [str(v) for v in validator.validate_in_python(btf)]
+    assert bool(compiled) == bad
 
 
-def test_header_layout_and_empty_blobs_are_not_clean():
+def test_header_layout_and_empty_blobs():
     b = BtfBuilder()
     b.int("int", 4, f.INT_SIGNED)
     btf = b.build()
     btf.header_tail = bytes([0, 0, 0, 0, 4, 0, 0, 0])
     btf.layout = bytes(4)
-    assert verdicts(writer.write(btf))[0] is False
-    assert verdicts(writer.write(BtfBuilder().build()))[0] is False
+    for blob in (writer.write(btf), writer.write(BtfBuilder().build())):
+        compiled, reference = findings(blob)
+        assert compiled == reference and reference
 
 
 @pytest.mark.parametrize("name", list(rules.ODD_BASES))
-def test_odd_bases_are_not_clean_where_the_reference_finds_fault(name, tmp_path):
+def test_odd_bases_give_the_same_findings(name, tmp_path):
     """A base FLOAT of size 0 as a member, a DECL_TAG on a parameter of a base FUNC of type
-    0: the reference reports them (it raised before), the C never says clean, and `check`
-    prints the same finding line compiled and pure."""
+    0: the reference reports them (it raised before), the C the same, and `check` prints
+    the same finding line compiled and pure."""
     make_base, make_module, _ = rules.ODD_BASES[name]
     for_c, for_python = rules.over_base(make_base, make_module)
     violations = validator.validate_in_python(for_python)
-    clean = validator.compiled_clean(for_c)
-    assert clean is not None
-    assert clean == (not violations), violations
+    assert compiled_lines(for_c) == [str(v) for v in violations]
     mod, base = tmp_path / "mod.btf", tmp_path / "base.btf"
     mod.write_bytes(writer.write(for_python))
     base.write_bytes(writer.write(for_python.base))
@@ -157,10 +166,74 @@ def test_odd_bases_are_not_clean_where_the_reference_finds_fault(name, tmp_path)
     assert len(compiled[1].splitlines()) == 1, compiled[1]
 
 
+def _datasec(size: int, offset: int, vsize: int) -> Callable[[BtfBuilder], object]:
+    def build(b: BtfBuilder) -> None:
+        b.datasec(".data", size, [(b.var("v", b.int("int", 4, f.INT_SIGNED)), offset, vsize)])
+    return build
+
+
+def _int_member(bits: int, bit_offset: int, struct_size: int, word: int
+                ) -> Callable[[BtfBuilder], object]:
+    def build(b: BtfBuilder) -> None:
+        i = b.int("i", 16, 0, bits, bit_offset)
+        b.struct("s", struct_size, [("m", i, word)])
+    return build
+
+
+def _long_names(b: BtfBuilder) -> None:
+    """Names whose offsets lie past the kernel's 16 MiB of strings."""
+    i = b.int("x" * (1 << 24), 4, f.INT_SIGNED)
+    b.struct("s", 4, [("m", i, 0)])
+    b.add(f.STRUCT, "", 4, items=[("m", i, 0)])
+    b.add(f.ENUM, "", 4, items=[("A", 0)])
+
+
+# Findings no rule fixture or random BTF gives: (module, base or None, the message key).
+RARE = {
+    "datasec-size": (_datasec(0, 0, 4), None),
+    "datasec-end": (_datasec(4, 2, 4), None),
+    "member-128": (_int_member(128, 0, 32, 1), None),
+    "member-overflow": (_int_member(7, 1, 1 << 29, 0xFFFFFFFF), None),
+    "name-offset": (_long_names, None),
+    "datasec-unsized": (lambda m: m.datasec(".d", 4, [(2, 0, 4)]),
+                        lambda b: b.var("v", b.func_proto(0, []))),
+    "member-kind": (lambda m: m.struct("s", 8, [("x", 4, 0)]),
+                    lambda b: b.typedef("t", b.datasec(".d", 4, [(b.var(
+                        "v", b.int("int", 4, f.INT_SIGNED)), 0, 4)]))),
+}
+
+
+@pytest.mark.parametrize("key", list(RARE))
+def test_rare_findings(key):
+    make_module, make_base = RARE[key]
+    if make_base is None:
+        b = BtfBuilder()
+        make_module(b)
+        compiled, reference = findings(writer.write(b.build()))
+    else:
+        for_c, for_python = rules.over_base(make_base, make_module)
+        compiled = compiled_lines(for_c)
+        reference = [str(v) for v in validator.validate_in_python(for_python)]
+    assert compiled == reference
+    template = check_words.MESSAGES[key][2]
+    pattern = ".*: " + re.sub("%(08)?[sx]", ".*", re.escape(template))
+    assert any(re.fullmatch(pattern, line) for line in reference), reference
+
+
+def test_findings_past_one_chunk():
+    """More findings than the C hands over at once, all of them, in order."""
+    b = BtfBuilder()
+    i = b.int("int", 4, f.INT_SIGNED)
+    for n in range(9000):
+        b.add(f.PTR, f"p{n}", i)
+    compiled, reference = findings(writer.write(b.build()))
+    assert compiled == reference and len(reference) == 9000
+
+
 @pytest.mark.parametrize("depth", [10, 64, 65, 200])
 def test_deep_base_chains(depth):
     """A base typedef chain is resolved on demand, recursively, as the reference does; past
-    64 the C gives up (says "maybe") rather than recurse further: stricter, never wrong."""
+    64 the C gives up (the reference runs) rather than recurse further."""
     def base(b):
         target = b.int("int", 4, f.INT_SIGNED)
         for n in range(depth):
@@ -168,17 +241,17 @@ def test_deep_base_chains(depth):
 
     for_c, for_python = rules.over_base(base, lambda m: m.struct("s", 4, [("x", depth + 1, 0)]))
     assert validator.validate_in_python(for_python) == []
-    assert validator.compiled_clean(for_c) is (depth <= 64)
+    assert compiled_lines(for_c) == ([] if depth <= 64 else None)
 
 
-# -- random and damaged BTF: clean in C means clean in Python --------------------------
+# -- random and damaged BTF: the same findings ------------------------------------------
 
 
 def test_random_type_graphs():
     rnd = random.Random(1515)
     tally = Tally()
     for n in range(4000):
-        tally.add(*verdicts(rules.random_btf(rnd)), n)
+        tally.add(*findings(rules.random_btf(rnd)), n)
     tally.check(200, 1000)
 
 
@@ -192,7 +265,7 @@ def test_random_records_of_every_kind(split):
     tally = Tally()
     for n in range(1500):
         btf = random_types(rnd, rnd.randrange(1, 30), twin)
-        tally.add(*verdicts(writer.write(btf), base, twin), n)
+        tally.add(*findings(writer.write(btf), base, twin), n)
     tally.check(20, 500)
 
 
@@ -204,7 +277,7 @@ def test_mutated_handmade_btf(seed_name):
     tally = Tally()
     for n in range(1500):
         blob, names = fuzzing.mutate(seed, rnd)
-        tally.add(*verdicts(blob), (n, names))
+        tally.add(*findings(blob), (n, names))
     # A layout section is itself a finding ("header"): that seed is never clean.
     tally.check(0 if seed_name == "handmade-layout" else 200, 300)
 
@@ -223,7 +296,7 @@ def test_word_flips_in_a_real_module():
                                    fuzzing.set_kind, fuzzing.flip_kind_flag,
                                    fuzzing.set_name_offset])
             data = mutation(data, seed.layout, rnd)
-        tally.add(*verdicts(bytes(data), base, twin), n)
+        tally.add(*findings(bytes(data), base, twin), n)
     assert base.packed is not None
     tally.check(20, 200)
 
@@ -235,7 +308,7 @@ def test_semantic_mutations_of_a_real_module():
     tally = Tally()
     for n in range(40):
         blob, names = fuzzing.semantic_mutate(seed, rnd)
-        tally.add(*verdicts(blob, base, twin), (n, names))
+        tally.add(*findings(blob, base, twin), (n, names))
     tally.check(20, 0)
 
 
@@ -246,20 +319,32 @@ def test_inputs_the_c_does_not_take():
     b = BtfBuilder()
     b.int("int", 4, f.INT_SIGNED)
     in_memory = b.build()
-    assert validator.compiled_clean(in_memory) is None     # not packed by the reader
+    assert validator.compiled_findings(in_memory) is None     # not packed by the reader
     packed = reader.parse(writer.write(in_memory))
-    module = native.compiled("canonbtf._btf", "rules_clean")
+    module = native.compiled("canonbtf._btf", "rules_check")
     words, sections = packed.packed.words, packed.string_sections()
-    assert module.rules_clean(words, 1, sections, [], b"", 0) is True
-    for args in ((words, 1, sections, [words], b"", 0),        # a base without strings
-                 (words, 2, sections, [], b"", 0),             # ids do not follow
-                 (words[:-2], 1, sections, [], b"", 0),        # not whole words
-                 (words, 1, sections, [], b"", -1)):
+    assert list(validator.compiled_findings(packed)) == []
+    with pytest.raises(ValueError):
+        module.rules_findings(module.rules_check(words, 1, sections, []), -1, 1)
+    for args in ((words, 1, sections, [words]),        # a base without strings
+                 (words, 2, sections, []),             # ids do not follow
+                 (words[:-2], 1, sections, [])):       # not whole words
         with pytest.raises(ValueError):
-            module.rules_clean(*args)
+            module.rules_check(*args)
     two = [sections[0], (len(sections[0][1]), b"\0")]
     with pytest.raises(ValueError):
-        module.rules_clean(words, 1, two, [words[:-1]], b"", 0)
+        module.rules_check(words, 1, two, [words[:-1]])
+
+
+def test_message_keys_are_one_table():
+    """check.c names only keys check_words words, and every key is reported somewhere."""
+    c_keys = re.findall(r'X\(\w+, "([a-z0-9-]+)"\)',
+                        (REPO / "canonbtf/csrc/check.c").read_text())
+    assert c_keys and set(c_keys) <= set(check_words.MESSAGES)
+    python = "".join((REPO / "canonbtf/btf" / name).read_text() for name in
+                     ("validator.py", "check_env.py", "check_records.py", "check_resolve.py"))
+    unused = [key for key in check_words.MESSAGES if f'"{key}"' not in python]
+    assert not unused
 
 
 def run_check(*args: str, pure: bool) -> tuple[int, bytes]:

@@ -9,9 +9,10 @@ stack and its mode, and the violations found so far. The per-kind checks
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import format as f
+from .check_words import located, word
 from .model import Btf
 from .sizes import ARRAY, NONE, OWN, POINTER, SIZE_RULE, TARGET, TRANSPARENT
 
@@ -57,9 +58,9 @@ _SINK = (
 NOT_VISITED, VISITED, RESOLVED, BROKEN = 0, 1, 2, 3
 
 
-@dataclass(frozen=True)
-class Violation:
-    """One broken rule: where (type id and kind, or None for the blob), which rule, why."""
+class Violation(NamedTuple):
+    """One broken rule: where (type id and kind, or None for the blob), which rule, why.
+    A tuple: `check` makes one per finding, and there may be a million."""
 
     type_id: int | None
     kind: int | None
@@ -68,26 +69,18 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        if self.type_id is None:
-            return f"BTF: {self.message}"
-        kind = f.kind_name(self.kind)
-        where = f"{kind} {quote(self.name)}" if self.name else kind
-        return f"type {self.type_id} ({where}): {self.message}"
-
-
-def quote(name: str) -> str:
-    shown = "".join(c if " " <= c <= "~" else f"\\x{ord(c):02x}" for c in name)
-    return f"'{shown}'"
+        return located(self.type_id, self.kind, self.name, self.message)
 
 
 class Reject(Exception):
-    """A rule is broken at `type_id`; unwinds the walk in progress."""
+    """A rule is broken at `type_id` (check_words' message `key` with `values`); unwinds
+    the walk in progress."""
 
-    def __init__(self, type_id: int, rule: str, message: str):
-        super().__init__(message)
+    def __init__(self, type_id: int, key: str, *values: object):
+        super().__init__(key)
         self.type_id = type_id
-        self.rule = rule
-        self.message = message
+        self.key = key
+        self.values = values
 
 
 class Broken(Exception):
@@ -148,26 +141,26 @@ class CheckEnv:
             self.identifier_ok[offset] = ok
         return ok
 
-    def report(self, type_id: int, rule: str, message: str) -> None:
+    def report(self, type_id: int, key: str, *values: object) -> None:
+        """Violation `key` (check_words) with `values` at `type_id`, which is now broken."""
         kind = self.types[type_id].kind if 0 < type_id < self.n else None
-        self.violations.append(Violation(type_id, kind, self.type_name(type_id), rule, message))
+        self.violations.append(Violation(type_id, kind, self.type_name(type_id),
+                                         *word(key, values)))
         if 0 < type_id < self.n:
             self.state[type_id] = BROKEN
 
-    def report_blob(self, rule: str, message: str) -> None:
-        self.violations.append(Violation(None, None, "", rule, message))
+    def report_blob(self, key: str, *values: object) -> None:
+        self.violations.append(Violation(None, None, "", *word(key, values)))
 
-    def describe(self, type_id: int) -> str:
-        if type_id == 0:
-            return "void"
-        if type_id >= self.n:
-            return f"type {type_id}, which does not exist"
-        kind = f.kind_name(self.types[type_id].kind)
-        name = self.type_name(type_id)
-        return f"type {type_id} ({kind} {quote(name)})" if name else f"type {type_id} ({kind})"
+    def ref(self, type_id: int) -> tuple[int, int | None, str]:
+        """A type as check_words describes it."""
+        if 0 < type_id < self.n:
+            return type_id, self.types[type_id].kind, self.type_name(type_id)
+        return type_id, None, ""
 
-    def member(self, name_off: int, index: int) -> str:
-        return quote(self.name_at(name_off)) if name_off else f"#{index}"
+    def member(self, name_off: int, index: int) -> tuple[str | None, int]:
+        """A member (or enum value) as check_words labels it."""
+        return (self.name_at(name_off) if name_off else None), index
 
     # -- what is resolved, to what ---------------------------------------------------
 
@@ -239,19 +232,14 @@ class CheckEnv:
     def push(self, type_id: int) -> None:
         stack = self.stack
         if len(stack) == MAX_RESOLVE_DEPTH:
-            chain = " -> ".join(str(e[0]) for e in stack)
-            raise Reject(self.top, "resolve-depth",
-                         f"resolving it needs more than {MAX_RESOLVE_DEPTH} nested types "
-                         f"({chain} -> {type_id}); the kernel's limit is {MAX_RESOLVE_DEPTH}")
+            raise Reject(self.top, "resolve-depth", tuple(e[0] for e in stack), type_id)
         state = self.state[type_id]
         if state == BROKEN:
             raise Broken
         if state != NOT_VISITED:
             ids = [e[0] for e in stack]
             start = ids.index(type_id) if type_id in ids else 0
-            chain = " -> ".join(str(i) for i in ids[start:])
-            raise Reject(self.top, "loop", f"loop of by-value references: {chain} -> "
-                         f"{type_id}")
+            raise Reject(self.top, "loop", tuple(ids[start:]), type_id)
         self.state[type_id] = VISITED
         stack.append([type_id, 0])
         if self.mode == MODE_TBD:

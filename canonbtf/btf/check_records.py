@@ -4,7 +4,7 @@ Every kind has one function here, in `RECORD_CHECKS`, that looks at the record a
 its name, kind_flag, size field, and the items it lists (member names and offsets, enum
 values, DATASEC entries). References are only checked to be in range; what they lead to
 is the resolve pass's (check_resolve.py). A function returns the first problem as
-(rule, message), or None.
+(check_words' message key, its values...), or None.
 """
 
 from __future__ import annotations
@@ -14,90 +14,86 @@ from collections.abc import Callable
 from typing import Optional
 
 from . import format as f
-from .check_env import MAX_TYPE_ID, MAX_VLEN, CheckEnv, quote
+from .check_env import MAX_TYPE_ID, MAX_VLEN, CheckEnv
 from .model import Type
 
 _SECTION_NAME = re.compile("[\x20-\x7e\xa0-\xff]{1,512}")
 _FLOAT_SIZES = frozenset({2, 4, 8, 12, 16})
 
-# (rule, message) of a broken rule, or None.
-Problem = Optional[tuple[str, str]]
+# (message key, values...) of a broken rule, or None.
+Problem = Optional[tuple]
 
 
-def _required_identifier(env: CheckEnv, t: Type, what: str) -> Problem:
+def _required_identifier(env: CheckEnv, t: Type) -> Problem:
     if not t.name_off:
-        return "name", f"a {what} must have a name"
-    if not env.is_identifier(t.name_off):
-        return "name", f"name is not a valid identifier for a {what}"
-    return None
+        return "name-missing", t.kind
+    return _optional_identifier(env, t)
 
 
-def _optional_identifier(env: CheckEnv, t: Type, what: str) -> Problem:
+def _optional_identifier(env: CheckEnv, t: Type) -> Problem:
     if t.name_off and not env.is_identifier(t.name_off):
-        return "name", f"name is not a valid identifier for a {what}"
+        return "name-identifier", t.kind
     return None
 
 
 def _int(env: CheckEnv, t: Type) -> Problem:
     if t.kflag:
-        return "kind-flag", "kind_flag must be 0 for INT"
+        return "kind-flag", t.kind
     data = t.extra
     if data & ~0x0FFFFFFF:
-        return "int", f"INT data 0x{data:08x} has bits set above the encoding"
+        return "int-data", data
     bits = data & 0xFF
     offset = (data >> 16) & 0xFF
     if bits + offset > 128:
-        return "int", f"bit offset {offset} + bits {bits} exceed 128"
+        return "int-128", offset, bits
     if (bits + offset + 7) // 8 > t.size_or_type:
-        return "int", f"bit offset {offset} + bits {bits} exceed the size " \
-                      f"{t.size_or_type} bytes"
+        return "int-size", offset, bits, t.size_or_type
     encoding = data >> 24
     if encoding not in (0, f.INT_SIGNED, f.INT_CHAR, f.INT_BOOL):
-        return "int", f"encoding 0x{encoding:x} is not one of none, SIGNED, CHAR, BOOL"
+        return "int-encoding", encoding
     return None
 
 
 def _reference(env: CheckEnv, t: Type) -> Problem:
     kind = t.kind
     if t.kflag and kind != f.TYPE_TAG:
-        return "kind-flag", f"kind_flag must be 0 for {f.kind_name(kind)}"
+        return "kind-flag", kind
     if t.size_or_type > MAX_TYPE_ID:
-        return "type-id", f"type id {t.size_or_type} is above the kernel's maximum"
+        return "type-id-max", t.size_or_type
     if kind == f.TYPEDEF:
-        return _required_identifier(env, t, "TYPEDEF")
+        return _required_identifier(env, t)
     if kind == f.TYPE_TAG:
         if not t.name_off or not env.name_at(t.name_off):
-            return "name", "a TYPE_TAG must have a value (name)"
+            return ("name-type-tag",)
         return None
     if t.name_off:
-        return "name", f"a {f.kind_name(kind)} must not have a name"
+        return "name-forbidden", kind
     return None
 
 
 def _fwd(env: CheckEnv, t: Type) -> Problem:
     if t.size_or_type:
-        return "fwd", f"type field is {t.size_or_type}; FWD must have 0"
-    return _required_identifier(env, t, "FWD")
+        return "fwd", t.size_or_type
+    return _required_identifier(env, t)
 
 
 def _array(env: CheckEnv, t: Type) -> Problem:
     if t.name_off:
-        return "name", "an ARRAY must not have a name"
+        return ("name-array",)
     if t.kflag:
-        return "kind-flag", "kind_flag must be 0 for ARRAY"
+        return "kind-flag", t.kind
     if t.size_or_type:
-        return "array", f"size field is {t.size_or_type}; ARRAY must have 0"
+        return "array-size", t.size_or_type
     elem, index, _ = t.extra
     if not elem or elem > MAX_TYPE_ID:
-        return "array", f"element type {elem} is void or out of range"
+        return "array-elem-id", elem
     if not index or index > MAX_TYPE_ID:
-        return "array", f"index type {index} is void or out of range"
+        return "array-index-id", index
     return None
 
 
 def _struct(env: CheckEnv, t: Type) -> Problem:
-    what = f.kind_name(t.kind)
-    problem = _optional_identifier(env, t, what)
+    problem = _optional_identifier(env, t)
     if problem is not None:
         return problem
     is_union = t.kind == f.UNION
@@ -106,124 +102,112 @@ def _struct(env: CheckEnv, t: Type) -> Problem:
     last = 0
     for i, (name_off, mtype, word) in enumerate(t.items):
         if not env.offset_ok(name_off):
-            return "name-offset", f"member {i} name offset {name_off} is past the end " \
-                                  f"of the string section ({env.str_end})"
+            return "member-name-offset", i, name_off, env.str_end
         if name_off and not env.is_identifier(name_off):
-            return "name", f"member {i} name {quote(env.name_at(name_off))} is not a " \
-                           "valid identifier"
-        member = quote(env.name_at(name_off)) if name_off else f"#{i}"
+            return "member-name", i, env.name_at(name_off)
         if not mtype or mtype > MAX_TYPE_ID:
-            return "member-type", f"member {member} has type {mtype} (void or out of range)"
+            return "member-type-id", env.member(name_off, i), mtype
         offset = word & 0xFFFFFF if kflag else word
         if is_union and offset:
-            return "union-member-offset", f"member {member} is at bit offset {offset}; " \
-                                          "union members must be at 0"
+            return "union-member-offset", env.member(name_off, i), offset
         if last > offset:
-            return "member-offset", f"member {member} at bit offset {offset} comes " \
-                                    f"before the previous member's offset {last}"
+            return "member-order", env.member(name_off, i), offset, last
         if (offset + 7) // 8 > size:
-            return "member-offset", f"member {member} at bit offset {offset} is past " \
-                                    f"the {what.lower()} size {size}"
+            return "member-past", env.member(name_off, i), offset, t.kind, size
         last = offset
     return None
 
 
 def _enum(env: CheckEnv, t: Type) -> Problem:
-    what = f.kind_name(t.kind)
     size = t.size_or_type
     if size not in (1, 2, 4, 8):
-        return "enum-size", f"size {size} is not 1, 2, 4 or 8"
-    problem = _optional_identifier(env, t, what)
+        return "enum-size", size
+    problem = _optional_identifier(env, t)
     if problem is not None:
         return problem
     for i, (name_off, _) in enumerate(t.items):
         if not env.offset_ok(name_off):
-            return "name-offset", f"value {i} name offset {name_off} is past the end of " \
-                                  f"the string section ({env.str_end})"
+            return "value-name-offset", i, name_off, env.str_end
         if not name_off:
-            return "name", f"value {i} has no name"
+            return "value-no-name", i
         if not env.is_identifier(name_off):
-            return "name", f"value {i} name {quote(env.name_at(name_off))} is not a " \
-                           "valid identifier"
+            return "value-name", i, env.name_at(name_off)
     return None
 
 
 def _func_proto(env: CheckEnv, t: Type) -> Problem:
     if t.name_off:
-        return "name", "a FUNC_PROTO must not have a name"
+        return "name-forbidden", t.kind
     if t.kflag:
-        return "kind-flag", "kind_flag must be 0 for FUNC_PROTO"
+        return "kind-flag", t.kind
     return None
 
 
 def _func(env: CheckEnv, t: Type) -> Problem:
-    problem = _required_identifier(env, t, "FUNC")
+    problem = _required_identifier(env, t)
     if problem is not None:
         return problem
     if t.extra > f.LINKAGE_GLOBAL:
-        linkage = f.LINKAGE_NAMES[t.extra] if t.extra < 3 else str(t.extra)
-        return "func-linkage", f"linkage {linkage} is not static or global"
+        return "func-linkage", t.extra
     if t.kflag:
-        return "kind-flag", "kind_flag must be 0 for FUNC"
+        return "kind-flag", t.kind
     return None
 
 
 def _var(env: CheckEnv, t: Type) -> Problem:
     if t.kflag:
-        return "kind-flag", "kind_flag must be 0 for VAR"
-    problem = _required_identifier(env, t, "VAR")
+        return "kind-flag", t.kind
+    problem = _required_identifier(env, t)
     if problem is not None:
         return problem
     if not t.size_or_type or t.size_or_type > MAX_TYPE_ID:
-        return "var", f"type {t.size_or_type} is void or out of range"
+        return "var-type-id", t.size_or_type
     if t.extra not in (0, 1):
-        return "var", f"linkage {t.extra} is not static (0) or global allocated (1)"
+        return "var-linkage", t.extra
     return None
 
 
 def _datasec(env: CheckEnv, t: Type) -> Problem:
     size = t.size_or_type
     if not size:
-        return "datasec", "size is 0"
+        return ("datasec-size",)
     if t.kflag:
-        return "kind-flag", "kind_flag must be 0 for DATASEC"
+        return "kind-flag", t.kind
     if not t.name_off or _SECTION_NAME.fullmatch(env.name_at(t.name_off)) is None:
-        return "name", "a DATASEC needs a name of printable characters"
+        return ("name-datasec",)
     last_end = 0
     total = 0
     for i, (vtype, offset, vsize) in enumerate(t.items):
         if not vtype or vtype > MAX_TYPE_ID:
-            return "datasec", f"entry {i} has type {vtype} (void or out of range)"
+            return "datasec-type-id", i, vtype
         if offset < last_end:
-            return "datasec", f"entry {i} at offset {offset} overlaps or precedes the " \
-                              f"previous entry (ends at {last_end}); entries must be " \
-                              "sorted by offset"
+            return "datasec-order", i, offset, last_end
         if offset >= size:
-            return "datasec", f"entry {i} at offset {offset} is past the section size {size}"
+            return "datasec-offset", i, offset, size
         if not vsize or vsize > size:
-            return "datasec", f"entry {i} has size {vsize}"
+            return "datasec-entry-size", i, vsize
         last_end = offset + vsize
         if last_end > size:
-            return "datasec", f"entry {i} ends at {last_end}, past the section size {size}"
+            return "datasec-end", i, last_end, size
         total += vsize
     if total > size:
-        return "datasec", f"entry sizes add up to {total}, more than the size {size}"
+        return "datasec-total", total, size
     return None
 
 
 def _float(env: CheckEnv, t: Type) -> Problem:
     if t.kflag:
-        return "kind-flag", "kind_flag must be 0 for FLOAT"
+        return "kind-flag", t.kind
     if t.size_or_type not in _FLOAT_SIZES:
-        return "float-size", f"size {t.size_or_type} is not 2, 4, 8, 12 or 16"
+        return "float-size", t.size_or_type
     return None
 
 
 def _decl_tag(env: CheckEnv, t: Type) -> Problem:
     if not t.name_off or not env.name_at(t.name_off):
-        return "name", "a DECL_TAG must have a value (name)"
+        return ("name-decl-tag",)
     if t.extra < -1:
-        return "decl-tag", f"component_idx {t.extra} is below -1"
+        return "decl-tag-index", t.extra
     return None
 
 
@@ -261,19 +245,17 @@ def check_records(env: CheckEnv) -> None:
         if check is None:
             # The reader refuses such a record; one built in memory gets the same
             # words as a finding (the kernel's "Invalid kind"), not a KeyError.
-            env.report(type_id, "kind", f"unknown kind {kind}")
+            env.report(type_id, "kind", kind)
             continue
         vlen = t.extra if kind == f.FUNC else len(t.items)
         if vlen > MAX_VLEN:
-            env.report(type_id, "vlen", f"vlen {vlen} does not fit the kernel's 16 bits")
+            env.report(type_id, "vlen", vlen)
             continue
         if t.items and kind not in f.ITEM_WORDS:
-            env.report(type_id, "vlen", f"has {len(t.items)} items; vlen must be 0 "
-                       "for this kind")
+            env.report(type_id, "vlen-items", len(t.items))
             continue
         if not env.offset_ok(t.name_off):
-            env.report(type_id, "name-offset", f"name offset {t.name_off} is past the "
-                       f"end of the string section ({env.str_end})")
+            env.report(type_id, "name-offset", t.name_off, env.str_end)
             continue
         problem = check(env, t)
         if problem is not None:

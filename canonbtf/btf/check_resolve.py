@@ -29,7 +29,6 @@ from .check_env import (
     CheckEnv,
     Reject,
     kinds,
-    quote,
 )
 from .model import Type
 
@@ -49,7 +48,7 @@ def check_all_resolve(env: CheckEnv) -> None:
             try:
                 _func_proto_check(env, type_id)
             except Reject as r:
-                env.report(r.type_id, r.rule, r.message)
+                env.report(r.type_id, r.key, *r.values)
             except Broken:
                 state[type_id] = BROKEN
 
@@ -67,11 +66,10 @@ def _resolve(env: CheckEnv, top: int) -> bool:
             entry = stack[-1]
             resolvers[kind_of[entry[0]]](env, entry)
         if not _resolve_valid(env, top):
-            raise Reject(top, "resolve-state", "the kernel's consistency check after "
-                         "resolving fails")
+            raise Reject(top, "resolve-state")
         return True
     except Reject as r:
-        env.report(r.type_id, r.rule, r.message)
+        env.report(r.type_id, r.key, *r.values)
     except Broken:
         pass
     for entry in stack:
@@ -108,11 +106,10 @@ def _resolve_modifier(env: CheckEnv, entry: list[int]) -> None:
         _finish_reference(env, entry[0], target, env.kind(target))
 
 
-def _bad_target(env: CheckEnv, type_id: int, target: int) -> str:
+def _bad_target(env: CheckEnv, type_id: int, target: int) -> Reject:
     if target >= env.n:
-        return f"refers to {env.describe(target)}"
-    return (f"refers to {env.describe(target)}; a {f.kind_name(env.kinds[type_id])} "
-            "cannot refer to a VAR, DATASEC or DECL_TAG")
+        return Reject(type_id, "refers-missing", env.ref(target))
+    return Reject(type_id, "refers-source", env.ref(target), env.kinds[type_id])
 
 
 def _resolve_ptr(env: CheckEnv, entry: list[int]) -> None:
@@ -128,7 +125,7 @@ def _settled_target(env: CheckEnv, type_id: int, past_modifiers: bool) -> int | 
     target = env.types[type_id].size_or_type
     kind = env.kind(target)
     if kind == NULL or SOURCE_ONLY[kind]:
-        raise Reject(type_id, "type-id", _bad_target(env, type_id, target))
+        raise _bad_target(env, type_id, target)
     if env.walks_on(target):
         env.push(target)
         return None
@@ -155,8 +152,7 @@ def _finish_reference(env: CheckEnv, type_id: int, target: int, kind: int) -> No
         target = env.resolved_id(target)
         kind = env.kind(target)
     if kind not in (VOID, f.FWD, f.FUNC_PROTO):
-        raise Reject(type_id, "type-id", f"refers to {env.describe(target)}, which has "
-                     "no size and is not void, a FWD or a FUNC_PROTO")
+        raise Reject(type_id, "refers-unsized", env.ref(target))
     env.pop_resolved(target, 0)
 
 
@@ -167,39 +163,36 @@ def _resolve_var(env: CheckEnv, entry: list[int]) -> None:
         return
     sized = env.id_size(target)
     if sized is None:
-        raise Reject(type_id, "var", f"its type, {env.describe(target)}, has no size")
+        raise Reject(type_id, "var-unsized", env.ref(target))
     env.pop_resolved(sized[0], 0)
 
 
 def _resolve_array(env: CheckEnv, entry: list[int]) -> None:
     type_id = entry[0]
     elem, index, nelems = env.types[type_id].extra
-    if not _array_part_settled(env, type_id, index, "index"):
+    if not _array_part_settled(env, type_id, index, "array-index-kind"):
         return
     sized = env.id_size(index)
     if sized is None or env.kind(sized[0]) != f.INT or not env.int_regular(sized[0]):
-        raise Reject(type_id, "array", f"index type {env.describe(index)} is not a "
-                     "regular int")
-    if not _array_part_settled(env, type_id, elem, "element"):
+        raise Reject(type_id, "array-index-int", env.ref(index))
+    if not _array_part_settled(env, type_id, elem, "array-elem-kind"):
         return
     sized = env.id_size(elem)
     if sized is None:
-        raise Reject(type_id, "array", f"element type {env.describe(elem)} has no size")
+        raise Reject(type_id, "array-elem-unsized", env.ref(elem))
     if env.kind(sized[0]) == f.INT and not env.int_regular(sized[0]):
-        raise Reject(type_id, "array", f"element type {env.describe(elem)} is an int "
-                     "with a bit offset or an odd bit count")
+        raise Reject(type_id, "array-elem-int", env.ref(elem))
     if nelems and sized[1] > U32 // nelems:
-        raise Reject(type_id, "array", f"{nelems} elements of {sized[1]} bytes overflow "
-                     "32 bits")
+        raise Reject(type_id, "array-overflow", nelems, sized[1])
     env.pop_resolved(sized[0], sized[1] * nelems)
 
 
-def _array_part_settled(env: CheckEnv, type_id: int, part: int, what: str) -> bool:
-    """Whether an array's index or element type (`what`) is settled; when the walk must
-    go there first, it is pushed."""
+def _array_part_settled(env: CheckEnv, type_id: int, part: int, key: str) -> bool:
+    """Whether an array's index or element type is settled (`key` words its being of
+    a kind without size); when the walk must go there first, it is pushed."""
     kind = env.kind(part)
     if NOSIZE[kind] or SOURCE_ONLY[kind]:
-        raise Reject(type_id, "array", f"{what} type is {env.describe(part)}")
+        raise Reject(type_id, key, env.ref(part))
     if env.walks_on(part):
         env.push(part)
         return False
@@ -213,15 +206,13 @@ def _resolve_struct(env: CheckEnv, entry: list[int]) -> None:
     if next_member:
         _, mtype, word = items[next_member - 1]
         if not env.resolved(mtype):
-            raise Reject(type_id, "resolve-state", f"member {next_member - 1} is not "
-                         "resolved after its walk")
+            raise Reject(type_id, "member-unresolved", next_member - 1)
         _check_member(env, type_id, t, next_member - 1, mtype, word)
     for i in range(next_member, len(items)):
         name_off, mtype, word = items[i]
         kind = env.kind(mtype)
         if NOSIZE[kind] or SOURCE_ONLY[kind]:
-            raise Reject(type_id, "member-type", f"member {env.member(name_off, i)} has "
-                         f"{env.describe(mtype)} as its type, which has no size")
+            raise Reject(type_id, "member-unsized", env.member(name_off, i), env.ref(mtype))
         if env.walks_on(mtype):
             entry[1] = i + 1
             env.push(mtype)
@@ -243,13 +234,21 @@ class _Member(NamedTuple):
     kind: int
 
     @property
-    def label(self) -> str:
+    def label(self) -> tuple[str | None, int]:
         return self.env.member(self.st.items[self.index][0], self.index)
 
     @property
-    def outside(self) -> str:
-        """`the struct size 16` (or union)."""
-        return f"the {f.kind_name(self.st.kind).lower()} size {self.st.size_or_type}"
+    def ref(self) -> tuple[int, int | None, str]:
+        return self.env.ref(self.mtype)
+
+    def reject(self, key: str, *values: object) -> Reject:
+        """Violation `key` of this member: its label, then `values`."""
+        return Reject(self.sid, key, self.label, *values)
+
+    def past(self, key: str, *values: object) -> Reject:
+        """Violation `key` of this member running past its struct: `values`, then the
+        struct's kind and size."""
+        return self.reject(key, *values, self.st.kind, self.st.size_or_type)
 
 
 def _check_member(env: CheckEnv, sid: int, st: Type, index: int, mtype: int, word: int
@@ -260,8 +259,8 @@ def _check_member(env: CheckEnv, sid: int, st: Type, index: int, mtype: int, wor
     if MODIFIER[kind]:
         sized = env.id_size(mtype)
         if sized is None:
-            raise Reject(sid, "member-type", f"member {env.member(st.items[index][0], index)} "
-                         f"has {env.describe(mtype)} as its type, which has no size")
+            raise Reject(sid, "member-unsized", env.member(st.items[index][0], index),
+                         env.ref(mtype))
         mtype = sized[0]
         kind = env.kind(mtype)
     if env.state[mtype] == BROKEN:
@@ -275,8 +274,7 @@ def _check_member(env: CheckEnv, sid: int, st: Type, index: int, mtype: int, wor
             check_kflag(member, offset, bitfield)
             return
         if bitfield:
-            raise Reject(sid, "bitfield", f"member {member.label} is a bitfield of "
-                         f"{env.describe(mtype)}; only ints and enums can be")
+            raise member.reject("member-bitfield", member.ref)
         word = offset
     _MEMBER_CHECKS.get(kind, _not_a_member)(member, word)
 
@@ -286,7 +284,7 @@ def _int_member(m: _Member, word: int) -> None:
     bits = data & 0xFF
     offset = word + ((data >> 16) & 0xFF)
     if offset > U32:
-        raise Reject(m.sid, "member-offset", f"member {m.label} bit offset overflows")
+        raise m.reject("member-overflow")
     _check_span(m, offset, bits, word)
 
 
@@ -295,23 +293,20 @@ def _check_span(m: _Member, offset: int, nbits: int, shown_offset: int) -> None:
     kernel copies at most 128 bits of it, and it must end inside its struct."""
     copy_bits = nbits + (offset & 7)
     if copy_bits > 128:
-        raise Reject(m.sid, "bitfield", f"member {m.label} spans more than 128 bits")
+        raise m.reject("member-128")
     start = offset >> 3
     size = m.st.size_or_type
     if size < start or size - start < (copy_bits + 7) // 8:
-        raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {shown_offset} "
-                     f"({nbits} bits) runs past {m.outside}")
+        raise m.past("member-bits-past", shown_offset, nbits)
 
 
 def _byte_member(m: _Member, word: int) -> None:
     """A pointer, array, struct, union or enum: byte-aligned, inside its struct."""
     msize = POINTER_SIZE if m.kind == f.PTR else m.env.id_size(m.mtype)[1]
     if word & 7:
-        raise Reject(m.sid, "member-alignment", f"member {m.label} at bit offset "
-                     f"{word} is not byte-aligned")
+        raise m.reject("member-byte-align", word)
     if (m.st.size_or_type - (word >> 3)) & U32 < msize:
-        raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {word} "
-                     f"({msize} bytes) runs past {m.outside}")
+        raise m.past("member-bytes-past", word, msize)
 
 
 def _float_member(m: _Member, word: int) -> None:
@@ -319,37 +314,30 @@ def _float_member(m: _Member, word: int) -> None:
     if not msize:
         # Only a base FLOAT can be so (an own one fails float-size first); the kernel,
         # which refuses such a base, would divide by it.
-        raise Reject(m.sid, "member-type", f"member {m.label} has "
-                     f"{m.env.describe(m.mtype)} of size 0 as its type")
+        raise m.reject("member-float-0", m.ref)
     align = min(POINTER_SIZE, msize) * 8
     if word % align:
-        raise Reject(m.sid, "member-alignment", f"member {m.label} at bit offset "
-                     f"{word} is not aligned to its float size")
+        raise m.reject("member-float-align", word)
     if word // 8 + msize > m.st.size_or_type:
-        raise Reject(m.sid, "member-size", f"member {m.label} at bit offset {word} "
-                     f"({msize} bytes) runs past {m.outside}")
+        raise m.past("member-bytes-past", word, msize)
 
 
 def _not_a_member(m: _Member, word: int) -> None:
-    raise Reject(m.sid, "member-type", f"member {m.label} has {m.env.describe(m.mtype)} as "
-                 "its type, which cannot be a member")
+    raise m.reject("member-kind", m.ref)
 
 
 def _kflag_int_member(m: _Member, offset: int, bitfield: int) -> None:
     env = m.env
     if not env.int_regular(m.mtype):
-        raise Reject(m.sid, "bitfield", f"member {m.label} has {env.describe(m.mtype)} as "
-                     "its type; with kind_flag set it must be a plain 1/2/4/8/16-byte int")
+        raise m.reject("member-kflag-int", m.ref)
     int_bits = env.types[m.mtype].extra & 0xFF
     nbits = bitfield
     if not nbits:
         if offset & 7:
-            raise Reject(m.sid, "member-alignment", f"member {m.label} at bit offset "
-                         f"{offset} is not byte-aligned")
+            raise m.reject("member-byte-align", offset)
         nbits = int_bits
     elif nbits > int_bits:
-        raise Reject(m.sid, "bitfield", f"member {m.label} is a {nbits}-bit bitfield of a "
-                     f"{int_bits}-bit int")
+        raise m.reject("member-int-bits", nbits, int_bits)
     _check_span(m, offset, nbits, offset)
 
 
@@ -357,16 +345,13 @@ def _kflag_enum_member(m: _Member, offset: int, bitfield: int) -> None:
     nbits = bitfield
     if not nbits:
         if offset & 7:
-            raise Reject(m.sid, "member-alignment", f"member {m.label} at bit "
-                         f"offset {offset} is not byte-aligned")
+            raise m.reject("member-byte-align", offset)
         nbits = 32
     elif nbits > 32:
-        raise Reject(m.sid, "bitfield", f"member {m.label} is a {nbits}-bit "
-                     "bitfield of an enum; the kernel allows at most 32")
+        raise m.reject("member-enum-bits", nbits)
     end = (offset + nbits + 7) // 8
     if m.st.size_or_type < end:
-        raise Reject(m.sid, "member-size", f"member {m.label} ends at byte {end}, "
-                     f"past {m.outside}")
+        raise m.past("member-end-past", end)
 
 
 # The member checks by the member type's kind: without kind_flag (the bit offset), and
@@ -396,8 +381,7 @@ def _resolve_datasec(env: CheckEnv, entry: list[int]) -> None:
     for i in range(next_member, len(items)):
         vtype, _, vsize = items[i]
         if env.kind(vtype) != f.VAR:
-            raise Reject(type_id, "datasec", f"entry {i} is {env.describe(vtype)}, "
-                         "not a VAR")
+            raise Reject(type_id, "datasec-not-var", i, env.ref(vtype))
         if env.walks_on(vtype):
             entry[1] = i + 1
             env.push(vtype)
@@ -405,11 +389,9 @@ def _resolve_datasec(env: CheckEnv, entry: list[int]) -> None:
         target = env.types[vtype].size_or_type
         sized = env.id_size(target)
         if sized is None:
-            raise Reject(type_id, "datasec", f"entry {i}: the type of VAR {vtype} has "
-                         "no size")
+            raise Reject(type_id, "datasec-unsized", i, vtype)
         if vsize < sized[1]:
-            raise Reject(type_id, "datasec", f"entry {i} has size {vsize}, smaller than "
-                         f"its VAR's type ({sized[1]} bytes)")
+            raise Reject(type_id, "datasec-small", i, vsize, sized[1])
     env.pop_resolved(0, 0)
 
 
@@ -417,14 +399,12 @@ def _resolve_func(env: CheckEnv, entry: list[int]) -> None:
     type_id = entry[0]
     proto = env.types[type_id].size_or_type
     if env.kind(proto) != f.FUNC_PROTO:
-        raise Reject(type_id, "func", f"refers to {env.describe(proto)}, not a "
-                     "FUNC_PROTO")
+        raise Reject(type_id, "func-not-proto", env.ref(proto))
     if env.state[proto] == BROKEN:
         raise Broken
     for i, (name_off, ptype) in enumerate(env.types[proto].items):
         if not name_off and ptype:
-            raise Reject(type_id, "func", f"parameter {i + 1} of its FUNC_PROTO "
-                         f"{proto} has no name")
+            raise Reject(type_id, "func-param-name", i + 1, proto)
     env.pop_resolved(proto, 0)
 
 
@@ -434,16 +414,14 @@ def _resolve_decl_tag(env: CheckEnv, entry: list[int]) -> None:
     target = t.size_or_type
     kind = env.kind(target)
     if not _DECL_TAG_TARGET[kind]:
-        raise Reject(type_id, "decl-tag", f"targets {env.describe(target)}; it must be "
-                     "a FUNC, STRUCT, UNION, VAR or TYPEDEF")
+        raise Reject(type_id, "decl-tag-target", env.ref(target))
     if env.walks_on(target):
         env.push(target)
         return
     index = t.extra
     if index != -1:
         if kind in (f.VAR, f.TYPEDEF):
-            raise Reject(type_id, "decl-tag", f"component_idx {index} on a "
-                         f"{f.kind_name(kind)}, which has no components")
+            raise Reject(type_id, "decl-tag-none", index, kind)
         holder = target
         if kind == f.FUNC:
             # Its prototype's parameters; a base FUNC of type 0 (the kernel's own types are
@@ -451,13 +429,12 @@ def _resolve_decl_tag(env: CheckEnv, entry: list[int]) -> None:
             holder = env.types[target].size_or_type
         vlen = len(env.types[holder].items) if holder else 0
         if index >= vlen:
-            raise Reject(type_id, "decl-tag", f"component_idx {index} is out of range "
-                         f"for {env.describe(target)} with {vlen} components")
+            raise Reject(type_id, "decl-tag-range", index, env.ref(target), vlen)
     env.pop_resolved(target, 0)
 
 
 def _resolve_unexpected(env: CheckEnv, entry: list[int]) -> None:
-    raise Reject(entry[0], "resolve-state", "the kernel cannot resolve this kind")
+    raise Reject(entry[0], "resolve-kind")
 
 
 def _func_proto_check(env: CheckEnv, type_id: int) -> None:
@@ -466,35 +443,30 @@ def _func_proto_check(env: CheckEnv, type_id: int) -> None:
     if ret:
         kind = env.kind(ret)
         if kind == NULL or SOURCE_ONLY[kind]:
-            raise Reject(type_id, "func-proto", f"return type is {env.describe(ret)}")
+            raise Reject(type_id, "proto-return", env.ref(ret))
         if NEEDS_RESOLVE[kind] and not env.resolved(ret) and not _resolve(env, ret):
             env.state[type_id] = BROKEN
             return
         if env.id_size(ret) is None:
-            raise Reject(type_id, "func-proto", f"return type {env.describe(ret)} has "
-                         "no size")
+            raise Reject(type_id, "proto-return-unsized", env.ref(ret))
     params = t.items
     count = len(params)
     if count and not params[-1][1]:
         if params[-1][0]:
-            raise Reject(type_id, "func-proto", "the trailing vararg entry (type 0) has "
-                         "a name")
+            raise Reject(type_id, "proto-vararg")
         count -= 1
     for i in range(count):
         name_off, ptype = params[i]
         kind = env.kind(ptype)
         if kind == NULL or SOURCE_ONLY[kind]:
-            raise Reject(type_id, "func-proto", f"parameter {i + 1} is "
-                         f"{env.describe(ptype)}")
+            raise Reject(type_id, "proto-param", i + 1, env.ref(ptype))
         if name_off and not (env.offset_ok(name_off) and env.is_identifier(name_off)):
-            raise Reject(type_id, "name", f"parameter {i + 1} name "
-                         f"{quote(env.name_at(name_off))} is not a valid identifier")
+            raise Reject(type_id, "proto-param-name", i + 1, env.name_at(name_off))
         if NEEDS_RESOLVE[kind] and not env.resolved(ptype) and not _resolve(env, ptype):
             env.state[type_id] = BROKEN
             return
         if env.id_size(ptype) is None:
-            raise Reject(type_id, "func-proto", f"parameter {i + 1} type "
-                         f"{env.describe(ptype)} has no size")
+            raise Reject(type_id, "proto-param-unsized", i + 1, env.ref(ptype))
 
 
 # Each kind's step of the walk (the kernel's resolve op); kinds the walk never starts at

@@ -12,10 +12,14 @@ independent one; a type that already failed is skipped silently by the types tha
 Split BTF is checked for its own types; references into the base are taken as valid, as
 the kernel takes its own vmlinux BTF.
 
-When the compiled part is built, a fast pass in C (canonbtf/csrc/check.c) first decides
-whether a BTF the reader left packed breaks none of these rules; then `validate` returns
-without ever making its `Type`s. Anything else (a BTF it may find fault with, one built in
-memory, CANONBTF_PURE, PyPy) runs the passes here, which alone word the messages.
+Every finding is a message key and its raw values; check_words.py alone words them. When
+the compiled part is built, the same passes in C (canonbtf/csrc/check.c) report the
+type section's findings of a BTF the reader left packed, in the same order and with the
+same keys and values, so no `Type` is ever made and `check` words them as it prints them
+(a damaged BTF can have half a million: 16 copies of vmlinux in one blob, 13-16 s CPU and
+1.1 GB by these passes, 1.6-1.8 s and 164 MB so). The passes here stay the reference and the
+fallback (a BTF built in memory, a base type the C gives up on, CANONBTF_PURE, PyPy);
+tests/test_compiled_check.py holds both to the same lines.
 
 As in btf.c, what differs by kind is in tables of per-kind functions: the record checks
 (check_records.py), the resolve steps and member checks (check_resolve.py); the state they
@@ -23,6 +27,9 @@ share is check_env.py's. This module runs the passes.
 """
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
 
 from .. import native
 from . import format as f
@@ -34,10 +41,10 @@ from .check_env import (
     MODIFIER,
     CheckEnv,
     Violation,
-    quote,
 )
 from .check_records import check_records
 from .check_resolve import check_all_resolve
+from .check_words import located, quote, word
 from .model import Btf
 from .strings import StringTable
 
@@ -84,26 +91,46 @@ RULES = {
 
 def validate(btf: Btf) -> list[Violation]:
     """Every violation of the kernel's BTF rules in `btf` (own types only for split BTF)."""
-    if compiled_clean(btf):
-        return []
-    return validate_in_python(btf)
+    found = compiled_findings(btf)
+    if found is None:
+        return validate_in_python(btf)
+    return [Violation(type_id, kind, name, *word(key, values))
+            for type_id, kind, name, key, values in _with_blob(btf, found)]
+
+
+def violation_lines(btf: Btf) -> Iterator[str]:
+    """str() of each of `validate`'s violations, one at a time; where the compiled pass
+    found them, without making them (a damaged BTF can have a million)."""
+    found = compiled_findings(btf)
+    if found is None:
+        return map(str, validate_in_python(btf))
+    return (located(type_id, kind, name, word(key, values)[1])
+            for type_id, kind, name, key, values in _with_blob(btf, found))
+
+
+def _with_blob(btf: Btf, found: Iterator[tuple]) -> Iterator[tuple]:
+    """The blob's findings, as the compiled pass gives its own, then `found`."""
+    blob = [(None, None, "", key, tuple(values)) for key, *values in _blob_findings(btf)]
+    return itertools.chain(blob, found)
 
 
 def validate_in_python(btf: Btf) -> list[Violation]:
     """`validate` by the reference passes alone, whatever the compiled part would say."""
     env = CheckEnv(btf)
-    _check_blob(env)
+    for key, *values in _blob_findings(btf):
+        env.report_blob(key, *values)
     check_records(env)
     check_all_resolve(env)
     _check_type_tags(env)
     return sorted(env.violations, key=lambda v: -1 if v.type_id is None else v.type_id)
 
 
-def compiled_clean(btf: Btf) -> bool | None:
-    """The compiled fast pass's verdict: True when `validate` finds nothing, False when it
-    may find something, None where it does not apply (not built or not wanted, or a level
-    of the BTF no longer packed as the reader left it: its words are what the C reads)."""
-    module = native.compiled("canonbtf._btf", "rules_clean")
+def compiled_findings(btf: Btf) -> Iterator[tuple] | None:
+    """The compiled pass's type-section violations, (type id, kind, name, check_words key,
+    values) in id order, as the reference passes find them; None where it does not apply
+    (not built or not wanted, a level of the BTF no longer packed as the reader left it:
+    its words are what the C reads, or a BTF the reference might treat otherwise)."""
+    module = native.compiled("canonbtf._btf", "rules_check")
     if module is None:
         return None
     levels = []
@@ -115,10 +142,24 @@ def compiled_clean(btf: Btf) -> bool | None:
         levels.append(chain.packed.words)
         chain = chain.base
     try:
-        return module.rules_clean(levels[0], btf.first_id, btf.string_sections(),
-                                  levels[:0:-1], btf.header_tail, len(btf.layout))
+        found = module.rules_check(levels[0], btf.first_id, btf.string_sections(),
+                                   levels[:0:-1])
     except ValueError:
         return None
+    return None if found is None else _in_chunks(module.rules_findings, found)
+
+
+def _in_chunks(take: Callable[[object, int, int], list[tuple]], found: object
+               ) -> Iterator[tuple]:
+    """The compiled findings made a few thousand at a time: half a million tuples at once
+    were most of `check`'s memory."""
+    start = 0
+    while True:
+        chunk = take(found, start, 4096)
+        if not chunk:
+            return
+        yield from chunk
+        start += len(chunk)
 
 
 def order_dependent_reference(btf: Btf) -> str | None:
@@ -140,34 +181,32 @@ def order_dependent_reference(btf: Btf) -> str | None:
     return None
 
 
-def _check_blob(env: CheckEnv) -> None:
-    """The blob as a whole: header, size, string section, number of types."""
-    btf = env.btf
+def _blob_findings(btf: Btf) -> list[tuple]:
+    """The blob as a whole: header, size, string section, number of types; each finding
+    as (check_words key, values...)."""
+    found: list[tuple] = []
+    split = btf.base is not None
     if any(btf.header_tail):
-        env.report_blob("header", f"the header is {f.HEADER_LEN + len(btf.header_tail)} "
-                        "bytes with non-zero fields past byte 24 (a layout section); "
-                        "kernels that do not know these fields reject the blob")
+        found.append(("header", f.HEADER_LEN + len(btf.header_tail)))
     size = f.HEADER_LEN + len(btf.header_tail) + _type_section_size(btf)
     size += btf.strings.size + len(btf.layout)
     if size > f.MAX_BLOB_SIZE:
-        env.report_blob("blob-size", f"the blob would be {size} bytes, more than the "
-                        f"kernel's limit of {f.MAX_BLOB_SIZE}")
-    if not env.split and not btf.types:
-        env.report_blob("no-types", "there are no types")
+        found.append(("blob-size", size, f.MAX_BLOB_SIZE))
+    if not split and not len(btf):
+        found.append(("no-types",))
     strs = btf.strings.data()
-    if strs or not env.split:
+    if strs or not split:
         if not strs:
-            env.report_blob("strings", "the string section is empty")
+            found.append(("strings-empty",))
         elif strs[-1] != 0:
-            env.report_blob("strings", "the string section does not end with NUL")
+            found.append(("strings-end",))
         elif len(strs) - 1 > MAX_NAME_OFFSET:
-            env.report_blob("strings", f"the string section is {len(strs)} bytes, more "
-                            f"than the kernel's limit of {MAX_NAME_OFFSET + 1}")
-        if not env.split and strs and strs[0] != 0:
-            env.report_blob("strings", "the string section does not start with NUL")
+            found.append(("strings-size", len(strs), MAX_NAME_OFFSET + 1))
+        if not split and strs and strs[0] != 0:
+            found.append(("strings-start",))
     if btf.last_id >= MAX_TYPE_ID:
-        env.report_blob("too-many-types", f"the last type id is {btf.last_id}; the kernel "
-                        f"takes ids up to {MAX_TYPE_ID - 1}")
+        found.append(("too-many-types", btf.last_id, MAX_TYPE_ID - 1))
+    return found
 
 
 def _check_type_tags(env: CheckEnv) -> None:
@@ -185,14 +224,12 @@ def _check_type_tags(env: CheckEnv) -> None:
         budget = MAX_RESOLVE_DEPTH
         while MODIFIER[kind]:
             if not budget:
-                env.report(type_id, "modifier-chain", f"its chain of modifiers is longer "
-                           f"than {MAX_RESOLVE_DEPTH}")
+                env.report(type_id, "modifier-chain")
                 break
             budget -= 1
             if kind == f.TYPE_TAG:
                 if not in_tags:
-                    env.report(type_id, "type-tag-order", f"TYPE_TAG {cur} comes after "
-                               "another modifier in its chain; type tags must come first")
+                    env.report(type_id, "type-tag-order", cur)
                     break
             elif in_tags:
                 in_tags = False
@@ -206,6 +243,8 @@ def _check_type_tags(env: CheckEnv) -> None:
 
 
 def _type_section_size(btf: Btf) -> int:
+    if btf.packed is not None:
+        return memoryview(btf.packed.words).nbytes
     size = 0
     fixed = f.FIXED_WORDS
     item_words = f.ITEM_WORDS

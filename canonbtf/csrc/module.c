@@ -303,26 +303,139 @@ static int base_levels(const view_t *v, PyObject *bases, types_t *levels, uint32
     return 0;
 }
 
-/* Whether validator.validate finds nothing (check.c): the own words, first id, string
- * chain, the bases' words (deepest first), the header bytes past 24 and the layout
- * section's length. */
-static PyObject *py_rules_clean(PyObject *self, PyObject *args)
+#define MAX_CHAIN 40     /* more than a finding's longest chain of ids (check.c) */
+
+/* The name at `off` in `t`'s string chain, as check_env.CheckEnv.name_at reads it. */
+static PyObject *name_str(const types_t *t, uint32_t off)
+{
+    uint32_t len;
+    const uint8_t *p = name_at(t, off, &len);
+    return PyUnicode_DecodeLatin1((const char *)p, len, NULL);
+}
+
+/* A tuple of `n` new references (stolen), or NULL (all released) when one is NULL. */
+static PyObject *tuple_of(Py_ssize_t n, PyObject **items)
+{
+    PyObject *tuple = NULL;
+    int whole = 1;
+    for (Py_ssize_t j = 0; j < n; j++) whole &= items[j] != NULL;
+    if (whole) tuple = PyTuple_New(n);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (tuple) PyTuple_SET_ITEM(tuple, j, items[j]);
+        else Py_XDECREF(items[j]);
+    }
+    return tuple;
+}
+
+static PyObject *none(void)
+{
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
+/* One value of a finding as check_words takes it; *k moves past what it used. */
+static PyObject *finding_value(const types_t *t, const check_value_t *v, uint32_t *k,
+                               uint32_t count)
+{
+    const check_value_t *x = &v[(*k)++];
+    switch (x->tag) {
+    case V_NAME: return name_str(t, (uint32_t)x->v);
+    case V_TYPE: {
+        int exists = x->kind != CHECK_NO_KIND;
+        PyObject *items[3] = {PyLong_FromLongLong(x->v),
+                              exists ? PyLong_FromLong(x->kind) : none(),
+                              exists ? name_str(t, x->name_off) : PyUnicode_FromString("")};
+        return tuple_of(3, items);
+    }
+    case V_MEMBER: {
+        uint32_t off = (uint32_t)(x->v >> 32);
+        PyObject *items[2] = {off ? name_str(t, off) : none(),
+                              PyLong_FromLongLong(x->v & 0xFFFFFFFF)};
+        return tuple_of(2, items);
+    }
+    case V_CHAIN: {
+        if (x->v < 0 || (uint64_t)x->v > count - *k) return bad("a chain past its finding"), NULL;
+        PyObject *items[MAX_CHAIN];
+        Py_ssize_t n = (Py_ssize_t)x->v;
+        if (n > MAX_CHAIN) return bad("a chain too long"), NULL;
+        for (Py_ssize_t j = 0; j < n; j++) items[j] = PyLong_FromLongLong(v[(*k)++].v);
+        return tuple_of(n, items);
+    }
+    default: return PyLong_FromLongLong(x->v);
+    }
+}
+
+/* (type id, kind, name, message key, values) of one finding. */
+static PyObject *finding_tuple(const types_t *t, const check_findings_t *found, size_t i,
+                               PyObject *const *keys)
+{
+    const check_finding_t *f = &found->f[i];
+    const check_value_t *v = found->v + f->first;
+    PyObject *values[MAX_CHAIN + 2];
+    Py_ssize_t n = 0;
+    for (uint32_t k = 0; k < f->count && n < MAX_CHAIN + 2;) values[n++] = finding_value(t, v, &k, f->count);
+    Py_INCREF(keys[f->key]);
+    PyObject *items[5] = {PyLong_FromUnsignedLong(f->id), PyLong_FromLong(f->kind),
+                          name_str(t, f->name_off), keys[f->key], tuple_of(n, values)};
+    return tuple_of(5, items);
+}
+
+/* Findings [start, end) as a list of finding_tuple. */
+static PyObject *findings_list(const types_t *t, const check_findings_t *found, size_t start,
+                               size_t end)
+{
+    PyObject *keys[256] = {0}, *list = PyList_New((Py_ssize_t)(end - start));
+    int ok = list && CHECK_NKEYS <= 256;
+    for (int k = 0; ok && k < CHECK_NKEYS; k++) ok = (keys[k] = PyUnicode_InternFromString(check_keys[k])) != NULL;
+    for (size_t i = start; ok && i < end; i++) {
+        PyObject *tuple = finding_tuple(t, found, i, keys);
+        if (tuple) PyList_SET_ITEM(list, (Py_ssize_t)(i - start), tuple);
+        else ok = 0;
+    }
+    for (int k = 0; k < CHECK_NKEYS && k < 256; k++) Py_XDECREF(keys[k]);
+    if (!ok) Py_CLEAR(list);
+    return list;
+}
+
+/* What rules_check hands Python: its findings and the view whose strings name them,
+ * worded a chunk at a time (all as tuples at once were most of `check`'s memory). */
+typedef struct {
+    view_t v;
+    check_findings_t found;
+} checked_t;
+
+#define FINDINGS_CAPSULE "canonbtf._btf.findings"
+
+static void checked_free(checked_t *c)
+{
+    findings_free(&c->found);
+    view_free(&c->v);
+    free(c);
+}
+
+static void checked_capsule_free(PyObject *capsule)
+{
+    checked_t *c = PyCapsule_GetPointer(capsule, FINDINGS_CAPSULE);
+    if (c) checked_free(c);
+}
+
+/* validator.validate_in_python's type-section violations (check.c), sorted by id, for
+ * rules_findings to hand out; None where the reference must run. The own words, first
+ * id, string chain, and the bases' words (deepest first). */
+static PyObject *py_rules_check(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings, *bases_obj;
     unsigned long first_id;
-    Py_buffer tail;
-    Py_ssize_t layout_len;
-    if (!PyArg_ParseTuple(args, "OkOOy*n", &words, &first_id, &strings, &bases_obj, &tail,
-                          &layout_len))
-        return NULL;
-    view_t v;
+    if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &bases_obj)) return NULL;
+    checked_t *c = calloc(1, sizeof *c);
     PyObject *result = NULL, *bases = PySequence_Tuple(bases_obj);
     Py_ssize_t nbases = bases ? PyTuple_GET_SIZE(bases) : 0;
     types_t *levels = NULL;
     uint32_t **copies = NULL;
-    if (!bases || view_init(&v, words, first_id, strings)) goto done;
-    if (nbases != v.nbufs - 1 || layout_len < 0) {
-        bad("one string table per base and one own; layout_len not negative");
+    if (!c) PyErr_NoMemory();
+    if (!c || !bases || view_init(&c->v, words, first_id, strings)) goto done;
+    if (nbases != c->v.nbufs - 1) {
+        bad("one string table per base and one own");
         goto done;
     }
     levels = calloc((size_t)nbases + 1, sizeof *levels);
@@ -331,12 +444,11 @@ static PyObject *py_rules_clean(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (base_levels(&v, bases, levels, copies, nbases)) goto done;
-    blob_t blob = {0, (size_t)tail.len, (size_t)layout_len};
-    for (Py_ssize_t j = 0; j < tail.len; j++) blob.header_tail_nonzero |= ((uint8_t *)tail.buf)[j] != 0;
-    int clean = rules_clean(levels, (int)nbases + 1, &blob);
-    if (clean < 0) PyErr_NoMemory();
-    else result = PyBool_FromLong(clean);
+    if (base_levels(&c->v, bases, levels, copies, nbases)) goto done;
+    int rc = rules_check(levels, (int)nbases + 1, &c->found);
+    if (rc < 0) PyErr_NoMemory();
+    else if (rc) result = (Py_INCREF(Py_None), Py_None);
+    else if ((result = PyCapsule_New(c, FINDINGS_CAPSULE, checked_capsule_free))) c = NULL;
 done:
     for (Py_ssize_t k = 0; levels && copies && k < nbases; k++) {
         free(levels[k].start);
@@ -344,10 +456,24 @@ done:
     }
     free(levels);
     free(copies);
-    PyBuffer_Release(&tail);
     Py_XDECREF(bases);
-    if (bases) view_free(&v);
+    if (c) checked_free(c);
     return result;
+}
+
+/* rules_check's findings from `start`, at most `count`, as (type id, kind, name,
+ * check_words key, values); [] past the last. */
+static PyObject *py_rules_findings(PyObject *self, PyObject *args)
+{
+    PyObject *capsule;
+    Py_ssize_t start, count;
+    if (!PyArg_ParseTuple(args, "Onn", &capsule, &start, &count)) return NULL;
+    checked_t *c = PyCapsule_GetPointer(capsule, FINDINGS_CAPSULE);
+    if (!c) return NULL;
+    if (start < 0 || count < 0) return bad("start and count must not be negative"), NULL;
+    size_t nf = c->found.nf, from = (size_t)start < nf ? (size_t)start : nf;
+    size_t end = (size_t)count < nf - from ? from + (size_t)count : nf;
+    return findings_list(&c->v.t, &c->found, from, end);
 }
 
 /* A function of the checked type section alone: (words, first_id, strings) -> fn(view). */
@@ -740,9 +866,11 @@ static PyMethodDef methods[] = {
      "order(words, first_id, strings, by_name, nodes=None, redirect=None) -> (u32 ids, alone)"},
     {"renumber", (PyCFunction)(void (*)(void))py_renumber, METH_VARARGS | METH_KEYWORDS,
      "renumber(words, first_id, strings, order, redirect=None) -> (words, strings)"},
-    {"rules_clean", py_rules_clean, METH_VARARGS,
-     "rules_clean(words, first_id, strings, bases, header_tail, layout_len) -> True when "
-     "validator.validate would find nothing (False: it may find something)"},
+    {"rules_check", py_rules_check, METH_VARARGS,
+     "rules_check(words, first_id, strings, bases) -> the type section's violations as "
+     "validator.validate_in_python reports them, for rules_findings; or None"},
+    {"rules_findings", py_rules_findings, METH_VARARGS,
+     "rules_findings(found, start, count) -> [(type id, kind, name, key, values)]"},
     {"func_reference", py_func_reference, METH_VARARGS,
      "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
     {"raw_dump", py_raw_dump, METH_VARARGS,
