@@ -1,4 +1,4 @@
-/* Reading the type section: record starts, edges, names and labels (labels.py). */
+/* Reading the type section: record starts, edges, names and label fields (labels.py). */
 #include "types.h"
 
 #include <stdlib.h>
@@ -167,47 +167,6 @@ const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len)
     return (const uint8_t *)"";
 }
 
-#define CMP(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
-
-static int name_cmp(const types_t *t, uint32_t a, uint32_t b)
-{
-    if (a == b) return 0;
-    uint32_t la, lb;
-    const uint8_t *pa = name_at(t, a, &la), *pb = name_at(t, b, &lb);
-    int c = memcmp(pa, pb, la < lb ? la : lb);
-    if (c) return c < 0 ? -1 : 1;
-    CMP(la, lb);
-    return 0;
-}
-
-int cache_names(types_t *t)
-{
-    t->name_ptr = malloc(((size_t)t->count + 1) * sizeof *t->name_ptr);
-    t->name_len = malloc(((size_t)t->count + 1) * sizeof *t->name_len);
-    if (!t->name_ptr || !t->name_len) return -1;
-    for (uint32_t i = 0; i < t->count; i++) t->name_ptr[i] = name_at(t, t_name(t, i), &t->name_len[i]);
-    return 0;
-}
-
-void free_names(types_t *t)
-{
-    free((void *)t->name_ptr);
-    free(t->name_len);
-    t->name_ptr = NULL;
-    t->name_len = NULL;
-}
-
-/* The names of own types a and b, from the cache when there is one. */
-static int type_name_cmp(const types_t *t, uint32_t a, uint32_t b)
-{
-    if (!t->name_ptr) return name_cmp(t, t_name(t, a), t_name(t, b));
-    uint32_t la = t->name_len[a], lb = t->name_len[b];
-    int c = memcmp(t->name_ptr[a], t->name_ptr[b], la < lb ? la : lb);
-    if (c) return c < 0 ? -1 : 1;
-    CMP(la, lb);
-    return 0;
-}
-
 uint64_t enumerator_value(uint32_t kind, const uint32_t *item)
 {
     return kind == K_ENUM64 ? item[1] | (uint64_t)item[2] << 32 : item[1];
@@ -218,66 +177,6 @@ int64_t enumerator_signed(uint32_t kind, uint64_t value)
     return kind == K_ENUM ? (int32_t)(uint32_t)value : (int64_t)value;
 }
 
-/* The scalars (labels.scalars) of two types of equal kind, vlen and kind_flag. */
-static int scalars_cmp(const types_t *t, uint32_t a, uint32_t b)
-{
-    uint32_t kind = t_kind(t, a), vlen = t_vlen(t, a), kflag = t_kflag(t, a);
-    const uint32_t *ra = t_rest(t, a), *rb = t_rest(t, b);
-    int c;
-    switch (kind) {
-    case K_STRUCT: case K_UNION:
-        for (uint32_t j = 0; j < vlen; j++, ra += 3, rb += 3) {
-            if ((c = name_cmp(t, ra[0], rb[0]))) return c;
-            if (kflag) {
-                CMP(ra[2] & 0xFFFFFF, rb[2] & 0xFFFFFF);
-                CMP(ra[2] >> 24, rb[2] >> 24);
-            } else {
-                CMP(ra[2], rb[2]);
-            }
-        }
-        return 0;
-    case K_INT:
-        CMP((ra[0] >> 24) & 0xF, (rb[0] >> 24) & 0xF);
-        CMP((ra[0] >> 16) & 0xFF, (rb[0] >> 16) & 0xFF);
-        CMP(ra[0] & 0xFF, rb[0] & 0xFF);
-        return 0;
-    case K_ENUM: case K_ENUM64: {
-        uint32_t step = kind == K_ENUM ? 2 : 3;
-        for (uint32_t j = 0; j < vlen; j++, ra += step, rb += step) {
-            if ((c = name_cmp(t, ra[0], rb[0]))) return c;
-            uint64_t va = enumerator_value(kind, ra), vb = enumerator_value(kind, rb);
-            if (kflag) {
-                CMP(enumerator_signed(kind, va), enumerator_signed(kind, vb));
-            } else {
-                CMP(va, vb);
-            }
-        }
-        return 0;
-    }
-    case K_FUNC_PROTO:
-        for (uint32_t j = 0; j < vlen; j++)
-            if ((c = name_cmp(t, ra[2 * j], rb[2 * j]))) return c;
-        return 0;
-    case K_ARRAY:
-        CMP(ra[2], rb[2]);
-        return 0;
-    case K_DATASEC:
-        for (uint32_t j = 0; j < vlen; j++, ra += 3, rb += 3) {
-            CMP(ra[1], rb[1]);
-            CMP(ra[2], rb[2]);
-        }
-        return 0;
-    case K_VAR:
-        CMP(ra[0], rb[0]);
-        return 0;
-    case K_DECL_TAG:
-        CMP((int32_t)ra[0], (int32_t)rb[0]);
-        return 0;
-    default:
-        return 0;
-    }
-}
-
 uint32_t label_size(const types_t *t, uint32_t i)
 {
     switch (t_kind(t, i)) {
@@ -285,18 +184,6 @@ uint32_t label_size(const types_t *t, uint32_t i)
     case K_ENUM64: return t_sot(t, i);
     default: return 0;
     }
-}
-
-int label_cmp(const types_t *t, uint32_t a, uint32_t b, int by_name)
-{
-    int c;
-    if (by_name && (c = type_name_cmp(t, a, b))) return c;
-    CMP(t_kind(t, a), t_kind(t, b));
-    CMP(t_vlen(t, a), t_vlen(t, b));
-    if (!by_name && (c = type_name_cmp(t, a, b))) return c;
-    CMP(t_kflag(t, a), t_kflag(t, b));
-    CMP(label_size(t, a), label_size(t, b));
-    return scalars_cmp(t, a, b);
 }
 
 static void merge_pass(uint32_t *a, uint32_t *tmp, size_t lo, size_t mid, size_t hi,

@@ -29,8 +29,6 @@ typedef struct {
     uint32_t *start;            /* count + 1 word positions */
     const strtab_t *tabs;       /* deepest base first, own last */
     int ntabs;
-    const uint8_t **name_ptr;   /* each own type's name, when cached (label sorting) */
-    uint32_t *name_len;
 } types_t;
 
 static inline uint32_t t_kind(const types_t *t, uint32_t i) { return (t->w[t->start[i] + 1] >> 24) & 0x7F; }
@@ -59,16 +57,29 @@ uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out);
 uint32_t edge_count(const types_t *t, uint32_t i);
 /* The name at a string offset (length-bounded, as StringTable.get). */
 const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len);
-/* Caches each own type's name for label_cmp; 0 or -1 (out of memory). */
-int cache_names(types_t *t);
-void free_names(types_t *t);
 /* The label's size field: the record's size for sized kinds, else 0 (labels.label_head). */
 uint32_t label_size(const types_t *t, uint32_t i);
 /* An ENUM or ENUM64 item's value, unsigned, and as signed (kind_flag 1) for its width. */
 uint64_t enumerator_value(uint32_t kind, const uint32_t *item);
 int64_t enumerator_signed(uint32_t kind, uint64_t value);
-/* Label order of own types a and b (labels.label), name first when by_name. */
-int label_cmp(const types_t *t, uint32_t a, uint32_t b, int by_name);
+
+/* The names of some own types as ranks: equal strings, equal ranks, in name order
+ * (memcmp, a proper prefix first); rank 0 is the empty name (labelsort.c). */
+typedef struct {
+    uint32_t *first;           /* by position in the ids ranked: its first entry in rank[] */
+    uint32_t *rank;            /* each type's name, then its items' (items_named kinds) */
+    const uint8_t **ptr;       /* by rank: the string */
+    uint32_t *len;
+    uint32_t distinct;         /* ranks are below it */
+} ranks_t;
+/* Ranks of the names of own types ids[0..n); 0, or -1 when out of memory. */
+int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, ranks_t *r);
+void ranks_free(ranks_t *r);
+/* The positions 0..n-1 of own types ids[0..n) in label order (labels.label, name first
+ * when by_name; a stable sort) into out; fresh[j] is 1 where the j-th label differs from
+ * the one before. `names`: name_ranks of the same ids. 0, or -1 when out of memory. */
+int label_sort(const types_t *t, const uint32_t *ids, uint32_t n, const ranks_t *names,
+               int by_name, uint32_t *out, uint8_t *fresh);
 
 /* A stable merge sort of u32 values with a context comparator. */
 typedef int (*cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
