@@ -132,8 +132,9 @@ int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key)
     int rc = -1;
     if (!label || !ids || !w.on_path || !w.edges) goto done;
     for (uint32_t i = 0; i < t->count; i++) ids[i] = i;
-    if (name_ranks(t, ids, t->count, &names) || label_classes(t, ids, &names, label)
-        || token_keys(t, &names, token_key, &w.next))
+    if (name_ranks(t, ids, t->count, 0, &names)) goto done;
+    if (label_classes(t, ids, &names, label)) goto done;
+    if (token_keys(t, &names, token_key, &w.next))
         goto done;
     ranks_free(&names);
     free(ids);

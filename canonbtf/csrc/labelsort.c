@@ -50,47 +50,76 @@ static void msd_sort(uint64_t *recs, uint64_t *tmp, size_t n, int byte)
 /* Bytes [8 depth, 8 depth + 8) of a string, big-endian, zeros past its end. */
 static uint64_t chunk(const uint8_t *p, uint32_t len, size_t depth)
 {
+    size_t at = 8 * depth, left = at < len ? len - at : 0;
     uint64_t k = 0;
-    size_t at = 8 * depth;
-    for (unsigned j = 0; j < 8; j++, at++) k = k << 8 | (at < len ? p[at] : 0);
+    if (left >= 8) {
+        for (unsigned j = 0; j < 8; j++) k = k << 8 | p[at + j];
+        return k;
+    }
+    for (unsigned j = 0; j < 8; j++) k = k << 8 | (j < left ? p[at + j] : 0);
     return k;
 }
 
+uint64_t hash_bytes(const uint8_t *p, uint32_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, v;
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&v, p + i, 8);
+        h = (h ^ v) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    for (v = 0; i < n; i++) v = v << 8 | p[i];
+    h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+typedef struct {
+    const uint8_t **ptr;        /* by distinct index d */
+    const uint32_t *len;
+    const uint64_t *second;     /* by d: chunk 1, read with the strings in section order */
+} strs_t;
+
 typedef struct { size_t lo, hi, depth; } span_t;
 
-/* Strings `ptr`/`len` (by distinct index d) in memcmp order: recs (chunk, d) hold them
- * sorted when it returns, eq[j] set where the j-th equals the one before. Spans of
- * records with equal first 8 depth bytes are sorted by the next 8, until a chunk ends
- * its strings; so each string is read once per 8 bytes it shares with another. */
-static int sort_strings(uint64_t *recs, uint64_t *tmp, size_t n, const uint8_t **ptr,
-                        const uint32_t *len, uint8_t *eq)
+/* Strings (by distinct index d) sorted: recs (key, d), keyed by the caller with chunk 0,
+ * are in memcmp order when it returns, eq[j] set where the j-th equals the one before.
+ * Spans of records with equal first 8 depth bytes are sorted by the next 8, until a chunk
+ * ends their strings: each string is read once per 8 bytes it shares with another (past
+ * the first 16). With `hashed` the caller keyed them by hash_bytes instead (0 for the
+ * empty name): equal strings end up together, first the empty name, in no other order,
+ * and only strings of equal hashes are read again. */
+static int sort_strings(uint64_t *recs, uint64_t *tmp, size_t n, const strs_t *s, int hashed,
+                        uint8_t *eq)
 {
     span_t *todo = NULL;
     size_t ntodo = 0, cap = 0;
-    for (size_t j = 0; j < n; j++) recs[2 * j] = chunk(ptr[recs[2 * j + 1]], len[recs[2 * j + 1]], 0);
     memset(eq, 0, n);
     if (GROW(todo, cap, 1)) return -1;
     todo[ntodo++] = (span_t){0, n, 0};
-    while (ntodo) {
-        span_t s = todo[--ntodo];
-        uint64_t *r = recs + 2 * s.lo;
-        size_t m = s.hi - s.lo;
-        if (s.depth)
-            for (size_t j = 0; j < m; j++) r[2 * j] = chunk(ptr[r[2 * j + 1]], len[r[2 * j + 1]], s.depth);
+    for (int top = 1; ntodo; top = 0) {
+        span_t sp = todo[--ntodo];
+        uint64_t *r = recs + 2 * sp.lo;
+        size_t m = sp.hi - sp.lo;
+        for (size_t j = 0; !top && j < m; j++) {
+            uint64_t d = r[2 * j + 1];
+            r[2 * j] = sp.depth == 1 ? s->second[d] : chunk(s->ptr[d], s->len[d], sp.depth);
+        }
         msd_sort(r, tmp, m, 7);
         for (size_t j = 0; j < m;) {
             size_t e = j + 1;
             while (e < m && r[2 * e] == r[2 * j]) e++;
-            if (e - j > 1) {
-                if (!(r[2 * j] & 0xFF)) {  /* the strings end in this chunk: all equal */
-                    memset(eq + s.lo + j + 1, 1, e - j - 1);
-                } else {
-                    if (GROW(todo, cap, ntodo + 1)) {
-                        free(todo);
-                        return -1;
-                    }
-                    todo[ntodo++] = (span_t){s.lo + j, s.lo + e, s.depth + 1};
+            if (e - j > 1 && !(top && hashed) && !(r[2 * j] & 0xFF)) {
+                memset(eq + sp.lo + j + 1, 1, e - j - 1);  /* the strings end in this chunk */
+            } else if (e - j > 1) {
+                if (GROW(todo, cap, ntodo + 1)) {
+                    free(todo);
+                    return -1;
                 }
+                todo[ntodo++] = (span_t){sp.lo + j, sp.lo + e, top && hashed ? 0 : sp.depth + 1};
             }
             j = e;
         }
@@ -166,32 +195,36 @@ static int distinct_offsets(const types_t *t, const uint32_t *offs, size_t nuses
     return 0;
 }
 
-int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, ranks_t *r)
+int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, ranks_t *r)
 {
     memset(r, 0, sizeof *r);
     offsets_t o = {0};
-    uint64_t *recs = NULL, *tmp = NULL;
+    uint64_t *recs = NULL, *tmp = NULL, *second = NULL;
     uint8_t *eq = NULL;
-    uint32_t nd = 0, *rank_of = NULL;
+    uint32_t nd = 0, *rank_of = NULL, *len = NULL;
     const uint8_t **ptr = NULL;
-    uint32_t *len = NULL;
     int rc = -1;
-    if (gather_names(t, ids, n, r) || distinct_offsets(t, r->rank, r->first[n], &o, &nd))
+    if (gather_names(t, ids, n, r)) goto done;
+    if (distinct_offsets(t, r->rank, r->first[n], &o, &nd))
         goto done;
     ptr = malloc(((size_t)nd + 1) * sizeof *ptr);
     len = malloc(((size_t)nd + 1) * sizeof *len);
     recs = malloc(((size_t)nd + 1) * 2 * sizeof *recs);
     tmp = malloc(((size_t)nd + 1) * 2 * sizeof *tmp);
+    second = ordered ? malloc(((size_t)nd + 1) * sizeof *second) : NULL;
     eq = malloc((size_t)nd + 1);
     rank_of = malloc(((size_t)nd + 1) * sizeof *rank_of);
-    if (!ptr || !len || !recs || !tmp || !eq || !rank_of) goto done;
+    if (!ptr || !len || !recs || !tmp || (ordered && !second) || !eq || !rank_of) goto done;
     uint32_t d = 0;
     for (size_t w = 0; w < o.words; w++)  /* the strings in section order */
         for (uint64_t b = o.bits[w]; b; b &= b - 1, d++) {
-            ptr[d] = name_at(t, (uint32_t)(64 * w + (unsigned)__builtin_ctzll(b)), &len[d]);
+            const uint8_t *p = ptr[d] = name_at(t, (uint32_t)(64 * w + (unsigned)__builtin_ctzll(b)), &len[d]);
+            recs[2 * d] = !ordered ? (len[d] ? hash_bytes(p, len[d]) : 0) : chunk(p, len[d], 0);
             recs[2 * d + 1] = d;
+            if (ordered) second[d] = chunk(p, len[d], 1);
         }
-    if (sort_strings(recs, tmp, nd, ptr, len, eq)) goto done;
+    strs_t strs = {ptr, len, second};
+    if (sort_strings(recs, tmp, nd, &strs, !ordered, eq)) goto done;
     uint32_t next = 0;
     for (size_t j = 0; j < nd; j++) {
         uint32_t e = (uint32_t)recs[2 * j + 1];
@@ -207,7 +240,7 @@ int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, ranks_t *r)
     for (size_t u = 0; u < r->first[n]; u++) r->rank[u] = rank_of[offset_index(&o, r->rank[u])];
     rc = 0;
 done:
-    free(o.bits), free(o.below), free(recs), free(tmp), free(eq), free(rank_of);
+    free(o.bits), free(o.below), free(recs), free(tmp), free(second), free(eq), free(rank_of);
     free((void *)ptr), free(len);
     if (rc) ranks_free(r);
     return rc;

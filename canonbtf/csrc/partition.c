@@ -420,7 +420,7 @@ static int label_blocks(part_t *p, int by_name)
     memset(&names, 0, sizeof names);
     if (!ids || !order || !fresh) goto done;
     for (uint32_t j = 0; j < n; j++) ids[j] = own(p, p->order[j]);
-    if (name_ranks(p->t, ids, n, &names) || label_sort(p->t, ids, n, &names, by_name, order, fresh))
+    if (name_ranks(p->t, ids, n, 1, &names) || label_sort(p->t, ids, n, &names, by_name, order, fresh))
         goto done;
     for (uint32_t j = 0; j < n; j++) ids[j] = p->order[order[j]];
     memcpy(p->order, ids, (size_t)n * sizeof *ids);

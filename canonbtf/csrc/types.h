@@ -63,8 +63,8 @@ uint32_t label_size(const types_t *t, uint32_t i);
 uint64_t enumerator_value(uint32_t kind, const uint32_t *item);
 int64_t enumerator_signed(uint32_t kind, uint64_t value);
 
-/* The names of some own types as ranks: equal strings, equal ranks, in name order
- * (memcmp, a proper prefix first); rank 0 is the empty name (labelsort.c). */
+/* The names of some own types as ranks: equal strings, equal ranks; rank 0 is the empty
+ * name; when made `ordered`, in name order (memcmp, a proper prefix first) (labelsort.c). */
 typedef struct {
     uint32_t *first;           /* by position in the ids ranked: its first entry in rank[] */
     uint32_t *rank;            /* each type's name, then its items' (items_named kinds) */
@@ -72,8 +72,12 @@ typedef struct {
     uint32_t *len;
     uint32_t distinct;         /* ranks are below it */
 } ranks_t;
-/* Ranks of the names of own types ids[0..n); 0, or -1 when out of memory. */
-int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, ranks_t *r);
+/* Ranks of the names of own types ids[0..n); in name order when `ordered` (else only
+ * equalities count: no string is compared unless its hash is another's). 0, or -1 when
+ * out of memory. */
+int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, ranks_t *r);
+/* A 64-bit hash of n bytes, never 0. */
+uint64_t hash_bytes(const uint8_t *p, uint32_t n);
 void ranks_free(ranks_t *r);
 /* The positions 0..n-1 of own types ids[0..n) in label order (labels.label, name first
  * when by_name; a stable sort) into out; fresh[j] is 1 where the j-th label differs from
