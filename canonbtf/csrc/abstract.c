@@ -16,7 +16,7 @@
 static int label_classes(const types_t *t, const uint32_t *ids, const ranks_t *names,
                          uint32_t *cls)
 {
-    uint32_t *order = malloc(((size_t)t->count + 1) * sizeof *order);
+    uint32_t *order = big_alloc((size_t)t->count + 1, sizeof *order);
     uint8_t *fresh = malloc((size_t)t->count + 1);
     int rc = -1;
     if (order && fresh && !label_sort(t, ids, t->count, names, 0, order, fresh)) {
@@ -33,7 +33,7 @@ static int label_classes(const types_t *t, const uint32_t *ids, const ranks_t *n
 static int token_keys(const types_t *t, const ranks_t *names, uint32_t *token_key,
                       uint32_t *next)
 {
-    uint32_t *number = calloc(3 * (size_t)names->distinct, sizeof *number);
+    uint32_t *number = big_zalloc(3 * (size_t)names->distinct, sizeof *number);
     if (!number) return -1;
     for (uint32_t i = 0; i < t->count; i++) {
         uint32_t kind = t_kind(t, i), name = names->rank[names->first[i]], group = 3;
@@ -122,13 +122,13 @@ int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key)
         uint32_t n = edge_count(t, i);
         if (n > most) most = n;
     }
-    uint32_t *label = malloc(((size_t)t->count + 1) * sizeof *label);
-    uint32_t *ids = malloc(((size_t)t->count + 1) * sizeof *ids);
+    uint32_t *label = big_alloc((size_t)t->count + 1, sizeof *label);
+    uint32_t *ids = big_alloc((size_t)t->count + 1, sizeof *ids);
     ranks_t names;
     memset(&names, 0, sizeof names);
     w.label = label;
-    w.on_path = calloc((size_t)t->count + 1, 1);
-    w.edges = malloc(((size_t)most + 1) * sizeof *w.edges);
+    w.on_path = big_zalloc((size_t)t->count + 1, 1);
+    w.edges = big_alloc((size_t)most + 1, sizeof *w.edges);
     int rc = -1;
     if (!label || !ids || !w.on_path || !w.edges) goto done;
     for (uint32_t i = 0; i < t->count; i++) ids[i] = i;
@@ -140,6 +140,7 @@ int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key)
     free(ids);
     ids = NULL;
     memset(key, 0, (size_t)t->count * sizeof *key);
+    if (intern_reserve(&w.in, t->count)) goto done;  /* a key per type at most */
     for (uint32_t i = 0; i < t->count; i++)
         if (!key[i] && walk_from(&w, i)) goto done;
     rc = 0;

@@ -139,7 +139,7 @@ void ranks_free(ranks_t *r)
 static int gather_names(const types_t *t, const uint32_t *ids, uint32_t n, ranks_t *r)
 {
     size_t total = 0;
-    r->first = malloc(((size_t)n + 1) * sizeof *r->first);
+    r->first = big_alloc((size_t)n + 1, sizeof *r->first);
     if (!r->first) return -1;
     for (uint32_t k = 0; k < n; k++) {
         r->first[k] = (uint32_t)total;
@@ -148,7 +148,7 @@ static int gather_names(const types_t *t, const uint32_t *ids, uint32_t n, ranks
         if (total > UINT32_MAX) return -1;
     }
     r->first[n] = (uint32_t)total;
-    r->rank = malloc((total ? total : 1) * sizeof *r->rank);
+    r->rank = big_alloc(total ? total : 1, sizeof *r->rank);
     if (!r->rank) return -1;
     uint32_t *u = r->rank;
     for (uint32_t k = 0; k < n; k++) {
@@ -182,8 +182,8 @@ static int distinct_offsets(const types_t *t, const uint32_t *offs, size_t nuses
 {
     const strtab_t *last = &t->tabs[t->ntabs - 1];
     o->words = ((size_t)last->start + last->len) / 64 + 1;
-    o->bits = calloc(o->words, sizeof *o->bits);
-    o->below = malloc(o->words * sizeof *o->below);
+    o->bits = big_zalloc(o->words, sizeof *o->bits);
+    o->below = big_alloc(o->words, sizeof *o->below);
     if (!o->bits || !o->below) return -1;
     for (size_t u = 0; u < nuses; u++) o->bits[offs[u] >> 6] |= 1ULL << (offs[u] & 63);
     uint32_t total = 0;
@@ -207,13 +207,13 @@ int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, r
     if (gather_names(t, ids, n, r)) goto done;
     if (distinct_offsets(t, r->rank, r->first[n], &o, &nd))
         goto done;
-    ptr = malloc(((size_t)nd + 1) * sizeof *ptr);
-    len = malloc(((size_t)nd + 1) * sizeof *len);
-    recs = malloc(((size_t)nd + 1) * 2 * sizeof *recs);
-    tmp = malloc(((size_t)nd + 1) * 2 * sizeof *tmp);
-    second = ordered ? malloc(((size_t)nd + 1) * sizeof *second) : NULL;
+    ptr = big_alloc((size_t)nd + 1, sizeof *ptr);
+    len = big_alloc((size_t)nd + 1, sizeof *len);
+    recs = big_alloc(((size_t)nd + 1) * 2, sizeof *recs);
+    tmp = big_alloc(((size_t)nd + 1) * 2, sizeof *tmp);
+    second = ordered ? big_alloc((size_t)nd + 1, sizeof *second) : NULL;
     eq = malloc((size_t)nd + 1);
-    rank_of = malloc(((size_t)nd + 1) * sizeof *rank_of);
+    rank_of = big_alloc((size_t)nd + 1, sizeof *rank_of);
     if (!ptr || !len || !recs || !tmp || (ordered && !second) || !eq || !rank_of) goto done;
     uint32_t d = 0;
     for (size_t w = 0; w < o.words; w++)  /* the strings in section order */
@@ -232,8 +232,8 @@ int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, r
         rank_of[e] = next;
     }
     r->distinct = next + 1;
-    r->ptr = malloc((size_t)r->distinct * sizeof *r->ptr);
-    r->len = malloc((size_t)r->distinct * sizeof *r->len);
+    r->ptr = big_alloc((size_t)r->distinct, sizeof *r->ptr);
+    r->len = big_alloc((size_t)r->distinct, sizeof *r->len);
     if (!r->ptr || !r->len) goto done;
     r->ptr[0] = (const uint8_t *)"", r->len[0] = 0;
     for (uint32_t e = 0; e < nd; e++) r->ptr[rank_of[e]] = ptr[e], r->len[rank_of[e]] = len[e];
@@ -368,8 +368,8 @@ static int sort_run(runs_t *c, uint64_t *recs, size_t m, uint8_t *fresh)
 int label_sort(const types_t *t, const uint32_t *ids, uint32_t n, const ranks_t *names,
                int by_name, uint32_t *out, uint8_t *fresh)
 {
-    uint64_t *recs = malloc(((size_t)n + 1) * 2 * sizeof *recs);
-    runs_t c = {t, ids, names, NULL, 0, malloc(((size_t)n + 1) * 2 * sizeof *c.tmp)};
+    uint64_t *recs = big_alloc(((size_t)n + 1) * 2, sizeof *recs);
+    runs_t c = {t, ids, names, NULL, 0, big_alloc(((size_t)n + 1) * 2, sizeof *c.tmp)};
     int rc = -1;
     if (!recs || !c.tmp) goto done;
     /* The head as one key: kind 5 bits, vlen 24, name rank 32, kind_flag 1. */

@@ -348,8 +348,8 @@ static int build_graph(part_t *p, const uint32_t *redirect)
 {
     const types_t *t = p->t;
     uint32_t count = t->count;
-    p->eoff = calloc((size_t)count + 1, sizeof *p->eoff);
-    p->poff = calloc((size_t)count + 2, sizeof *p->poff);
+    p->eoff = big_zalloc((size_t)count + 1, sizeof *p->eoff);
+    p->poff = big_zalloc((size_t)count + 2, sizeof *p->poff);
     if (!p->eoff || !p->poff) return -1;
     size_t total = 0;
     for (uint32_t o = 0; o < count; o++) {
@@ -357,9 +357,9 @@ static int build_graph(part_t *p, const uint32_t *redirect)
         if (p->inset[t->first_id + o]) total += edge_count(t, o);
     }
     p->eoff[count] = (uint32_t)total;
-    p->edge = malloc((total ? total : 1) * sizeof *p->edge);
-    p->pred = malloc((total ? total : 1) * sizeof *p->pred);
-    p->pidx = malloc((total ? total : 1) * sizeof *p->pidx);
+    p->edge = big_alloc(total ? total : 1, sizeof *p->edge);
+    p->pred = big_alloc(total ? total : 1, sizeof *p->pred);
+    p->pidx = big_alloc(total ? total : 1, sizeof *p->pidx);
     if (!p->edge || !p->pred || !p->pidx) return -1;
     for (uint32_t o = 0; o < count; o++) {
         if (!p->inset[t->first_id + o]) continue;
@@ -390,13 +390,13 @@ static int setup(part_t *p, const types_t *t, const uint32_t *nodes, uint32_t nn
     p->offset = t->first_id;
     p->n = nn;
     p->nids = t->first_id + t->count;
-    p->order = malloc(((size_t)nn + 1) * sizeof *p->order);
-    p->where = calloc(p->nids, sizeof *p->where);
-    p->rank = malloc((size_t)p->nids * sizeof *p->rank);
-    p->bstart = calloc((size_t)nn + 1, sizeof *p->bstart);
-    p->bend = calloc((size_t)nn + 1, sizeof *p->bend);
-    p->inset = calloc(p->nids, 1);
-    p->stamp = calloc(p->nids, sizeof *p->stamp);
+    p->order = big_alloc((size_t)nn + 1, sizeof *p->order);
+    p->where = big_zalloc(p->nids, sizeof *p->where);
+    p->rank = big_alloc((size_t)p->nids, sizeof *p->rank);
+    p->bstart = big_zalloc((size_t)nn + 1, sizeof *p->bstart);
+    p->bend = big_zalloc((size_t)nn + 1, sizeof *p->bend);
+    p->inset = big_zalloc(p->nids, 1);
+    p->stamp = big_zalloc(p->nids, sizeof *p->stamp);
     if (!p->order || !p->where || !p->rank || !p->bstart || !p->bend || !p->inset || !p->stamp)
         return -1;
     for (uint32_t id = 0; id < p->nids; id++) p->rank[id] = id;
@@ -412,8 +412,8 @@ static int setup(part_t *p, const types_t *t, const uint32_t *nodes, uint32_t nn
 /* refine.Partition.__init__: nodes sorted by label, equal labels in one block. */
 static int label_blocks(part_t *p, int by_name)
 {
-    uint32_t n = p->n, *ids = malloc(((size_t)n + 1) * sizeof *ids);
-    uint32_t *order = malloc(((size_t)n + 1) * sizeof *order);
+    uint32_t n = p->n, *ids = big_alloc((size_t)n + 1, sizeof *ids);
+    uint32_t *order = big_alloc((size_t)n + 1, sizeof *order);
     uint8_t *fresh = malloc((size_t)n + 1);
     ranks_t names;
     int rc = -1;

@@ -18,10 +18,10 @@ static int names_init(names_t *m, size_t expected)
     while (cap < expected * 2) cap *= 2;
     memset(m, 0, sizeof *m);
     m->cap = cap;
-    m->hash = calloc(cap, sizeof *m->hash);
-    m->ptr = malloc(cap * sizeof *m->ptr);
-    m->len = malloc(cap * sizeof *m->len);
-    m->value = malloc(cap * sizeof *m->value);
+    m->hash = big_zalloc(cap, sizeof *m->hash);
+    m->ptr = big_alloc(cap, sizeof *m->ptr);
+    m->len = big_alloc(cap, sizeof *m->len);
+    m->value = big_alloc(cap, sizeof *m->value);
     return m->hash && m->ptr && m->len && m->value ? 0 : -1;
 }
 
@@ -106,8 +106,8 @@ typedef struct {
 /* Ranks in the order the records first hold them (the empty name's is 0, first). */
 static uint32_t *first_held(const ranks_t *r, size_t uses, uint32_t *count)
 {
-    uint32_t *seq = malloc((size_t)r->distinct * sizeof *seq);
-    uint8_t *seen = calloc(r->distinct, 1);
+    uint32_t *seq = big_alloc((size_t)r->distinct, sizeof *seq);
+    uint8_t *seen = big_zalloc(r->distinct, 1);
     uint32_t n = 0;
     if (seq && seen)
         for (size_t u = 0; u < uses; u++)
@@ -129,9 +129,9 @@ static int place_names(const types_t *t, const uint32_t *own, uint32_t n, int nl
     int rc = -1;
     if (name_ranks(t, own, n, 0, &o->r)) return -1;
     const ranks_t *r = &o->r;
-    o->offset = malloc((size_t)r->distinct * sizeof *o->offset);
+    o->offset = big_alloc((size_t)r->distinct, sizeof *o->offset);
     seq = first_held(r, r->first[n], &nseq);
-    lent = malloc(((size_t)nseq + 1) * sizeof *lent);
+    lent = big_alloc((size_t)nseq + 1, sizeof *lent);
     if (!o->offset || !seq || !lent) goto done;
     for (uint32_t j = 0; j < nseq; j++) lent[j] = seq[j] ? UINT32_MAX : 0;
     for (int k = 0; k < nlenders; k++) {
@@ -205,7 +205,7 @@ int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
                    const uint32_t *redirect, int nlenders, int names, renumbered_t *out)
 {
     uint32_t nids = t->first_id + t->count;
-    uint32_t *new_id = malloc((size_t)nids * sizeof *new_id), *own = NULL;
+    uint32_t *new_id = big_alloc((size_t)nids, sizeof *new_id), *own = NULL;
     ordered_names_t o;
     memset(&o, 0, sizeof o);
     memset(out, 0, sizeof *out);
@@ -216,7 +216,7 @@ int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
     if (redirect)  /* the dedup may merge base types too (into each other or own ones) */
         for (uint32_t id = 1; id < nids; id++)
             if (redirect[id] != id) new_id[id] = new_id[redirect[id]];
-    own = malloc(((size_t)n + 1) * sizeof *own);
+    own = big_alloc((size_t)n + 1, sizeof *own);
     if (!own) goto done;
     size_t words = 0;
     for (uint32_t j = 0; j < n; j++) {
@@ -225,7 +225,7 @@ int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
     }
     if (names && place_names(t, own, n, nlenders, &o, &out->strings, &out->strings_len))
         goto done;
-    out->words = malloc((words ? words : 1) * sizeof *out->words);
+    out->words = big_alloc(words ? words : 1, sizeof *out->words);
     if (!out->words) goto done;
     size_t pos = 0, use = 0;
     for (uint32_t j = 0; j < n; j++) {

@@ -3,6 +3,34 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+#define HUGE_PAGE ((size_t)1 << 21)
+
+void *big_alloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / 2 / size) return NULL;
+    size_t bytes = n * size;
+    if (!bytes) bytes = 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_PAGE) {
+        bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+        void *p = aligned_alloc(HUGE_PAGE, bytes);
+        if (p) madvise(p, bytes, MADV_HUGEPAGE);  /* a hint: 4 kB pages if refused */
+        return p;
+    }
+#endif
+    return malloc(bytes);
+}
+
+void *big_zalloc(size_t n, size_t size)
+{
+    void *p = big_alloc(n, size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
 
 int grow_array(void **a, size_t *cap, size_t need, size_t size)
 {
@@ -240,10 +268,9 @@ static uint64_t hash_words(const uint32_t *w, uint32_t n)
     return h | 1;
 }
 
-static int intern_grow(intern_t *in)
+static int intern_grow(intern_t *in, size_t slots)
 {
-    size_t slots = in->slots ? in->slots * 2 : 1024;
-    intern_slot_t *slot = calloc(slots, sizeof *slot);
+    intern_slot_t *slot = big_zalloc(slots, sizeof *slot);
     if (!slot) return -1;
     for (size_t k = 0; k < in->slots; k++) {
         if (!in->slot[k].hash) continue;
@@ -259,7 +286,8 @@ static int intern_grow(intern_t *in)
 
 uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next)
 {
-    if ((in->used + 1) * 2 > in->slots && intern_grow(in)) return 0;
+    if ((in->used + 1) * 2 > in->slots && intern_grow(in, in->slots ? in->slots * 2 : 1024))
+        return 0;
     uint64_t h = hash_words(w, n);
     size_t s = h & (in->slots - 1);
     for (intern_slot_t *e; (e = &in->slot[s])->hash; s = (s + 1) & (in->slots - 1))
@@ -271,6 +299,13 @@ uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next)
     in->npool += n;
     in->used++;
     return in->slot[s].value;
+}
+
+int intern_reserve(intern_t *in, size_t entries)
+{
+    size_t slots = in->slots ? in->slots : 1024;
+    while (slots < 2 * (in->used + entries)) slots *= 2;
+    return slots > in->slots ? intern_grow(in, slots) : 0;
 }
 
 void intern_free(intern_t *in)

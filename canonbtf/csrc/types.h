@@ -130,7 +130,18 @@ typedef struct {
 /* The number of item `w` (n words), `*next` and a new entry if it is new; 0 when out of
  * memory. */
 uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next);
+/* Room for `entries` more items without growing (each growth moves every entry); 0 or
+ * -1 when out of memory. */
+int intern_reserve(intern_t *in, size_t entries);
 void intern_free(intern_t *in);
+
+/* n elements of `size` bytes (at least 1 byte), for an array read at random: on Linux
+ * in 2 MB pages when it spans one (madvise; the kernel may refuse), which one TLB entry
+ * covers where 4 kB pages took 512. At 1.5 M types (bench_all's 16 x) the page walks of
+ * such reads were a third of the time of abstract_keys' intern table. Freed by free();
+ * NULL when out of memory. big_zalloc zeroes it. */
+void *big_alloc(size_t n, size_t size);
+void *big_zalloc(size_t n, size_t size);
 
 #define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
 int grow_array(void **a, size_t *cap, size_t need, size_t size);
