@@ -106,7 +106,7 @@ static int sort_strings(uint64_t *recs, uint64_t *tmp, size_t n, const strs_t *s
         size_t m = sp.hi - sp.lo;
         for (size_t j = 0; !top && j < m; j++) {
             uint64_t d = r[2 * j + 1];
-            r[2 * j] = sp.depth == 1 ? s->second[d] : chunk(s->ptr[d], s->len[d], sp.depth);
+            r[2 * j] = sp.depth == 1 && s->second ? s->second[d] : chunk(s->ptr[d], s->len[d], sp.depth);
         }
         msd_sort(r, tmp, m, 7);
         for (size_t j = 0; j < m;) {
