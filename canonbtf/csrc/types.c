@@ -265,17 +265,17 @@ static uint64_t hash_words(const uint32_t *w, uint32_t n)
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
-    return h | 1;
+    return h;
 }
 
 static int intern_grow(intern_t *in, size_t slots)
 {
-    intern_slot_t *slot = big_zalloc(slots, sizeof *slot);
+    uint64_t *slot = big_zalloc(slots, sizeof *slot);
     if (!slot) return -1;
     for (size_t k = 0; k < in->slots; k++) {
-        if (!in->slot[k].hash) continue;
-        size_t s = in->slot[k].hash & (slots - 1);
-        while (slot[s].hash) s = (s + 1) & (slots - 1);
+        if (!in->slot[k]) continue;
+        size_t s = in->entry[(uint32_t)in->slot[k] - 1].hash & (slots - 1);
+        while (slot[s]) s = (s + 1) & (slots - 1);
         slot[s] = in->slot[k];
     }
     free(in->slot);
@@ -286,29 +286,33 @@ static int intern_grow(intern_t *in, size_t slots)
 
 uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next)
 {
-    if ((in->used + 1) * 2 > in->slots && intern_grow(in, in->slots ? in->slots * 2 : 1024))
+    if ((in->nentry + 1) * 2 > in->slots && intern_grow(in, in->slots ? in->slots * 2 : 1024))
         return 0;
-    uint64_t h = hash_words(w, n);
+    uint64_t h = hash_words(w, n), tag = h >> 32 << 32;
     size_t s = h & (in->slots - 1);
-    for (intern_slot_t *e; (e = &in->slot[s])->hash; s = (s + 1) & (in->slots - 1))
-        if (e->hash == h && e->len == n && !memcmp(in->pool + e->start, w, (size_t)n * sizeof *w))
-            return e->value;
-    if (in->npool + n > UINT32_MAX || GROW(in->pool, in->cap_pool, in->npool + n)) return 0;
+    for (uint64_t v; (v = in->slot[s]); s = (s + 1) & (in->slots - 1)) {
+        if ((v >> 32 << 32) != tag) continue;
+        const intern_entry_t *e = &in->entry[(uint32_t)v - 1];
+        if (e->len == n && !memcmp(in->pool + e->start, w, (size_t)n * sizeof *w)) return e->value;
+    }
+    if (in->npool + n > UINT32_MAX || in->nentry >= UINT32_MAX - 1
+        || GROW(in->pool, in->cap_pool, in->npool + n) || GROW(in->entry, in->cap_entry, in->nentry + 1))
+        return 0;
     memcpy(in->pool + in->npool, w, (size_t)n * sizeof *w);
-    in->slot[s] = (intern_slot_t){h, (uint32_t)in->npool, n, (*next)++};
+    in->entry[in->nentry] = (intern_entry_t){(uint32_t)in->npool, n, (*next)++, (uint32_t)h};
+    in->slot[s] = tag | ++in->nentry;
     in->npool += n;
-    in->used++;
-    return in->slot[s].value;
+    return in->entry[in->nentry - 1].value;
 }
 
 int intern_reserve(intern_t *in, size_t entries)
 {
     size_t slots = in->slots ? in->slots : 1024;
-    while (slots < 2 * (in->used + entries)) slots *= 2;
+    while (slots < 2 * (in->nentry + entries)) slots *= 2;
     return slots > in->slots ? intern_grow(in, slots) : 0;
 }
 
 void intern_free(intern_t *in)
 {
-    free(in->pool), free(in->slot);
+    free(in->pool), free(in->slot), free(in->entry);
 }
