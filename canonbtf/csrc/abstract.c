@@ -10,7 +10,6 @@
 #include "types.h"
 
 #define CYCLE 0xFFFFFFFFu   /* an edge closing a cycle through anonymous types (-1) */
-#define TOKEN 0xFFFFFFFEu   /* first word of a token's item; a label class is smaller */
 
 /* Label class of every own type: equal labels, equal classes. */
 static int label_classes(const types_t *t, const uint32_t *ids, const ranks_t *names,
