@@ -4,10 +4,11 @@
  * n log n in practice once the section outgrows the caches: at 1.5 M types (bench_all's
  * 16 x, 72 MB of records) every comparison missed them, and sorting by label took about
  * a second, against 0.03 s at 95 k types. Here each record and each string is read a
- * few times in sequence: names become ranks by a radix sort of their bytes, eight at a
- * time; each type's label head (kind, vlen, name, kind_flag, size) packs into two 64-bit
- * keys sorted by radix; only types with equal heads compare their scalars, copied into
- * one buffer per run of equal heads. The order is label_cmp's was: labels.label's. */
+ * few times, in sequence where it can be: names become ranks by a radix sort of their
+ * bytes, eight at a time (or, where only equality counts, of their hashes); each type's
+ * label head (kind, vlen, name, kind_flag) packs into one 64-bit key sorted by radix;
+ * only types with equal heads compare the rest (size, scalars), copied into one buffer
+ * per run of equal heads. The order is labels.label's, as before. */
 #include "types.h"
 
 #include <stdlib.h>
