@@ -46,8 +46,8 @@ class OptionalBuildExt(build_ext):
 # PyPy runs the pure path faster than a C extension through its CPython emulation.
 BUILD_CORE = platform.python_implementation() == "CPython"
 
-BTF_SOURCES = ["module.c", "types.c", "partition.c", "renumber.c", "records.c", "abstract.c",
-               "cdump.c", "check.c", "diffkeys.c", "rawdump.c"]
+BTF_SOURCES = ["module.c", "types.c", "labelsort.c", "partition.c", "renumber.c", "records.c",
+               "abstract.c", "cdump.c", "check.c", "diffkeys.c", "rawdump.c"]
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core", [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
               depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],

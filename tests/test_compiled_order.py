@@ -58,18 +58,22 @@ def sorted_blob(btf_or_blob: Btf | bytes, base: Btf | None = None, **options) ->
     return writer.write(canonicalize(btf, **options))
 
 
-def random_btf(rng: random.Random, count: int, base: Btf | None = None) -> Btf:
-    """Types of every kind with few names and sizes: many are alike, many are tied."""
+def random_btf(rng: random.Random, count: int, base: Btf | None = None,
+               table: tuple[StringTable, list[int]] | None = None) -> Btf:
+    """Types of every kind with few names and sizes: many are alike, many are tied.
+    `table`: a string section and the name offsets to draw from (else "", a, b, ab)."""
     first = base.last_id + 1 if base is not None else 1
-    names = ["", "a", "b", "ab"]
-    strings, offset = StringTable.build(names[1:], base.strings.end if base else 0)
+    if table is None:
+        strings, offset = StringTable.build(["a", "b", "ab"], base.strings.end if base else 0)
+        table = strings, list(offset.values())
+    strings, offsets = table
     last = first + count - 1
 
     def any_id() -> int:
         return rng.randrange(0, last + 1)
 
     def name() -> int:
-        return offset[rng.choice(names)]
+        return rng.choice(offsets)
 
     def items(size: int, make) -> list:
         return [make() for _ in range(rng.randrange(size))]
@@ -143,6 +147,44 @@ def test_random_graphs_with_ties_match_the_reference(seed, pure):
                 reference, fast = both_ways(pure, sorted_blob, btf, dedup=dedup, order=order)
                 assert fast == reference
     assert tied  # the tie-breaking path ran
+
+
+def _tangled_names(rng: random.Random) -> tuple[StringTable, list[int]]:
+    """A string section that the C's name ranks (csrc/labelsort.c) must read as the
+    reference does: names sharing 7 to 25 leading bytes (they are sorted 8 bytes at a
+    time), proper prefixes of one another, bytes past 0x7F, equal strings at several
+    offsets, offsets into the middle of a string, and empty names at offsets other than
+    0; enough of them that the radix passes run, not only the insertion sorts."""
+    stems = [b"", b"abcdefg", b"abcdefgh", b"abcdefghi", b"abcdefghabcdefgh",
+             b"abcdefghabcdefghabcdefgh", b"\xff" * 9, b"x" * 17]
+    tails = [b"", b"a", b"\x01", b"\x7f", b"\x80", b"\xff", b"ab", b"abcdefgh", b"\xff\x01"]
+    names = [stem + tail for stem in stems for tail in tails]
+    rng.shuffle(names)
+    data, offsets = bytearray(b"\0"), [0]
+    for raw in names + rng.sample(names, 20):  # the repeats: equal strings, other offsets
+        offsets.append(len(data))
+        if len(raw) > 2 and rng.random() < 0.3:
+            offsets.append(len(data) + rng.randrange(1, len(raw)))  # inside the string
+        data += raw + b"\0"
+        if not raw:
+            offsets.append(len(data) - 1)
+    offsets.append(len(data) - 1)  # the last name's NUL: an empty name
+    return StringTable(bytes(data)), offsets
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tangled_names_order_and_key_as_the_reference(seed, pure):
+    rng = random.Random(4000 + seed)
+    btf = random_btf(rng, 600, table=_tangled_names(rng))
+    _keyed_alike(btf)
+    for order in ("kind", "name"):
+        done = compiled.order(btf, order == "name")
+        pure(True)
+        assert done == ordered(btf, order)
+        pure(False)
+        for dedup in (False, True):
+            reference, fast = both_ways(pure, sorted_blob, btf, dedup=dedup, order=order)
+            assert fast == reference
 
 
 @pytest.mark.parametrize("seed", range(15))

@@ -10,81 +10,42 @@
 #include "types.h"
 
 #define CYCLE 0xFFFFFFFFu   /* an edge closing a cycle through anonymous types (-1) */
-#define TOKEN 0xFFFFFFFEu   /* first word of a token's item; a label class is smaller */
-
-static int by_label(const void *ctx, uint32_t a, uint32_t b) { return label_cmp(ctx, a, b, 1); }
 
 /* Label class of every own type: equal labels, equal classes. */
-static int label_classes(const types_t *t, uint32_t *cls)
+static int label_classes(const types_t *t, const uint32_t *ids, const ranks_t *names,
+                         uint32_t *cls)
 {
-    uint32_t *ids = malloc(((size_t)t->count + 1) * sizeof *ids);
-    if (!ids) return -1;
-    for (uint32_t i = 0; i < t->count; i++) ids[i] = i;
-    if (sort_u32(ids, t->count, by_label, t)) {
-        free(ids);
-        return -1;
-    }
-    uint32_t c = 0;
-    for (uint32_t k = 0; k < t->count; k++) {
-        if (k && label_cmp(t, ids[k - 1], ids[k], 1)) c++;
-        cls[ids[k]] = c;
-    }
-    free(ids);
-    return 0;
-}
-
-/* dedup.token_of as (group, name): group 0/1 a struct/union name, 2 an enum's; -1 none. */
-static int token_group(const types_t *t, uint32_t i)
-{
-    uint32_t kind = t_kind(t, i), len;
-    name_at(t, t_name(t, i), &len);
-    if (!len) return -1;
-    if (kind == K_STRUCT || kind == K_UNION) return kind == K_UNION;
-    if (kind == K_FWD) return (int)t_kflag(t, i);
-    if (kind == K_ENUM || kind == K_ENUM64) return 2;
-    return -1;
-}
-
-typedef struct {
-    const types_t *t;
-    const int *group;
-} tokens_ctx;
-
-static int by_token(const void *ctx, uint32_t a, uint32_t b)
-{
-    const tokens_ctx *c = ctx;
-    if (c->group[a] != c->group[b]) return c->group[a] < c->group[b] ? -1 : 1;
-    uint32_t la, lb;
-    const uint8_t *na = name_at(c->t, t_name(c->t, a), &la), *nb = name_at(c->t, t_name(c->t, b), &lb);
-    int d = memcmp(na, nb, la < lb ? la : lb);
-    if (d) return d < 0 ? -1 : 1;
-    return la < lb ? -1 : la > lb;
-}
-
-/* Token numbers (token_key, by own index; 0 for none), in id order of first use. */
-static int token_keys(const types_t *t, uint32_t *token_key, uint32_t *next)
-{
+    uint32_t *order = big_alloc((size_t)t->count + 1, sizeof *order);
+    uint8_t *fresh = malloc((size_t)t->count + 1);
     int rc = -1;
-    int *group = malloc(((size_t)t->count + 1) * sizeof *group);
-    uint32_t *ids = malloc(((size_t)t->count + 1) * sizeof *ids);
-    uint32_t *same = malloc(((size_t)t->count + 1) * sizeof *same);  /* -> first of its token */
-    if (!group || !ids || !same) goto done;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < t->count; i++)
-        if ((group[i] = token_group(t, i)) >= 0) ids[n++] = i;
-    tokens_ctx ctx = {t, group};
-    if (sort_u32(ids, n, by_token, &ctx)) goto done;
-    for (uint32_t k = 0; k < n; k++)  /* a stable sort: the first of a run is its lowest id */
-        same[ids[k]] = k && !by_token(&ctx, ids[k - 1], ids[k]) ? same[ids[k - 1]] : ids[k];
-    for (uint32_t i = 0; i < t->count; i++) {
-        token_key[i] = 0;
-        if (group[i] < 0) continue;
-        token_key[i] = same[i] == i ? (*next)++ : token_key[same[i]];
+    if (order && fresh && !label_sort(t, ids, t->count, names, 0, order, fresh)) {
+        uint32_t c = 0;
+        for (uint32_t k = 0; k < t->count; k++) cls[order[k]] = c += fresh[k];
+        rc = 0;
     }
-    rc = 0;
-done:
-    free(group), free(ids), free(same);
+    free(order), free(fresh);
     return rc;
+}
+
+/* Token numbers (token_key, by own index; 0 for none), in id order of first use: a
+ * token is dedup.token_of's (group, name), group 0/1 a struct/union name, 2 an enum's. */
+static int token_keys(const types_t *t, const ranks_t *names, uint32_t *token_key,
+                      uint32_t *next)
+{
+    uint32_t *number = big_zalloc(3 * (size_t)names->distinct, sizeof *number);
+    if (!number) return -1;
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint32_t kind = t_kind(t, i), name = names->rank[names->first[i]], group = 3;
+        if (kind == K_STRUCT || kind == K_UNION) group = kind == K_UNION;
+        else if (kind == K_FWD) group = t_kflag(t, i);
+        else if (kind == K_ENUM || kind == K_ENUM64) group = 2;
+        token_key[i] = 0;
+        if (group == 3 || !name) continue;  /* rank 0: the empty name */
+        uint32_t *slot = &number[group * (size_t)names->distinct + name];
+        token_key[i] = *slot ? *slot : (*slot = (*next)++);
+    }
+    free(number);
+    return 0;
 }
 
 typedef struct {
@@ -160,20 +121,31 @@ int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key)
         uint32_t n = edge_count(t, i);
         if (n > most) most = n;
     }
-    uint32_t *label = malloc(((size_t)t->count + 1) * sizeof *label);
+    uint32_t *label = big_alloc((size_t)t->count + 1, sizeof *label);
+    uint32_t *ids = big_alloc((size_t)t->count + 1, sizeof *ids);
+    ranks_t names;
+    memset(&names, 0, sizeof names);
     w.label = label;
-    w.on_path = calloc((size_t)t->count + 1, 1);
-    w.edges = malloc(((size_t)most + 1) * sizeof *w.edges);
+    w.on_path = big_zalloc((size_t)t->count + 1, 1);
+    w.edges = big_alloc((size_t)most + 1, sizeof *w.edges);
     int rc = -1;
-    if (!label || !w.on_path || !w.edges || label_classes(t, label)
-        || token_keys(t, token_key, &w.next))
+    if (!label || !ids || !w.on_path || !w.edges) goto done;
+    for (uint32_t i = 0; i < t->count; i++) ids[i] = i;
+    if (name_ranks(t, ids, t->count, 0, &names)) goto done;
+    if (label_classes(t, ids, &names, label)) goto done;
+    if (token_keys(t, &names, token_key, &w.next))
         goto done;
+    ranks_free(&names);
+    free(ids);
+    ids = NULL;
     memset(key, 0, (size_t)t->count * sizeof *key);
+    if (intern_reserve(&w.in, t->count)) goto done;  /* a key per type at most */
     for (uint32_t i = 0; i < t->count; i++)
         if (!key[i] && walk_from(&w, i)) goto done;
     rc = 0;
 done:
-    free(label), free(w.on_path), free(w.edges), free(w.stack), free(w.item);
+    free(label), free(ids), free(w.on_path), free(w.edges), free(w.stack), free(w.item);
+    ranks_free(&names);
     intern_free(&w.in);
     return rc;
 }

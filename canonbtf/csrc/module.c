@@ -552,7 +552,7 @@ static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
     if (!keys || !tokens) goto done;
     uint32_t *key = (uint32_t *)PyBytes_AS_STRING(keys), *token = (uint32_t *)PyBytes_AS_STRING(tokens);
     key[0] = token[0] = 0;
-    if (cache_names(&v.t) || abstract_keys(&v.t, key + 1, token + 1)) {
+    if (abstract_keys(&v.t, key + 1, token + 1)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -572,7 +572,6 @@ done:
     Py_XDECREF(tokens);
     Py_XDECREF(declares);
     Py_XDECREF(kinds);
-    free_names(&v.t);
     view_free(&v);
     return result;
 }

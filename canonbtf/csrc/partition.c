@@ -341,14 +341,6 @@ static int refine(part_t *p, int mode, int full)
     }
 }
 
-typedef struct { const types_t *t; int by_name; } label_ctx;
-
-static int by_label(const void *ctx, uint32_t a, uint32_t b)
-{
-    const label_ctx *c = ctx;
-    return label_cmp(c->t, a - c->t->first_id, b - c->t->first_id, c->by_name);
-}
-
 static int by_id(const void *ctx, uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
 
 /* Edges (redirected) of the nodes being ordered, and their referrers among them. */
@@ -356,8 +348,8 @@ static int build_graph(part_t *p, const uint32_t *redirect)
 {
     const types_t *t = p->t;
     uint32_t count = t->count;
-    p->eoff = calloc((size_t)count + 1, sizeof *p->eoff);
-    p->poff = calloc((size_t)count + 2, sizeof *p->poff);
+    p->eoff = big_zalloc((size_t)count + 1, sizeof *p->eoff);
+    p->poff = big_zalloc((size_t)count + 2, sizeof *p->poff);
     if (!p->eoff || !p->poff) return -1;
     size_t total = 0;
     for (uint32_t o = 0; o < count; o++) {
@@ -365,9 +357,9 @@ static int build_graph(part_t *p, const uint32_t *redirect)
         if (p->inset[t->first_id + o]) total += edge_count(t, o);
     }
     p->eoff[count] = (uint32_t)total;
-    p->edge = malloc((total ? total : 1) * sizeof *p->edge);
-    p->pred = malloc((total ? total : 1) * sizeof *p->pred);
-    p->pidx = malloc((total ? total : 1) * sizeof *p->pidx);
+    p->edge = big_alloc(total ? total : 1, sizeof *p->edge);
+    p->pred = big_alloc(total ? total : 1, sizeof *p->pred);
+    p->pidx = big_alloc(total ? total : 1, sizeof *p->pidx);
     if (!p->edge || !p->pred || !p->pidx) return -1;
     for (uint32_t o = 0; o < count; o++) {
         if (!p->inset[t->first_id + o]) continue;
@@ -398,13 +390,13 @@ static int setup(part_t *p, const types_t *t, const uint32_t *nodes, uint32_t nn
     p->offset = t->first_id;
     p->n = nn;
     p->nids = t->first_id + t->count;
-    p->order = malloc(((size_t)nn + 1) * sizeof *p->order);
-    p->where = calloc(p->nids, sizeof *p->where);
-    p->rank = malloc((size_t)p->nids * sizeof *p->rank);
-    p->bstart = calloc((size_t)nn + 1, sizeof *p->bstart);
-    p->bend = calloc((size_t)nn + 1, sizeof *p->bend);
-    p->inset = calloc(p->nids, 1);
-    p->stamp = calloc(p->nids, sizeof *p->stamp);
+    p->order = big_alloc((size_t)nn + 1, sizeof *p->order);
+    p->where = big_zalloc(p->nids, sizeof *p->where);
+    p->rank = big_alloc((size_t)p->nids, sizeof *p->rank);
+    p->bstart = big_zalloc((size_t)nn + 1, sizeof *p->bstart);
+    p->bend = big_zalloc((size_t)nn + 1, sizeof *p->bend);
+    p->inset = big_zalloc(p->nids, 1);
+    p->stamp = big_zalloc(p->nids, sizeof *p->stamp);
     if (!p->order || !p->where || !p->rank || !p->bstart || !p->bend || !p->inset || !p->stamp)
         return -1;
     for (uint32_t id = 0; id < p->nids; id++) p->rank[id] = id;
@@ -420,11 +412,21 @@ static int setup(part_t *p, const types_t *t, const uint32_t *nodes, uint32_t nn
 /* refine.Partition.__init__: nodes sorted by label, equal labels in one block. */
 static int label_blocks(part_t *p, int by_name)
 {
-    label_ctx ctx = {p->t, by_name};
-    if (sort_u32(p->order, p->n, by_label, &ctx)) return -1;
-    for (uint32_t s = 0; s < p->n;) {
+    uint32_t n = p->n, *ids = big_alloc((size_t)n + 1, sizeof *ids);
+    uint32_t *order = big_alloc((size_t)n + 1, sizeof *order);
+    uint8_t *fresh = malloc((size_t)n + 1);
+    ranks_t names;
+    int rc = -1;
+    memset(&names, 0, sizeof names);
+    if (!ids || !order || !fresh) goto done;
+    for (uint32_t j = 0; j < n; j++) ids[j] = own(p, p->order[j]);
+    if (name_ranks(p->t, ids, n, 1, &names) || label_sort(p->t, ids, n, &names, by_name, order, fresh))
+        goto done;
+    for (uint32_t j = 0; j < n; j++) ids[j] = p->order[order[j]];
+    memcpy(p->order, ids, (size_t)n * sizeof *ids);
+    for (uint32_t s = 0; s < n;) {
         uint32_t e = s + 1;
-        while (e < p->n && by_label(&ctx, p->order[s], p->order[e]) == 0) e++;
+        while (e < n && !fresh[e]) e++;
         uint32_t value = mid(p->offset + s, p->offset + e);
         for (uint32_t q = s; q < e; q++) {
             p->rank[p->order[q]] = value;
@@ -433,7 +435,11 @@ static int label_blocks(part_t *p, int by_name)
         if (e - s > 1) set_block(p, value, p->offset + s, p->offset + e);
         s = e;
     }
-    return 0;
+    rc = 0;
+done:
+    free(ids), free(order), free(fresh);
+    ranks_free(&names);
+    return rc;
 }
 
 /* Whether every type that reads or is read by the block's members is alone in its block. */
@@ -522,8 +528,7 @@ int canonical_order(const types_t *t, const uint32_t *nodes, uint32_t nnodes,
 {
     part_t p;
     memset(&p, 0, sizeof p);
-    types_t named = *t;
-    int rc = cache_names(&named) ? -1 : setup(&p, &named, nodes, nnodes, redirect);
+    int rc = setup(&p, t, nodes, nnodes, redirect);
     if (!rc) rc = label_blocks(&p, by_name);
     if (!rc) rc = refine(&p, SIG_FORWARD, 1);
     if (!rc) {
@@ -532,6 +537,5 @@ int canonical_order(const types_t *t, const uint32_t *nodes, uint32_t nnodes,
     }
     if (!rc) memcpy(out, p.order, (size_t)nnodes * sizeof *out);
     release(&p);
-    free_names(&named);
     return rc;
 }

@@ -12,26 +12,16 @@ typedef struct {
     size_t cap, count;
 } names_t;
 
-static uint64_t hash_name(const uint8_t *p, uint32_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL ^ n;
-    for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h ? h : 1;
-}
-
 static int names_init(names_t *m, size_t expected)
 {
     size_t cap = 64;
     while (cap < expected * 2) cap *= 2;
     memset(m, 0, sizeof *m);
     m->cap = cap;
-    m->hash = calloc(cap, sizeof *m->hash);
-    m->ptr = malloc(cap * sizeof *m->ptr);
-    m->len = malloc(cap * sizeof *m->len);
-    m->value = malloc(cap * sizeof *m->value);
+    m->hash = big_zalloc(cap, sizeof *m->hash);
+    m->ptr = big_alloc(cap, sizeof *m->ptr);
+    m->len = big_alloc(cap, sizeof *m->len);
+    m->value = big_alloc(cap, sizeof *m->value);
     return m->hash && m->ptr && m->len && m->value ? 0 : -1;
 }
 
@@ -77,7 +67,7 @@ static int names_grow(names_t *m)
  * Returns -2 when out of memory. */
 static int64_t names_get(names_t *m, const uint8_t *p, uint32_t n, uint32_t add)
 {
-    uint64_t h = hash_name(p, n);
+    uint64_t h = hash_bytes(p, n);
     size_t j = names_slot(m, p, n, h);
     if (m->hash[j]) return m->value[j];
     if (add == UINT32_MAX) return UINT32_MAX;
@@ -109,91 +99,81 @@ static int index_lender(names_t *m, const strtab_t *tab)
 }
 
 typedef struct {
-    names_t seen;                  /* name -> its number (first occurrence first) */
-    const uint8_t **ptr;
-    uint32_t *len, *offset;        /* by number: the name, then its new offset */
-    size_t n, cap, len_cap;
-    uint32_t *uses;                /* the number of each name the records hold, in order */
-    size_t nuses, uses_cap;
+    ranks_t r;                     /* the names the records hold, in order (name_ranks) */
+    uint32_t *offset;              /* by rank: the name's new offset */
 } ordered_names_t;
 
-static int note_name(const types_t *t, ordered_names_t *o, uint32_t off)
+/* Ranks in the order the records first hold them (the empty name's is 0, first). */
+static uint32_t *first_held(const ranks_t *r, size_t uses, uint32_t *count)
 {
-    uint32_t n;
-    const uint8_t *p = name_at(t, off, &n);
-    int64_t number = names_get(&o->seen, p, n, (uint32_t)o->n);
-    if (number == -2 || GROW(o->uses, o->uses_cap, o->nuses + 1)) return -1;
-    if (number == UINT32_MAX) {
-        if (GROW(o->ptr, o->cap, o->n + 1) || GROW(o->len, o->len_cap, o->n + 1)) return -1;
-        number = (int64_t)o->n;
-        o->ptr[o->n] = p;
-        o->len[o->n++] = n;
-    }
-    o->uses[o->nuses++] = (uint32_t)number;
-    return 0;
+    uint32_t *seq = big_alloc((size_t)r->distinct, sizeof *seq);
+    uint8_t *seen = big_zalloc(r->distinct, 1);
+    uint32_t n = 0;
+    if (seq && seen)
+        for (size_t u = 0; u < uses; u++)
+            if (!seen[r->rank[u]]) seen[r->rank[u]] = 1, seq[n++] = r->rank[u];
+    free(seen);
+    *count = n;
+    return seq;
 }
 
-/* The names of the ordered types in first-occurrence order. */
-static int collect_names(const types_t *t, const uint32_t *order, uint32_t n,
-                         ordered_names_t *o)
-{
-    if (names_init(&o->seen, (size_t)n + 16)) return -1;
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t i = order[j] - t->first_id, kind = t_kind(t, i);
-        if (note_name(t, o, t_name(t, i))) return -1;
-        if (!items_named(kind)) continue;
-        uint32_t step = item_words(kind), vlen = t_vlen(t, i);
-        const uint32_t *item = t_rest(t, i);
-        for (uint32_t k = 0; k < vlen; k++, item += step)
-            if (note_name(t, o, item[0])) return -1;
-    }
-    return 0;
-}
-
-/* New offsets of the ordered names: "" at 0, a lender's lowest whole-string offset (the
- * deepest lender first), the others appended to the new section `out` in order. */
-static int place_names(const types_t *t, ordered_names_t *o, int nlenders, uint8_t **out,
-                       size_t *out_len)
+/* New offsets of the ordered types' names (o->offset): "" at 0, a lender's lowest
+ * whole-string offset (the deepest lender first), the others appended to the new section
+ * `out` in the order first met. Names are ranked once (labelsort.c): a hash table of
+ * strings read in the new order missed the caches at every use at 1.5 M types. */
+static int place_names(const types_t *t, const uint32_t *own, uint32_t n, int nlenders,
+                       ordered_names_t *o, uint8_t **out, size_t *out_len)
 {
     const strtab_t *own_tab = &t->tabs[t->ntabs - 1];
-    o->offset = malloc((o->n + 1) * sizeof *o->offset);
-    if (!o->offset) return -1;
-    for (size_t j = 0; j < o->n; j++) o->offset[j] = o->len[j] ? UINT32_MAX : 0;
+    uint32_t nseq = 0, *seq = NULL, *lent = NULL;
+    int rc = -1;
+    if (name_ranks(t, own, n, 0, &o->r)) return -1;
+    const ranks_t *r = &o->r;
+    o->offset = big_alloc((size_t)r->distinct, sizeof *o->offset);
+    seq = first_held(r, r->first[n], &nseq);
+    lent = big_alloc((size_t)nseq + 1, sizeof *lent);
+    if (!o->offset || !seq || !lent) goto done;
+    for (uint32_t j = 0; j < nseq; j++) lent[j] = seq[j] ? UINT32_MAX : 0;
     for (int k = 0; k < nlenders; k++) {
         names_t lender;
         if (index_lender(&lender, &t->tabs[k])) {
             names_free(&lender);
-            return -1;
+            goto done;
         }
-        for (size_t j = 0; j < o->n; j++)
-            if (o->offset[j] == UINT32_MAX)
-                o->offset[j] = (uint32_t)names_get(&lender, o->ptr[j], o->len[j], UINT32_MAX);
+        for (uint32_t j = 0; j < nseq; j++)
+            if (lent[j] == UINT32_MAX)
+                lent[j] = (uint32_t)names_get(&lender, r->ptr[seq[j]], r->len[seq[j]], UINT32_MAX);
         names_free(&lender);
     }
     size_t size = nlenders ? 0 : 1;
-    for (size_t j = 0; j < o->n; j++)
-        size += o->offset[j] == UINT32_MAX ? (size_t)o->len[j] + 1 : 0;
+    for (uint32_t j = 0; j < nseq; j++)
+        size += lent[j] == UINT32_MAX ? (size_t)r->len[seq[j]] + 1 : 0;
     uint8_t *data = malloc(size ? size : 1);
-    if (!data) return -1;
+    if (!data) goto done;
     size_t pos = 0;
     if (!nlenders) data[pos++] = 0;
-    for (size_t j = 0; j < o->n; j++) {
-        if (o->offset[j] != UINT32_MAX) continue;
-        o->offset[j] = (uint32_t)(own_tab->start + pos);
-        memcpy(data + pos, o->ptr[j], o->len[j]);
-        pos += o->len[j];
+    for (uint32_t j = 0; j < nseq; j++) {
+        uint32_t rank = seq[j];
+        o->offset[rank] = lent[j];
+        if (lent[j] != UINT32_MAX) continue;
+        o->offset[rank] = (uint32_t)(own_tab->start + pos);
+        memcpy(data + pos, r->ptr[rank], r->len[rank]);
+        pos += r->len[rank];
         data[pos++] = 0;
     }
     *out = data;
     *out_len = size;
-    return 0;
+    rc = 0;
+done:
+    free(seq), free(lent);
+    return rc;
 }
 
-/* The next name of the records, in the order collect_names met them. */
+/* The next name of the records, in the order name_ranks met them. */
 static uint32_t next_name(ordered_names_t *o, size_t *use, uint32_t off)
 {
     if (!o) return off;
-    return o->offset[o->uses[(*use)++]];
+    return o->offset[o->r.rank[(*use)++]];
 }
 
 /* One record with ids through new_id and names through the placed names (Type.remap). */
@@ -225,7 +205,7 @@ int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
                    const uint32_t *redirect, int nlenders, int names, renumbered_t *out)
 {
     uint32_t nids = t->first_id + t->count;
-    uint32_t *new_id = malloc((size_t)nids * sizeof *new_id);
+    uint32_t *new_id = big_alloc((size_t)nids, sizeof *new_id), *own = NULL;
     ordered_names_t o;
     memset(&o, 0, sizeof o);
     memset(out, 0, sizeof *out);
@@ -236,31 +216,27 @@ int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
     if (redirect)  /* the dedup may merge base types too (into each other or own ones) */
         for (uint32_t id = 1; id < nids; id++)
             if (redirect[id] != id) new_id[id] = new_id[redirect[id]];
-    if (names && (collect_names(t, order, n, &o)
-                  || place_names(t, &o, nlenders, &out->strings, &out->strings_len)))
-        goto done;
+    own = big_alloc((size_t)n + 1, sizeof *own);
+    if (!own) goto done;
     size_t words = 0;
     for (uint32_t j = 0; j < n; j++) {
-        uint32_t i = order[j] - t->first_id;
+        uint32_t i = own[j] = order[j] - t->first_id;
         words += t->start[i + 1] - t->start[i];
     }
-    out->words = malloc((words ? words : 1) * sizeof *out->words);
+    if (names && place_names(t, own, n, nlenders, &o, &out->strings, &out->strings_len))
+        goto done;
+    out->words = big_alloc(words ? words : 1, sizeof *out->words);
     if (!out->words) goto done;
     size_t pos = 0, use = 0;
     for (uint32_t j = 0; j < n; j++) {
-        uint32_t i = order[j] - t->first_id;
-        remap_record(t, i, new_id, names ? &o : NULL, &use, out->words + pos);
-        pos += t->start[i + 1] - t->start[i];
+        remap_record(t, own[j], new_id, names ? &o : NULL, &use, out->words + pos);
+        pos += t->start[own[j] + 1] - t->start[own[j]];
     }
     out->nwords = words;
     rc = 0;
 done:
-    free(new_id);
-    names_free(&o.seen);
-    free((void *)o.ptr);
-    free(o.len);
-    free(o.offset);
-    free(o.uses);
+    free(new_id), free(own), free(o.offset);
+    ranks_free(&o.r);
     if (rc) {
         free(out->words);
         free(out->strings);

@@ -1,8 +1,36 @@
-/* Reading the type section: record starts, edges, names and labels (labels.py). */
+/* Reading the type section: record starts, edges, names and label fields (labels.py). */
 #include "types.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+#define HUGE_PAGE ((size_t)1 << 21)
+
+void *big_alloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / 2 / size) return NULL;
+    size_t bytes = n * size;
+    if (!bytes) bytes = 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_PAGE) {
+        bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+        void *p = aligned_alloc(HUGE_PAGE, bytes);
+        if (p) madvise(p, bytes, MADV_HUGEPAGE);  /* a hint: 4 kB pages if refused */
+        return p;
+    }
+#endif
+    return malloc(bytes);
+}
+
+void *big_zalloc(size_t n, size_t size)
+{
+    void *p = big_alloc(n, size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
 
 int grow_array(void **a, size_t *cap, size_t need, size_t size)
 {
@@ -167,47 +195,6 @@ const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len)
     return (const uint8_t *)"";
 }
 
-#define CMP(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
-
-static int name_cmp(const types_t *t, uint32_t a, uint32_t b)
-{
-    if (a == b) return 0;
-    uint32_t la, lb;
-    const uint8_t *pa = name_at(t, a, &la), *pb = name_at(t, b, &lb);
-    int c = memcmp(pa, pb, la < lb ? la : lb);
-    if (c) return c < 0 ? -1 : 1;
-    CMP(la, lb);
-    return 0;
-}
-
-int cache_names(types_t *t)
-{
-    t->name_ptr = malloc(((size_t)t->count + 1) * sizeof *t->name_ptr);
-    t->name_len = malloc(((size_t)t->count + 1) * sizeof *t->name_len);
-    if (!t->name_ptr || !t->name_len) return -1;
-    for (uint32_t i = 0; i < t->count; i++) t->name_ptr[i] = name_at(t, t_name(t, i), &t->name_len[i]);
-    return 0;
-}
-
-void free_names(types_t *t)
-{
-    free((void *)t->name_ptr);
-    free(t->name_len);
-    t->name_ptr = NULL;
-    t->name_len = NULL;
-}
-
-/* The names of own types a and b, from the cache when there is one. */
-static int type_name_cmp(const types_t *t, uint32_t a, uint32_t b)
-{
-    if (!t->name_ptr) return name_cmp(t, t_name(t, a), t_name(t, b));
-    uint32_t la = t->name_len[a], lb = t->name_len[b];
-    int c = memcmp(t->name_ptr[a], t->name_ptr[b], la < lb ? la : lb);
-    if (c) return c < 0 ? -1 : 1;
-    CMP(la, lb);
-    return 0;
-}
-
 uint64_t enumerator_value(uint32_t kind, const uint32_t *item)
 {
     return kind == K_ENUM64 ? item[1] | (uint64_t)item[2] << 32 : item[1];
@@ -218,66 +205,6 @@ int64_t enumerator_signed(uint32_t kind, uint64_t value)
     return kind == K_ENUM ? (int32_t)(uint32_t)value : (int64_t)value;
 }
 
-/* The scalars (labels.scalars) of two types of equal kind, vlen and kind_flag. */
-static int scalars_cmp(const types_t *t, uint32_t a, uint32_t b)
-{
-    uint32_t kind = t_kind(t, a), vlen = t_vlen(t, a), kflag = t_kflag(t, a);
-    const uint32_t *ra = t_rest(t, a), *rb = t_rest(t, b);
-    int c;
-    switch (kind) {
-    case K_STRUCT: case K_UNION:
-        for (uint32_t j = 0; j < vlen; j++, ra += 3, rb += 3) {
-            if ((c = name_cmp(t, ra[0], rb[0]))) return c;
-            if (kflag) {
-                CMP(ra[2] & 0xFFFFFF, rb[2] & 0xFFFFFF);
-                CMP(ra[2] >> 24, rb[2] >> 24);
-            } else {
-                CMP(ra[2], rb[2]);
-            }
-        }
-        return 0;
-    case K_INT:
-        CMP((ra[0] >> 24) & 0xF, (rb[0] >> 24) & 0xF);
-        CMP((ra[0] >> 16) & 0xFF, (rb[0] >> 16) & 0xFF);
-        CMP(ra[0] & 0xFF, rb[0] & 0xFF);
-        return 0;
-    case K_ENUM: case K_ENUM64: {
-        uint32_t step = kind == K_ENUM ? 2 : 3;
-        for (uint32_t j = 0; j < vlen; j++, ra += step, rb += step) {
-            if ((c = name_cmp(t, ra[0], rb[0]))) return c;
-            uint64_t va = enumerator_value(kind, ra), vb = enumerator_value(kind, rb);
-            if (kflag) {
-                CMP(enumerator_signed(kind, va), enumerator_signed(kind, vb));
-            } else {
-                CMP(va, vb);
-            }
-        }
-        return 0;
-    }
-    case K_FUNC_PROTO:
-        for (uint32_t j = 0; j < vlen; j++)
-            if ((c = name_cmp(t, ra[2 * j], rb[2 * j]))) return c;
-        return 0;
-    case K_ARRAY:
-        CMP(ra[2], rb[2]);
-        return 0;
-    case K_DATASEC:
-        for (uint32_t j = 0; j < vlen; j++, ra += 3, rb += 3) {
-            CMP(ra[1], rb[1]);
-            CMP(ra[2], rb[2]);
-        }
-        return 0;
-    case K_VAR:
-        CMP(ra[0], rb[0]);
-        return 0;
-    case K_DECL_TAG:
-        CMP((int32_t)ra[0], (int32_t)rb[0]);
-        return 0;
-    default:
-        return 0;
-    }
-}
-
 uint32_t label_size(const types_t *t, uint32_t i)
 {
     switch (t_kind(t, i)) {
@@ -285,18 +212,6 @@ uint32_t label_size(const types_t *t, uint32_t i)
     case K_ENUM64: return t_sot(t, i);
     default: return 0;
     }
-}
-
-int label_cmp(const types_t *t, uint32_t a, uint32_t b, int by_name)
-{
-    int c;
-    if (by_name && (c = type_name_cmp(t, a, b))) return c;
-    CMP(t_kind(t, a), t_kind(t, b));
-    CMP(t_vlen(t, a), t_vlen(t, b));
-    if (!by_name && (c = type_name_cmp(t, a, b))) return c;
-    CMP(t_kflag(t, a), t_kflag(t, b));
-    CMP(label_size(t, a), label_size(t, b));
-    return scalars_cmp(t, a, b);
 }
 
 static void merge_pass(uint32_t *a, uint32_t *tmp, size_t lo, size_t mid, size_t hi,
@@ -350,18 +265,17 @@ static uint64_t hash_words(const uint32_t *w, uint32_t n)
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
-    return h | 1;
+    return h;
 }
 
-static int intern_grow(intern_t *in)
+static int intern_grow(intern_t *in, size_t slots)
 {
-    size_t slots = in->slots ? in->slots * 2 : 1024;
-    intern_slot_t *slot = calloc(slots, sizeof *slot);
+    uint64_t *slot = big_zalloc(slots, sizeof *slot);
     if (!slot) return -1;
     for (size_t k = 0; k < in->slots; k++) {
-        if (!in->slot[k].hash) continue;
-        size_t s = in->slot[k].hash & (slots - 1);
-        while (slot[s].hash) s = (s + 1) & (slots - 1);
+        if (!in->slot[k]) continue;
+        size_t s = in->entry[(uint32_t)in->slot[k] - 1].hash & (slots - 1);
+        while (slot[s]) s = (s + 1) & (slots - 1);
         slot[s] = in->slot[k];
     }
     free(in->slot);
@@ -372,21 +286,33 @@ static int intern_grow(intern_t *in)
 
 uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next)
 {
-    if ((in->used + 1) * 2 > in->slots && intern_grow(in)) return 0;
-    uint64_t h = hash_words(w, n);
+    if ((in->nentry + 1) * 2 > in->slots && intern_grow(in, in->slots ? in->slots * 2 : 1024))
+        return 0;
+    uint64_t h = hash_words(w, n), tag = h >> 32 << 32;
     size_t s = h & (in->slots - 1);
-    for (intern_slot_t *e; (e = &in->slot[s])->hash; s = (s + 1) & (in->slots - 1))
-        if (e->hash == h && e->len == n && !memcmp(in->pool + e->start, w, (size_t)n * sizeof *w))
-            return e->value;
-    if (in->npool + n > UINT32_MAX || GROW(in->pool, in->cap_pool, in->npool + n)) return 0;
+    for (uint64_t v; (v = in->slot[s]); s = (s + 1) & (in->slots - 1)) {
+        if ((v >> 32 << 32) != tag) continue;
+        const intern_entry_t *e = &in->entry[(uint32_t)v - 1];
+        if (e->len == n && !memcmp(in->pool + e->start, w, (size_t)n * sizeof *w)) return e->value;
+    }
+    if (in->npool + n > UINT32_MAX || in->nentry >= UINT32_MAX - 1
+        || GROW(in->pool, in->cap_pool, in->npool + n) || GROW(in->entry, in->cap_entry, in->nentry + 1))
+        return 0;
     memcpy(in->pool + in->npool, w, (size_t)n * sizeof *w);
-    in->slot[s] = (intern_slot_t){h, (uint32_t)in->npool, n, (*next)++};
+    in->entry[in->nentry] = (intern_entry_t){(uint32_t)in->npool, n, (*next)++, (uint32_t)h};
+    in->slot[s] = tag | ++in->nentry;
     in->npool += n;
-    in->used++;
-    return in->slot[s].value;
+    return in->entry[in->nentry - 1].value;
+}
+
+int intern_reserve(intern_t *in, size_t entries)
+{
+    size_t slots = in->slots ? in->slots : 1024;
+    while (slots < 2 * (in->nentry + entries)) slots *= 2;
+    return slots > in->slots ? intern_grow(in, slots) : 0;
 }
 
 void intern_free(intern_t *in)
 {
-    free(in->pool), free(in->slot);
+    free(in->pool), free(in->slot), free(in->entry);
 }

@@ -29,8 +29,6 @@ typedef struct {
     uint32_t *start;            /* count + 1 word positions */
     const strtab_t *tabs;       /* deepest base first, own last */
     int ntabs;
-    const uint8_t **name_ptr;   /* each own type's name, when cached (label sorting) */
-    uint32_t *name_len;
 } types_t;
 
 static inline uint32_t t_kind(const types_t *t, uint32_t i) { return (t->w[t->start[i] + 1] >> 24) & 0x7F; }
@@ -59,16 +57,33 @@ uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out);
 uint32_t edge_count(const types_t *t, uint32_t i);
 /* The name at a string offset (length-bounded, as StringTable.get). */
 const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len);
-/* Caches each own type's name for label_cmp; 0 or -1 (out of memory). */
-int cache_names(types_t *t);
-void free_names(types_t *t);
 /* The label's size field: the record's size for sized kinds, else 0 (labels.label_head). */
 uint32_t label_size(const types_t *t, uint32_t i);
 /* An ENUM or ENUM64 item's value, unsigned, and as signed (kind_flag 1) for its width. */
 uint64_t enumerator_value(uint32_t kind, const uint32_t *item);
 int64_t enumerator_signed(uint32_t kind, uint64_t value);
-/* Label order of own types a and b (labels.label), name first when by_name. */
-int label_cmp(const types_t *t, uint32_t a, uint32_t b, int by_name);
+
+/* The names of some own types as ranks: equal strings, equal ranks; rank 0 is the empty
+ * name; when made `ordered`, in name order (memcmp, a proper prefix first) (labelsort.c). */
+typedef struct {
+    uint32_t *first;           /* by position in the ids ranked: its first entry in rank[] */
+    uint32_t *rank;            /* each type's name, then its items' (items_named kinds) */
+    const uint8_t **ptr;       /* by rank: the string */
+    uint32_t *len;
+    uint32_t distinct;         /* ranks are below it */
+} ranks_t;
+/* Ranks of the names of own types ids[0..n); in name order when `ordered` (else only
+ * equalities count: no string is compared unless its hash is another's). 0, or -1 when
+ * out of memory. */
+int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, ranks_t *r);
+/* A 64-bit hash of n bytes, never 0. */
+uint64_t hash_bytes(const uint8_t *p, uint32_t n);
+void ranks_free(ranks_t *r);
+/* The positions 0..n-1 of own types ids[0..n) in label order (labels.label, name first
+ * when by_name; a stable sort) into out; fresh[j] is 1 where the j-th label differs from
+ * the one before. `names`: name_ranks of the same ids. 0, or -1 when out of memory. */
+int label_sort(const types_t *t, const uint32_t *ids, uint32_t n, const ranks_t *names,
+               int by_name, uint32_t *out, uint8_t *fresh);
 
 /* A stable merge sort of u32 values with a context comparator. */
 typedef int (*cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
@@ -100,22 +115,35 @@ typedef struct {
 int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
                    const uint32_t *redirect, int nlenders, int names, renumbered_t *out);
 
-/* Interned u32 strings -> numbers from 1, open addressing over (hash, start, length):
- * equal strings, equal numbers (a zeroed intern_t is empty). */
+/* Interned u32 strings -> numbers from 1, open addressing: equal strings, equal numbers
+ * (a zeroed intern_t is empty). A slot is 8 bytes (the hash's high half and an entry),
+ * so a probe's cache line holds eight: most items are new, and their probe misses the
+ * caches once (abstract_keys at 1.5 M types); the entries are appended in order. */
 typedef struct {
-    uint64_t hash;   /* 0: empty */
-    uint32_t start, len, value;
-} intern_slot_t;
+    uint32_t start, len, value, hash;   /* hash: the low half, for regrowing */
+} intern_entry_t;
 typedef struct {
     uint32_t *pool;
     size_t npool, cap_pool;
-    intern_slot_t *slot;
-    size_t slots, used;
+    uint64_t *slot;                     /* hash >> 32 << 32 | entry + 1; 0: empty */
+    intern_entry_t *entry;
+    size_t nentry, cap_entry, slots;
 } intern_t;
 /* The number of item `w` (n words), `*next` and a new entry if it is new; 0 when out of
  * memory. */
 uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next);
+/* Room for `entries` more items without growing (each growth moves every entry); 0 or
+ * -1 when out of memory. */
+int intern_reserve(intern_t *in, size_t entries);
 void intern_free(intern_t *in);
+
+/* n elements of `size` bytes (at least 1 byte), for an array read at random: on Linux
+ * in 2 MB pages when it spans one (madvise; the kernel may refuse), which one TLB entry
+ * covers where 4 kB pages took 512. At 1.5 M types (bench_all's 16 x) the page walks of
+ * such reads were a third of the time of abstract_keys' intern table. Freed by free();
+ * NULL when out of memory. big_zalloc zeroes it. */
+void *big_alloc(size_t n, size_t size);
+void *big_zalloc(size_t n, size_t size);
 
 #define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
 int grow_array(void **a, size_t *cap, size_t need, size_t size);
