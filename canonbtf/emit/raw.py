@@ -42,8 +42,6 @@ def _signed64(value: int) -> int:
     return value - 0x10000000000000000 if value & 0x8000000000000000 else value
 
 
-
-
 class _RawText:
     """bpftool's text of each kind: a header line, then one line per item."""
 
