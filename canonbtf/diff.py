@@ -19,6 +19,7 @@ swapping which duplicate a member points to is reported. Anonymous roots (top-le
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -590,6 +591,89 @@ def diff_btfs(old: Btf, new: Btf) -> DiffResult:
 Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 
+def diff_text(old: Btf, new: Btf) -> bytes | None:
+    """The text report `render_text` writes (its latin-1 bytes), made by the compiled part
+    (csrc/diffreport.c) with Python pairing the duplicated names and anonymous roots; None
+    where the report is left to `diff_btfs` (the pure path; input whose spelling needs the
+    reference's placeholders)."""
+    compiled = native.compiled("canonbtf._btf", "diff_text")
+    chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
+    if None in chains:
+        return None
+    sides = [(words, strings, btf.first_id) for (words, strings), btf in zip(chains, (old, new))]
+    pairing = _CompiledPairing([_Lookup(btf, chain, compiled) for btf, chain in
+                                zip((old, new), chains)])
+    with paused_gc():
+        return compiled.diff_text(*sides, pairing)
+
+
+class _Lookup:
+    """What pairing reads of one side for the compiled report: the types of the roots it
+    is given, decoded when first asked for (`_Decoded`), and names (`_Names`)."""
+
+    def __init__(self, btf: Btf, chain: tuple[bytes, list], compiled):
+        self.btf, self.chain, self.compiled = btf, chain, compiled
+        self.names = _Names(chain[1]).__getitem__
+
+    def lookup(self, roots: Iterable[Root]) -> Lookup:
+        need = array("I", sorted(root.type_id for root in roots)).tobytes()
+        return Lookup(_Decoded(self.btf, self.chain, need, self.compiled), self.names)
+
+
+class _CompiledPairing:
+    """diff_text's `pairing`: duplicated names paired and numbered (`settle_duplicates`,
+    `pair_named`) and anonymous roots paired (`pair_anonymous`) from the facts without tags
+    the compiled part gives, as `_diff` pairs them; answered as ids, (ordinal, status,
+    old id, new id) with status 0 a pair, 1 removed, 2 added (0 where a side has none)."""
+
+    def __init__(self, sides: list[_Lookup]):
+        self.sides = sides
+
+    def __call__(self, duplicates: list, old_anon: list, new_anon: list) -> tuple[list, list]:
+        groups: tuple[dict, dict] = ({}, {})
+        for family, name, *both in duplicates:
+            key = (FAMILIES[family], name)
+            for side, made in zip(groups, both):
+                if made:
+                    side[key] = [_made_root(key[0], name, *root) for root in made]
+        if duplicates:
+            settle_duplicates(*(side.lookup(_all(group)) for side, group in
+                                zip(self.sides, groups)), *groups)
+        named = []
+        for family, name, *_ in duplicates:
+            key = (FAMILIES[family], name)
+            pairs, removed, added = pair_named(groups[0].get(key, []), groups[1].get(key, []))
+            named.append(_numbered_ids(pairs, removed, added))
+        anonymous = _anonymous_entries(
+            [_made_root(FAMILIES[family], "", type_id, *rest)
+             for type_id, family, *rest in old_anon],
+            [_made_root(FAMILIES[family], "", type_id, *rest)
+             for type_id, family, *rest in new_anon])
+        status = {"pair": 0, REMOVED: 1, ADDED: 2}
+        return named, [(0, status[entry[3]], entry[4].type_id if entry[4] else 0,
+                        entry[5].type_id if entry[5] else 0) for entry in anonymous]
+
+
+def _made_root(family: str, name: str, type_id: int, facts: tuple, spells_duplicate: bool
+               ) -> Root:
+    root = Root(type_id, family, name, facts)
+    root.spells_duplicate = spells_duplicate
+    return root
+
+
+def _all(groups: dict) -> Iterable[Root]:
+    return (root for group in groups.values() for root in group)
+
+
+def _numbered_ids(pairs: list, removed: list, added: list) -> list:
+    """(ordinal, status, old id, new id) of a duplicated name's pairing, numbered as
+    `_named_entries` numbers them: pairs, then removed, then added."""
+    ids = [(0, a.type_id, b.type_id) for a, b in pairs]
+    ids += [(1, a.type_id, 0) for a in removed]
+    ids += [(2, 0, b.type_id) for b in added]
+    return [(n, *entry) for n, entry in enumerate(ids, 1)]
+
+
 def _diff(old: Btf, new: Btf) -> DiffResult:
     plan = _Plan(old, new)
     old_side = _Facts(old, plan.old_types, plan.old_names, plan.old_made)
@@ -614,12 +698,14 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
         for type_id in tag_ids:
             text = side.speller.decl_tag_name(side.types[type_id])
             named[("decl_tag", text)].append(Root(type_id, "decl_tag", text))
+    # Anonymous roots are paired by their facts without tags, as duplicated names are.
+    old_anon = _anonymous_roots(old_side, old_anon_ids)
+    new_anon = _anonymous_roots(new_side, new_anon_ids)
     settle_duplicates(Lookup(old_side.types, old_side.name),
                       Lookup(new_side.types, new_side.name), old_dups, new_dups)
 
     entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
-    entries += _anonymous_entries(_anonymous_roots(old_side, old_anon_ids),
-                                  _anonymous_roots(new_side, new_anon_ids))
+    entries += _anonymous_entries(old_anon, new_anon)
     if dup_keys:
         _refresh_tagged_facts(old_side, new_side, entries)
     return DiffResult(_changes(old_side, new_side, entries))

@@ -62,6 +62,13 @@ typedef struct {
     int diff;
     int dropped;                 /* a qualifier C has no place for was left out */
     uint8_t *spelled;            /* expr memo by id: 0 unknown, 1 under way, 2 in memo */
+    /* diff's duplicated names (diff._Speller): by id, a duplicated name's root and its
+     * tag (0: none yet), or NULL; whether a spelling (by id, memoized) and the one under
+     * way named such a type. */
+    const uint8_t *dup;
+    const uint32_t *tags;
+    uint8_t *touches;
+    int touched;
     uint32_t under[DIFF_DEPTH / 2 + 2];   /* the ids under way, innermost last */
     int nunder;
     size_t *memo_at;
@@ -112,6 +119,7 @@ static int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
 
 static void ctx_free(ctx_t *c)
 {
+    free(c->touches);
     for (size_t j = 0; c->pairs && j < 2 * (size_t)c->nids; j++) Py_XDECREF(c->pairs[j]);
     free(c->pairs);
     free(c->state);
@@ -657,6 +665,11 @@ static const char *const KIND_NAMES[] = {
     "CONST", "RESTRICT", "FUNC", "FUNC_PROTO", "VAR", "DATASEC", "FLOAT", "DECL_TAG",
     "TYPE_TAG", "ENUM64"};
 
+const char *cdump_kind_name(uint32_t kind)
+{
+    return kind < sizeof KIND_NAMES / sizeof *KIND_NAMES ? KIND_NAMES[kind] : NULL;
+}
+
 static int put_kind_name(ctx_t *c, uint32_t kind, int lower)
 {
     if (kind >= sizeof KIND_NAMES / sizeof *KIND_NAMES) return putf(c, "kind %" PRIu32, kind);
@@ -679,7 +692,10 @@ static int diff_base(ctx_t *c, uint32_t id)
     else if (kind == K_ENUM || kind == K_ENUM64)
         tag = "enum ";
     if (tag && (puts_(c, tag) || (!len && puts_(c, "{...}")))) return -1;
-    return put(c, name, len);
+    if (put(c, name, len)) return -1;
+    if (!c->dup || !c->dup[id]) return 0;
+    c->touched = 1;   /* _Speller.label */
+    return c->tags && c->tags[id] ? putf(c, "#%" PRIu32, c->tags[id]) : 0;
 }
 
 /* ReferenceSpeller._other */
@@ -764,12 +780,19 @@ static int diff_decl(ctx_t *c, uint32_t id, const uint8_t *fname, uint32_t flen,
  * nesting give up (ValueError): the caller leaves those to the reference. */
 static int diff_expr(ctx_t *c, uint32_t id, int depth)
 {
-    if (c->spelled[id] == 2) return put(c, c->memo.p + c->memo_at[id], c->memo_len[id]);
+    if (c->spelled[id] == 2) {
+        if (c->touches && c->touches[id]) c->touched = 1;
+        return put(c, c->memo.p + c->memo_at[id], c->memo_len[id]);
+    }
     if (c->spelled[id] == 1 || depth > DIFF_DEPTH) return fail(c, "left to the reference");
     c->spelled[id] = 1;
     c->under[c->nunder++] = id;
     size_t from = c->out.len;
+    int outer = c->touched;
+    c->touched = 0;
     if (diff_decl(c, id, NULL, 0, depth)) return -1;
+    if (c->touches) c->touches[id] = (uint8_t)c->touched;
+    c->touched |= outer;
     buf_t keep = c->out;   /* the text goes on to the memo, which put() appends to */
     size_t len = keep.len - from;
     c->out = c->memo;
@@ -1897,4 +1920,83 @@ PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const ui
 done:
     ctx_free(&c);
     return result;
+}
+
+/* ---- diff's speller for the compiled report (diffreport.c) ---- */
+
+struct cdump_speller {
+    ctx_t c;
+};
+
+cdump_speller_t *cdump_speller_new(const types_t *t, const uint8_t *dup, const uint32_t *tags)
+{
+    cdump_speller_t *s = calloc(1, sizeof *s);
+    if (!s) return (cdump_speller_t *)PyErr_NoMemory();
+    ctx_t *c = &s->c;
+    if (ctx_init(c, t, 8)) {
+        ctx_free(c);
+        free(s);
+        return NULL;
+    }
+    c->diff = 1;
+    c->dup = dup;
+    c->tags = tags;
+    c->spelled = calloc(c->nids, 1);
+    c->touches = calloc(c->nids, 1);
+    c->memo_at = calloc(c->nids, sizeof *c->memo_at);
+    c->memo_len = calloc(c->nids, sizeof *c->memo_len);
+    if (!c->spelled || !c->touches || !c->memo_at || !c->memo_len) {
+        PyErr_NoMemory();
+        cdump_speller_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void cdump_speller_free(cdump_speller_t *s)
+{
+    if (!s) return;
+    ctx_free(&s->c);
+    free(s);
+}
+
+int cdump_speller_expr(cdump_speller_t *s, uint32_t id, const char **text, size_t *len,
+                       int *touches)
+{
+    ctx_t *c = &s->c;
+    if (c->failed || id >= c->nids) return fail(c, "left to the reference");
+    c->out.len = 0;
+    c->touched = 0;
+    if (diff_expr(c, id, 0)) return -1;
+    *text = c->out.p ? c->out.p : "";
+    *len = c->out.len;
+    *touches = c->touched;
+    return 0;
+}
+
+int cdump_speller_brief(cdump_speller_t *s, uint32_t id, const char **text, size_t *len)
+{
+    ctx_t *c = &s->c;
+    if (c->failed || id >= c->nids) return fail(c, "left to the reference");
+    c->out.len = 0;
+    uint32_t kind = kind_of(c, id);
+    if (kind == K_TYPEDEF) {
+        if (diff_expr(c, sot_of(c, id), 0)) return -1;
+    } else if (diff_brief(c, id)) {
+        return -1;
+    }
+    *text = c->out.p ? c->out.p : "";
+    *len = c->out.len;
+    return 0;
+}
+
+int cdump_speller_label(cdump_speller_t *s, uint32_t id, const char **text, size_t *len)
+{
+    ctx_t *c = &s->c;
+    if (c->failed || id >= c->nids) return fail(c, "left to the reference");
+    c->out.len = 0;
+    if (diff_base(c, id)) return -1;
+    *text = c->out.p ? c->out.p : "";
+    *len = c->out.len;
+    return 0;
 }

@@ -32,4 +32,21 @@ PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *de
 PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
                            int briefs);
 
+/* diff's reference speller (diff._Speller) for the compiled report: `dup` by id, a
+ * duplicated name's root (NULL: none), `tags` by id its tag (0: untagged; NULL: none).
+ * NULL with MemoryError set. */
+typedef struct cdump_speller cdump_speller_t;
+cdump_speller_t *cdump_speller_new(const types_t *t, const uint8_t *dup, const uint32_t *tags);
+void cdump_speller_free(cdump_speller_t *s);
+/* The text (valid until the next call) of ReferenceSpeller.expr(id) and whether it names
+ * a duplicated type; of _Speller.brief(id) for a FUNC, VAR or TYPEDEF; of label(id). 0,
+ * or -1 with ValueError set (a loop, deep nesting: left to the reference; the speller
+ * then refuses every later call) or MemoryError. */
+int cdump_speller_expr(cdump_speller_t *s, uint32_t id, const char **text, size_t *len,
+                       int *touches);
+int cdump_speller_brief(cdump_speller_t *s, uint32_t id, const char **text, size_t *len);
+/* format.kind_name of a kind (upper case), NULL past the last. */
+const char *cdump_kind_name(uint32_t kind);
+int cdump_speller_label(cdump_speller_t *s, uint32_t id, const char **text, size_t *len);
+
 #endif

@@ -414,6 +414,7 @@ int diff_plan(diff_side_t sides[2])
         rc = side_keys(&k, &s);
         for (uint32_t id = 0; id < count && !rc; id++)
             if (reach[id]) keys[n][id] = 0;
+        if (d->key && !rc) memcpy(d->key, keys[n], count * sizeof *d->key);
         for (uint32_t id = 1; id < count && !rc; id++)
             d->safe[id] = (uint8_t)((is_leaf(d->t, id) ? !dup[id] : keys[n][id] != 0)
                                     | (keys[n][id] != 0) << 1);

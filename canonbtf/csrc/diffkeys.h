@@ -14,11 +14,13 @@
  * `need`, every type describing those reads, in id order; by id (out), `safe`: bit 0,
  * the type's spelling as a reference depends on nothing but the types (no loop, no
  * duplicated name, whose tag is known only after pairing), bit 1, so does all its record
- * reads (its key is known). */
+ * reads (its key is known); with `key` (count + 1 entries, when not NULL), each type's key
+ * (0: unknown), equal keys meaning equal facts. */
 typedef struct {
     const types_t *t;
     uint32_t own_first;
     uint8_t *spell, *expanded, *safe;
+    uint32_t *key;
     uint32_t *roots, *anon, *need;
     size_t nroots, nanon, nneed;
 } diff_side_t;

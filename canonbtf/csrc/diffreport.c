@@ -1,0 +1,804 @@
+/* canonbtf._btf.diff_text: diff's text report (diff.diff_btfs, emit/diff_text.render_text)
+ * made in C, the pairing of duplicated names and anonymous roots left to Python.
+ *
+ * diff.py and emit/diff_text.py are the reference. Here: the keys of diff_plan
+ * (diffkeys.c) leave out names with one root on each side and equal keys; the roots are
+ * grouped by family and name; each side's anonymous roots are found as _anonymous_roots
+ * finds them; the `pairing` callback (diff._compiled_pairing) pairs and numbers the
+ * duplicated names and pairs the anonymous roots, from their facts with no tags; then
+ * every entry is described with tags (difffacts.c), compared, and written, sorted as the
+ * reference sorts its changes. Decl tags of one text are paired in order (the reference
+ * gives them no tags: their names are not duplicated names, and their facts are empty).
+ * Any spelling the reference would make with a placeholder gives up with ValueError: the
+ * caller then runs the reference. The GIL is held; no global state. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diffreport.h"
+#include "difffacts.h"
+
+/* diff.FAMILIES, in report order. */
+enum { F_STRUCT, F_UNION, F_ENUM, F_TYPEDEF, F_FWD, F_FUNC, F_VAR, F_DATASEC, F_INT, F_FLOAT,
+       F_DECL_TAG, F_NONE };
+static const char *const FAMILY[] = {"struct", "union", "enum", "typedef", "fwd", "func", "var",
+                                     "datasec", "int", "float", "decl_tag"};
+/* Report order of statuses (diff._changes), and what the pairing calls them. */
+enum { S_REMOVED, S_ADDED, S_CHANGED };
+enum { P_PAIR, P_REMOVED, P_ADDED };
+static const char *const STATUS[] = {"removed", "added", "changed"};
+
+static int family_of(uint32_t kind)
+{
+    switch (kind) {
+    case K_STRUCT: return F_STRUCT;
+    case K_UNION: return F_UNION;
+    case K_ENUM: case K_ENUM64: return F_ENUM;
+    case K_TYPEDEF: return F_TYPEDEF;
+    case K_FWD: return F_FWD;
+    case K_FUNC: return F_FUNC;
+    case K_VAR: return F_VAR;
+    case K_DATASEC: return F_DATASEC;
+    case K_INT: return F_INT;
+    case K_FLOAT: return F_FLOAT;
+    case K_DECL_TAG: return F_DECL_TAG;
+    default: return F_NONE;
+    }
+}
+
+/* Roots of one family and name (decl tags: of one text) on both sides. */
+typedef struct {
+    uint8_t family;
+    size_t name, nlen;                       /* in the report's names */
+    uint32_t count[2], head[2], tail[2];     /* roots per side, a list through side.next */
+} group_t;
+
+typedef struct {
+    const types_t *t;
+    uint32_t own_first, nids;
+    const uint32_t *key;      /* diff_plan's keys (0: unknown) */
+    uint8_t *expanded;        /* _Facts.expanded */
+    uint8_t *dup, *seen;
+    uint32_t *tags, *next, *anon;
+    size_t nanon;
+    cdump_speller_t *plain, *tagged;   /* without tags (the pairing's), with them */
+    facts_t facts;
+} side_t;
+
+/* One change of the report: what and where, the shown name and the lines. */
+typedef struct {
+    uint8_t family, status;
+    size_t name, nlen, text, tlen;
+} change_t;
+
+typedef struct {
+    side_t side[2];
+    group_t *group;
+    size_t ngroups, cap_groups;
+    size_t *slot, mask;       /* group table: index + 1, 0 empty */
+    text_t names, out, line;
+    change_t *change;
+    size_t nchanges, cap_changes;
+    details_t details;
+} report_t;
+
+/* ---- groups ---- */
+
+static uint64_t name_hash(int family, const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)family;
+    for (size_t k = 0; k < n; k++) h = (h ^ (uint8_t)p[k]) * 1099511628211ULL;
+    return h;
+}
+
+static int grow_table(report_t *r)
+{
+    size_t slots = r->mask ? 2 * (r->mask + 1) : 1024;
+    size_t *slot = calloc(slots, sizeof *slot);
+    if (!slot) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const group_t *e = &r->group[g];
+        size_t s = name_hash(e->family, r->names.p + e->name, e->nlen) & (slots - 1);
+        while (slot[s]) s = (s + 1) & (slots - 1);
+        slot[s] = g + 1;
+    }
+    free(r->slot);
+    r->slot = slot;
+    r->mask = slots - 1;
+    return 0;
+}
+
+/* Root `id` of side n into the group of (family, name). */
+static int join_group(report_t *r, int n, uint32_t id, int family, const void *name, size_t len)
+{
+    if (2 * (r->ngroups + 1) > r->mask && grow_table(r)) return -1;
+    size_t s = name_hash(family, name, len) & r->mask;
+    for (; r->slot[s]; s = (s + 1) & r->mask) {
+        const group_t *e = &r->group[r->slot[s] - 1];
+        if (e->family == family && e->nlen == len && !memcmp(r->names.p + e->name, name, len))
+            break;
+    }
+    if (!r->slot[s]) {
+        if (GROW(r->group, r->cap_groups, r->ngroups + 1)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        group_t *e = &r->group[r->ngroups];
+        memset(e, 0, sizeof *e);
+        e->family = (uint8_t)family;
+        e->name = r->names.len;
+        e->nlen = len;
+        if (text_put(&r->names, name, len)) return -1;
+        r->slot[s] = ++r->ngroups;
+    }
+    group_t *e = &r->group[r->slot[s] - 1];
+    side_t *d = &r->side[n];
+    if (e->count[n]) d->next[e->tail[n]] = id;
+    else e->head[n] = id;
+    e->tail[n] = id;
+    e->count[n]++;
+    return 0;
+}
+
+/* diff._Speller.decl_tag_name: a decl tag is its value and what it is on. */
+static int decl_tag_name(side_t *d, uint32_t id, text_t *b)
+{
+    const types_t *t = d->t;
+    uint32_t i = id - 1, len, target = t_sot(t, i);
+    const uint8_t *value = name_at(t, t_name(t, i), &len);
+    b->len = 0;
+    if (t_kflag(t, i) && text_puts(b, "attribute ")) return -1;
+    if (text_put(b, value, len) || text_puts(b, " on ")) return -1;
+    if (!target) return text_puts(b, "void");
+    uint32_t kind = t_kind(t, target - 1);
+    int family = family_of(kind);
+    const char *text;
+    size_t tlen;
+    if (kind == K_FUNC || kind == K_VAR || kind == K_TYPEDEF || kind == K_INT || kind == K_FLOAT) {
+        const uint8_t *name = name_at(t, t_name(t, target - 1), &len);
+        if (text_puts(b, FAMILY[family]) || text_puts(b, " ") || text_put(b, name, len)) return -1;
+    } else {
+        if (cdump_speller_label(d->plain, target, &text, &tlen) || text_put(b, text, tlen)) return -1;
+    }
+    int32_t index = (int32_t)t_rest(t, i)[0];
+    if (index < 0) return 0;
+    uint32_t item = (uint32_t)index, tkind = kind;
+    const uint32_t *items = t_rest(t, target - 1);
+    const char *what = "component";
+    uint32_t name_off = 0;
+    if ((tkind == K_STRUCT || tkind == K_UNION) && item < t_vlen(t, target - 1)) {
+        what = "member", name_off = items[3 * item];
+    } else if (tkind == K_FUNC && t_sot(t, target - 1)) {
+        uint32_t proto = t_sot(t, target - 1);
+        if (t_kind(t, proto - 1) == K_FUNC_PROTO && item < t_vlen(t, proto - 1))
+            what = "param", name_off = t_rest(t, proto - 1)[2 * item];
+    }
+    const uint8_t *name = name_at(t, name_off, &len);
+    if (text_printf(b, " %s ", what)) return -1;
+    return len ? text_put(b, name, len) : text_printf(b, "%" PRIu32, item);
+}
+
+/* Every own root of side n into its group: named types, then decl tags (as diff._diff
+ * adds them). */
+static int group_side(report_t *r, int n)
+{
+    side_t *d = &r->side[n];
+    const types_t *t = d->t;
+    text_t b = {0};
+    int rc = 0;
+    for (int tags = 0; tags < 2 && !rc; tags++) {
+        for (uint32_t id = d->own_first; id < d->nids && !rc; id++) {
+            uint32_t i = id - 1, kind = t_kind(t, i), len;
+            int family = family_of(kind);
+            if (family == F_NONE || (kind == K_DECL_TAG) != tags) continue;
+            if (kind == K_DECL_TAG) {
+                rc = decl_tag_name(d, id, &b) || join_group(r, n, id, family, b.p, b.len);
+            } else if (t_name(t, i)) {
+                const uint8_t *name = name_at(t, t_name(t, i), &len);
+                rc = join_group(r, n, id, family, name, len);
+            }
+        }
+    }
+    free(b.p);
+    return rc;
+}
+
+static int is_dup(const group_t *e)
+{
+    return e->family != F_DECL_TAG && (e->count[0] > 1 || e->count[1] > 1);
+}
+
+/* ---- what Python pairs ---- */
+
+static PyObject *str_of(const char *p, size_t n)
+{
+    return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
+}
+
+/* (id, facts, spells a duplicated name) of root `id`, facts without tags. */
+static PyObject *root_tuple(side_t *d, uint32_t id, PyObject *family)
+{
+    facter_t F = {d->t, d->plain, d->expanded, d->seen, &d->facts, {0}, 0, 0};
+    d->facts.n = d->facts.arena.len = 0;
+    PyObject *facts = NULL;
+    if (!root_facts(&F, id)) facts = facts_tuple(&d->facts, 0, d->facts.n);
+    free(F.path.p);
+    if (!facts) return NULL;
+    return family ? Py_BuildValue("(kONN)", (unsigned long)id, family, facts, PyBool_FromLong(F.dup))
+                  : Py_BuildValue("(kNN)", (unsigned long)id, facts, PyBool_FromLong(F.dup));
+}
+
+static PyObject *group_roots(report_t *r, const group_t *e, int n)
+{
+    PyObject *list = PyList_New(0);
+    for (uint32_t id = e->head[n], k = 0; list && k < e->count[n]; k++, id = r->side[n].next[id]) {
+        PyObject *root = root_tuple(&r->side[n], id, NULL);
+        if (!root || PyList_Append(list, root)) Py_CLEAR(list);
+        Py_XDECREF(root);
+    }
+    return list;
+}
+
+/* [(family, name, old roots, new roots)] of the duplicated names. */
+static PyObject *duplicates(report_t *r)
+{
+    PyObject *list = PyList_New(0);
+    for (size_t g = 0; list && g < r->ngroups; g++) {
+        const group_t *e = &r->group[g];
+        if (!is_dup(e)) continue;
+        PyObject *name = str_of(r->names.p + e->name, e->nlen);
+        PyObject *olds = name ? group_roots(r, e, 0) : NULL, *news = olds ? group_roots(r, e, 1) : NULL;
+        PyObject *item = news ? Py_BuildValue("(iOOO)", e->family, name, olds, news) : NULL;
+        if (!item || PyList_Append(list, item)) Py_CLEAR(list);
+        Py_XDECREF(item), Py_XDECREF(name), Py_XDECREF(olds), Py_XDECREF(news);
+    }
+    return list;
+}
+
+/* diff._anonymous_roots: anonymous aggregates no named root describes, first those no
+ * other such aggregate holds, then any still undescribed; [(id, family, facts, spells a
+ * duplicated name)], each made as it comes (describing one can describe the next). */
+static PyObject *anonymous_roots(side_t *d)
+{
+    const types_t *t = d->t;
+    uint8_t *mark = calloc(d->nids, 1);   /* bit 0 held, bit 1 made */
+    uint32_t *left = malloc((d->nanon + 1) * sizeof *left);
+    uint32_t *order = malloc((2 * d->nanon + 1) * sizeof *order);
+    PyObject *list = mark && left && order ? PyList_New(0) : PyErr_NoMemory();
+    size_t n = 0, nleft = 0;
+    for (size_t k = 0; list && k < d->nanon; k++) {
+        uint32_t id = d->anon[k], i = id - 1;
+        if (d->expanded[id]) continue;
+        left[nleft++] = id;
+        if (t_kind(t, i) != K_STRUCT && t_kind(t, i) != K_UNION) continue;
+        const uint32_t *items = t_rest(t, i);
+        for (uint32_t m = 0, vlen = t_vlen(t, i); m < vlen; m++) {
+            uint32_t end = anon_end(t, items[3 * m + 1], NULL);
+            if (end && end != id) mark[end] |= 1;
+        }
+    }
+    for (size_t k = 0; list && k < nleft; k++)
+        if (!(mark[left[k]] & 1)) order[n++] = left[k];
+    for (size_t k = 0; list && k < nleft; k++) order[n++] = left[k];
+    for (size_t k = 0; list && k < n; k++) {
+        uint32_t id = order[k];
+        if (mark[id] & 2 || (mark[id] & 1 && d->expanded[id])) continue;
+        mark[id] |= 2;
+        PyObject *family = PyLong_FromLong(family_of(t_kind(t, id - 1)));
+        PyObject *root = family ? root_tuple(d, id, family) : NULL;
+        if (!root || PyList_Append(list, root)) Py_CLEAR(list);
+        Py_XDECREF(root), Py_XDECREF(family);
+    }
+    free(mark), free(left), free(order);
+    return list;
+}
+
+/* ---- the report ---- */
+
+static int add_change(report_t *r, int family, int status, size_t name, size_t nlen, size_t text)
+{
+    if (GROW(r->change, r->cap_changes, r->nchanges + 1)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    r->change[r->nchanges++] = (change_t){(uint8_t)family, (uint8_t)status, name, nlen, text,
+                                          r->out.len - text};
+    return 0;
+}
+
+/* Facts with tags of side n's root `id`, as [*from, *to) of its list (emptied first). */
+static int tagged_facts(side_t *d, uint32_t id, size_t *from, size_t *to)
+{
+    facter_t F = {d->t, d->tagged, d->expanded, d->seen, &d->facts, {0}, 0, 0};
+    d->facts.n = d->facts.arena.len = 0;
+    int rc = root_facts(&F, id);
+    free(F.path.p);
+    *from = 0, *to = d->facts.n;
+    return rc;
+}
+
+/* diff._anon_title: an anonymous root shown by its first members or enumerators. */
+static int anon_title(text_t *b, const facts_t *o, size_t from, size_t to)
+{
+    size_t shown = 0;
+    if (text_puts(b, "(anon) {")) return -1;
+    for (size_t j = from; j < to; j++) {
+        const fact_t *x = &o->f[j];
+        const char *key = o->arena.p + x->key;
+        int member = x->what == W_MEMBER;
+        if (member) {
+            for (size_t k = 0; k < x->klen && member; k++)
+                member = key[k] != '.' && key[k] != '[' && key[k] != '-';
+        }
+        if (x->what != W_VALUE && !member) continue;
+        if (++shown > 3) return text_puts(b, ", ...}");
+        if (shown > 1 && text_puts(b, ", ")) return -1;
+        if (member ? text_put(b, o->arena.p + x->s1, x->l1) || text_puts(b, " ")
+                         || text_put(b, key, x->klen)
+                   : text_put(b, key + x->wlen + 1, x->klen - x->wlen - 1))
+            return -1;
+    }
+    return text_puts(b, "}");
+}
+
+/* The shown name of an entry into r->names: its name (with its tag), or its title. */
+static int shown_name(report_t *r, const group_t *e, uint32_t ordinal, const facts_t *o,
+                      size_t from, size_t to, size_t *at, size_t *len)
+{
+    *at = r->names.len;
+    int rc;
+    if (!e || !e->nlen) rc = anon_title(&r->names, o, from, to);
+    else if ((rc = text_put(&r->names, r->names.p + e->name, e->nlen)) == 0 && ordinal)
+        rc = text_printf(&r->names, "#%" PRIu32, ordinal);
+    *len = r->names.len - *at;
+    return rc;
+}
+
+static int put_line_head(report_t *r, const char *mark, int family, size_t name, size_t nlen)
+{
+    return text_puts(&r->out, mark) || text_puts(&r->out, FAMILY[family])
+        || text_puts(&r->out, " ") || text_put(&r->out, r->names.p + name, nlen);
+}
+
+static int count_text(text_t *b, const char *noun, uint32_t n)
+{
+    return text_printf(b, "%" PRIu32 " %s%s", n, noun, n == 1 ? "" : "s");
+}
+
+/* diff._Speller.brief: a one-line description of an added or removed root. */
+static int brief(side_t *d, uint32_t id, text_t *b)
+{
+    const types_t *t = d->t;
+    uint32_t i = id - 1, kind = t_kind(t, i), size = t_sot(t, i), n = t_vlen(t, i);
+    const char *text;
+    size_t len;
+    b->len = 0;
+    switch (kind) {
+    case K_STRUCT: case K_UNION:
+        return text_printf(b, "size %" PRIu32 ", ", size) || count_text(b, "member", n);
+    case K_ENUM: case K_ENUM64:
+        return text_printf(b, "size %" PRIu32 ", ", size) || count_text(b, "value", n);
+    case K_DATASEC:
+        return text_printf(b, "size %" PRIu32 ", ", size) || count_text(b, "variable", n);
+    case K_INT: case K_FLOAT:
+        return text_printf(b, "size %" PRIu32, size);
+    case K_FWD:
+        return text_puts(b, t_kflag(t, i) ? "union" : "struct");
+    case K_TYPEDEF: case K_FUNC: case K_VAR:
+        return cdump_speller_brief(d->tagged, id, &text, &len) || text_put(b, text, len);
+    default:
+        return 0;
+    }
+}
+
+/* An added (n 1) or removed (n 0) root. */
+static int one_sided(report_t *r, const group_t *e, int n, uint32_t id, uint32_t ordinal)
+{
+    side_t *d = &r->side[n];
+    size_t from = 0, to = 0, name, nlen, text = r->out.len;
+    int family = e ? e->family : family_of(t_kind(d->t, id - 1));
+    if ((!e || !e->nlen) && tagged_facts(d, id, &from, &to)) return -1;
+    if (shown_name(r, e, ordinal, &d->facts, from, to, &name, &nlen)
+        || brief(d, id, &r->line) || put_line_head(r, n ? "+ " : "- ", family, name, nlen)
+        || (r->line.len && (text_puts(&r->out, ": ") || text_put(&r->out, r->line.p, r->line.len)))
+        || text_puts(&r->out, "\n"))
+        return -1;
+    return add_change(r, family, n ? S_ADDED : S_REMOVED, name, nlen, text);
+}
+
+static int offset_text(text_t *b, uint64_t bits)
+{
+    return bits % 8 ? text_printf(b, "bit %" PRIu64, bits) : text_printf(b, "byte %" PRIu64, bits / 8);
+}
+
+static int number_text(text_t *b, const fact_t *x)
+{
+    return x->neg ? text_printf(b, "%" PRId64, (int64_t)x->a) : text_printf(b, "%" PRIu64, x->a);
+}
+
+static int unnamed_or(text_t *b, const facts_t *o, const fact_t *x)
+{
+    return x->l1 ? text_put(b, o->arena.p + x->s1, x->l1) : text_puts(b, "(unnamed)");
+}
+
+/* emit/diff_text._plain of a value (NULL: none), or as an f-string writes it (`raw`). */
+static int plain_text(text_t *b, const facts_t *o, const fact_t *x, int raw)
+{
+    if (!x) return text_puts(b, raw ? "None" : "(none)");
+    switch (x->what) {
+    case W_SIGNED: case W_VARARGS:
+        return text_puts(b, raw ? (x->a ? "True" : "False") : (x->a ? "yes" : "no"));
+    case W_SIZE: case W_BITS: case W_BIT_OFFSET:
+        return text_printf(b, "%" PRIu64, x->a);
+    default:
+        return text_put(b, o->arena.p + x->s1, x->l1);
+    }
+}
+
+/* A detail's path: a member's, `where.name` of a value, a parameter's index, an entry's. */
+static int path_text(text_t *b, const facts_t *o, const fact_t *x)
+{
+    const char *key = o->arena.p + x->key;
+    if (x->what != W_VALUE) return text_put(b, key, x->klen);
+    if (x->wlen && (text_put(b, key, x->wlen) || text_puts(b, "."))) return -1;
+    return text_put(b, key + x->wlen + 1, x->klen - x->wlen - 1);
+}
+
+static int member_text(text_t *b, const facts_t *o, const fact_t *x)
+{
+    if (text_put(b, o->arena.p + x->s1, x->l1) || text_puts(b, " at ") || offset_text(b, x->a))
+        return -1;
+    return x->b ? text_printf(b, ", %" PRIu64 "-bit field", x->b) : 0;
+}
+
+static int bitfield_text(text_t *b, uint64_t size)
+{
+    return size ? text_printf(b, "%" PRIu64 " bits", size) : text_puts(b, "not a bitfield");
+}
+
+/* The part of a member's or parameter's line one detail adds (diff_text._SAME_LINE). */
+static int same_line_part(text_t *b, const detail_t *d, const facts_t *oa, const facts_t *ob)
+{
+    const fact_t *a = d->a, *x = d->b;
+    switch (d->change) {
+    case D_MEMBER_RETYPED:
+        return text_puts(b, "type ") || text_put(b, oa->arena.p + a->s1, a->l1)
+            || text_puts(b, " -> ") || text_put(b, ob->arena.p + x->s1, x->l1);
+    case D_PARAM_RETYPED:
+        return text_puts(b, "type ") || text_put(b, oa->arena.p + a->s2, a->l2)
+            || text_puts(b, " -> ") || text_put(b, ob->arena.p + x->s2, x->l2);
+    case D_MEMBER_MOVED:
+        if (a->a % 8 == 0 && x->a % 8 == 0)
+            return text_printf(b, "moved byte %" PRIu64 " -> byte %" PRIu64, a->a / 8, x->a / 8);
+        return text_printf(b, "moved bit %" PRIu64 " -> bit %" PRIu64, a->a, x->a);
+    case D_BITFIELD:
+        return text_puts(b, "bitfield ") || bitfield_text(b, a->b) || text_puts(b, " -> ")
+            || bitfield_text(b, x->b);
+    default:   /* D_PARAM_RENAMED */
+        return text_puts(b, "renamed ") || unnamed_or(b, oa, a) || text_puts(b, " -> ")
+            || unnamed_or(b, ob, x);
+    }
+}
+
+static int is_same_line(int change)
+{
+    return change == D_MEMBER_RETYPED || change == D_MEMBER_MOVED || change == D_BITFIELD
+        || change == D_PARAM_RENAMED || change == D_PARAM_RETYPED;
+}
+
+/* diff_text._detail_line of a detail with a line of its own. */
+static int detail_line(text_t *b, const detail_t *d, const facts_t *oa, const facts_t *ob)
+{
+    const fact_t *a = d->a, *x = d->b, *one = a ? a : x;
+    const facts_t *o = a ? oa : ob;
+    switch (d->change) {
+    case D_MEMBER_ADDED: case D_MEMBER_REMOVED:
+        return text_puts(b, a ? "- member " : "+ member ") || path_text(b, o, one)
+            || text_puts(b, ": ") || member_text(b, o, one);
+    case D_VALUE_ADDED: case D_VALUE_REMOVED:
+        return text_puts(b, a ? "- " : "+ ") || path_text(b, o, one) || text_puts(b, " = ")
+            || number_text(b, one);
+    case D_VALUE_CHANGED:
+        return text_puts(b, "~ ") || path_text(b, oa, a) || text_puts(b, ": ") || number_text(b, a)
+            || text_puts(b, " -> ") || number_text(b, x);
+    case D_PARAM_ADDED: case D_PARAM_REMOVED:
+        return text_puts(b, a ? "- param " : "+ param ") || path_text(b, o, one)
+            || text_puts(b, " ") || unnamed_or(b, o, one) || text_puts(b, ": ")
+            || text_put(b, o->arena.p + one->s2, one->l2);
+    case D_VAR_ADDED: case D_VAR_REMOVED:
+        return text_puts(b, a ? "- variable " : "+ variable ") || path_text(b, o, one)
+            || text_printf(b, ": size %" PRIu64 " at %" PRIu64, one->b, one->a);
+    case D_VAR_RESIZED:
+        return text_puts(b, "~ variable ") || path_text(b, oa, a)
+            || text_printf(b, ": size %" PRIu64 " -> %" PRIu64 " (at %" PRIu64 " -> %" PRIu64 ")",
+                           a->b, x->b, a->a, x->a);
+    default: {   /* D_OTHER */
+        int ret = one->what == W_RETURN;
+        if (text_puts(b, "~ ")) return -1;
+        if (ret) {
+            if (text_puts(b, "return type")) return -1;
+        } else {
+            for (const char *w = FACT_WHAT[one->what]; *w; w++)
+                if (text_put(b, *w == '_' ? " " : w, 1)) return -1;
+        }
+        return text_puts(b, ": ") || plain_text(b, oa, a, ret) || text_puts(b, " -> ")
+            || plain_text(b, ob, x, ret);
+    }
+    }
+}
+
+/* diff_text._change_lines of a changed root: its details, a member's or parameter's
+ * changes on one line, and the datasec variables that moved counted at the end. */
+static int detail_lines(report_t *r, const facts_t *oa, const facts_t *ob)
+{
+    text_t *b = &r->out;
+    const detail_t *held = NULL;
+    size_t moved = 0, shown = 0;
+    for (size_t k = 0; k < r->details.n; k++) {
+        const detail_t *d = &r->details.d[k];
+        if (d->change == D_VAR_MOVED) {
+            moved++;
+            continue;
+        }
+        if (!is_same_line(d->change)) {
+            if (text_puts(b, "\n    ") || detail_line(b, d, oa, ob)) return -1;
+            held = NULL;
+            continue;
+        }
+        int param = d->change == D_PARAM_RENAMED || d->change == D_PARAM_RETYPED;
+        int held_param = held && (held->change == D_PARAM_RENAMED || held->change == D_PARAM_RETYPED);
+        if (held && param == held_param && held->a->klen == d->a->klen
+            && !memcmp(oa->arena.p + held->a->key, oa->arena.p + d->a->key, d->a->klen)) {
+            if (text_puts(b, ", ")) return -1;
+        } else {
+            if (text_puts(b, param ? "\n    ~ param " : "\n    ~ member ")
+                || path_text(b, oa, d->a) || text_puts(b, ": "))
+                return -1;
+            held = d;
+        }
+        if (same_line_part(b, d, oa, ob)) return -1;
+    }
+    if (moved) {
+        if (text_printf(b, "\n    ~ %zu variables at new offsets: ", moved)) return -1;
+        for (size_t k = 0; k < r->details.n && shown < 5; k++) {
+            const detail_t *d = &r->details.d[k];
+            if (d->change != D_VAR_MOVED) continue;
+            if ((shown++ && text_puts(b, ", ")) || path_text(b, oa, d->a)) return -1;
+        }
+        if (moved > 5 && text_printf(b, " and %zu more", moved - 5)) return -1;
+    }
+    return text_puts(b, "\n");
+}
+
+/* A pair: reported when its facts with tags differ. */
+static int pair(report_t *r, const group_t *e, uint32_t old, uint32_t new, uint32_t ordinal)
+{
+    side_t *a = &r->side[0], *b = &r->side[1];
+    size_t a0, a1, b0, b1, name, nlen, text = r->out.len;
+    if (tagged_facts(a, old, &a0, &a1) || tagged_facts(b, new, &b0, &b1)) return -1;
+    if (same_facts(&a->facts, a0, a1, &b->facts, b0, b1)) return 0;
+    int family = e ? e->family : family_of(t_kind(b->t, new - 1));
+    r->details.n = 0;
+    if (shown_name(r, e, ordinal, &b->facts, b0, b1, &name, &nlen)
+        || compare_facts(&a->facts, a0, a1, &b->facts, b0, b1, &r->details)
+        || put_line_head(r, "~ ", family, name, nlen) || detail_lines(r, &a->facts, &b->facts))
+        return -1;
+    return add_change(r, family, S_CHANGED, name, nlen, text);
+}
+
+/* An entry the pairing gave: (ordinal, status, old id, new id). */
+static int paired_entry(report_t *r, const group_t *e, PyObject *entry)
+{
+    unsigned long ordinal, status, old, new;
+    if (!PyArg_ParseTuple(entry, "kkkk", &ordinal, &status, &old, &new)) return -1;
+    if (status > P_ADDED || (status != P_ADDED && (old < r->side[0].own_first || old >= r->side[0].nids))
+        || (status != P_REMOVED && (new < r->side[1].own_first || new >= r->side[1].nids))) {
+        PyErr_SetString(PyExc_ValueError, "pairing: an id out of range");
+        return -1;
+    }
+    if (status == P_PAIR) return pair(r, e, (uint32_t)old, (uint32_t)new, (uint32_t)ordinal);
+    return status == P_REMOVED ? one_sided(r, e, 0, (uint32_t)old, (uint32_t)ordinal)
+                               : one_sided(r, e, 1, (uint32_t)new, (uint32_t)ordinal);
+}
+
+/* The tags the pairing gave to the roots of one duplicated name. */
+static int tag_group(report_t *r, PyObject *entries)
+{
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
+        unsigned long ordinal, status, old, new;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(entries, k), "kkkk", &ordinal, &status, &old, &new))
+            return -1;
+        if (status != P_ADDED && old < r->side[0].nids) r->side[0].tags[old] = (uint32_t)ordinal;
+        if (status != P_REMOVED && new < r->side[1].nids) r->side[1].tags[new] = (uint32_t)ordinal;
+    }
+    return 0;
+}
+
+/* The entries of one group without duplicates (diff._named_entries). */
+static int plain_group(report_t *r, const group_t *e)
+{
+    if (e->family == F_DECL_TAG) {   /* paired in order; the rest added or removed */
+        uint32_t shared = e->count[0] < e->count[1] ? e->count[0] : e->count[1];
+        for (int n = 0; n < 2; n++) {
+            uint32_t id = e->head[n];
+            for (uint32_t k = 0; k < e->count[n]; k++, id = r->side[n].next[id])
+                if (k >= shared && one_sided(r, e, n, id, 0)) return -1;
+        }
+        return 0;
+    }
+    if (e->count[0] && e->count[1]) {
+        uint32_t key = r->side[0].key[e->head[0]];
+        if (key && key == r->side[1].key[e->head[1]]) return 0;
+        return pair(r, e, e->head[0], e->head[1], 0);
+    }
+    return e->count[0] ? one_sided(r, e, 0, e->head[0], 0) : one_sided(r, e, 1, e->head[1], 0);
+}
+
+static int by_report_order(const void *ctx, uint32_t x, uint32_t y)
+{
+    const report_t *r = ctx;
+    const change_t *a = &r->change[x], *b = &r->change[y];
+    if (a->family != b->family) return a->family < b->family ? -1 : 1;
+    if (a->status != b->status) return a->status < b->status ? -1 : 1;
+    size_t n = a->nlen < b->nlen ? a->nlen : b->nlen;
+    int c = n ? memcmp(r->names.p + a->name, r->names.p + b->name, n) : 0;
+    if (c) return c;
+    return a->nlen < b->nlen ? -1 : a->nlen > b->nlen;
+}
+
+static int counts_text(text_t *b, const uint32_t counts[3])
+{
+    static const int order[] = {S_CHANGED, S_ADDED, S_REMOVED};
+    int first = 1;
+    for (int k = 0; k < 3; k++) {
+        uint32_t n = counts[order[k]];
+        if (!n) continue;
+        if ((!first && text_puts(b, ", ")) || text_printf(b, "%" PRIu32 " %s", n, STATUS[order[k]]))
+            return -1;
+        first = 0;
+    }
+    return 0;
+}
+
+/* diff_text.render_text: the summary, then one section per family. */
+static PyObject *render(report_t *r)
+{
+    uint32_t *order = malloc((r->nchanges + 1) * sizeof *order);
+    uint32_t counts[F_NONE][3], totals[3] = {0, 0, 0};
+    text_t b = {0};
+    PyObject *result = NULL;
+    if (!order) return PyErr_NoMemory();
+    memset(counts, 0, sizeof counts);
+    for (size_t k = 0; k < r->nchanges; k++) {
+        order[k] = (uint32_t)k;
+        counts[r->change[k].family][r->change[k].status]++;
+        totals[r->change[k].status]++;
+    }
+    if (sort_u32(order, r->nchanges, by_report_order, r)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (r->nchanges && (text_printf(&b, "%zu types differ: ", r->nchanges)
+                        || counts_text(&b, totals) || text_puts(&b, "\n")))
+        goto done;
+    int family = -1;
+    for (size_t k = 0; k < r->nchanges; k++) {
+        const change_t *c = &r->change[order[k]];
+        if (c->family != family) {
+            family = c->family;
+            if (text_puts(&b, "\n== ") || text_puts(&b, FAMILY[family]) || text_puts(&b, ": ")
+                || counts_text(&b, counts[family]) || text_puts(&b, " ==\n"))
+                goto done;
+        }
+        if (text_put(&b, r->out.p + c->text, c->tlen)) goto done;
+    }
+    result = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.len);
+done:
+    free(order), free(b.p);
+    return result;
+}
+
+/* Every entry, in the reference's order: the named groups (duplicated names as the
+ * pairing gave them), then the anonymous roots. */
+static PyObject *report_entries(report_t *r, PyObject *paired)
+{
+    PyObject *named, *anon;
+    if (!PyArg_ParseTuple(paired, "O!O!", &PyList_Type, &named, &PyList_Type, &anon)) return NULL;
+    Py_ssize_t k = 0;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const group_t *e = &r->group[g];
+        if (!is_dup(e)) continue;
+        if (k >= PyList_GET_SIZE(named) || !PyList_Check(PyList_GET_ITEM(named, k))) {
+            PyErr_SetString(PyExc_ValueError, "pairing: one list of entries per duplicated name");
+            return NULL;
+        }
+        if (tag_group(r, PyList_GET_ITEM(named, k++))) return NULL;
+    }
+    k = 0;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const group_t *e = &r->group[g];
+        if (!is_dup(e)) {
+            if (plain_group(r, e)) return NULL;
+            continue;
+        }
+        PyObject *entries = PyList_GET_ITEM(named, k++);
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries); j++)
+            if (paired_entry(r, e, PyList_GET_ITEM(entries, j))) return NULL;
+    }
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(anon); j++)
+        if (paired_entry(r, NULL, PyList_GET_ITEM(anon, j))) return NULL;
+    return render(r);
+}
+
+static int side_init(side_t *d, const diff_side_t *plan)
+{
+    d->t = plan->t;
+    d->own_first = plan->own_first;
+    d->nids = plan->t->count + 1;
+    d->key = plan->key;
+    d->expanded = plan->expanded;
+    d->anon = plan->anon;
+    d->nanon = plan->nanon;
+    d->dup = calloc(d->nids, 1);
+    d->seen = calloc(d->nids, 1);
+    d->tags = calloc(d->nids, sizeof *d->tags);
+    d->next = calloc(d->nids, sizeof *d->next);
+    if (!d->dup || !d->seen || !d->tags || !d->next) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void side_free(side_t *d)
+{
+    free(d->dup), free(d->seen), free(d->tags), free(d->next);
+    cdump_speller_free(d->plain), cdump_speller_free(d->tagged);
+    free(d->facts.arena.p), free(d->facts.f);
+}
+
+PyObject *diff_report(diff_side_t plan[2], PyObject *pairing)
+{
+    report_t r;
+    PyObject *result = NULL, *dups = NULL, *anon[2] = {NULL, NULL}, *paired = NULL;
+    memset(&r, 0, sizeof r);
+    if (side_init(&r.side[0], &plan[0]) || side_init(&r.side[1], &plan[1])) goto done;
+    for (int n = 0; n < 2; n++) {
+        side_t *d = &r.side[n];
+        if (!(d->plain = cdump_speller_new(d->t, d->dup, NULL))
+            || !(d->tagged = cdump_speller_new(d->t, d->dup, d->tags)))
+            goto done;
+    }
+    if (group_side(&r, 0) || group_side(&r, 1)) goto done;
+    for (size_t g = 0; g < r.ngroups; g++) {
+        const group_t *e = &r.group[g];
+        if (!is_dup(e)) continue;
+        for (int n = 0; n < 2; n++) {
+            uint32_t id = e->head[n];
+            for (uint32_t k = 0; k < e->count[n]; k++, id = r.side[n].next[id]) r.side[n].dup[id] = 1;
+        }
+    }
+    if (!(dups = duplicates(&r)) || !(anon[0] = anonymous_roots(&r.side[0]))
+        || !(anon[1] = anonymous_roots(&r.side[1])))
+        goto done;
+    if (!(paired = PyObject_CallFunctionObjArgs(pairing, dups, anon[0], anon[1], NULL))) goto done;
+    result = report_entries(&r, paired);
+done:
+    if (!result && PyErr_ExceptionMatches(PyExc_ValueError)) {
+        /* left to the reference */
+        PyErr_Clear();
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    Py_XDECREF(dups), Py_XDECREF(anon[0]), Py_XDECREF(anon[1]), Py_XDECREF(paired);
+    side_free(&r.side[0]), side_free(&r.side[1]);
+    free(r.group), free(r.slot), free(r.names.p), free(r.out.p), free(r.line.p), free(r.change);
+    free(r.details.d);
+    return result;
+}
