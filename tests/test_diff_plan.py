@@ -1,5 +1,6 @@
-"""diff's compiled plan (canonbtf/csrc/diffkeys.c) against the reference, which describes
-every root: the same report, text and JSON, byte for byte.
+"""diff's compiled plan (canonbtf/csrc/diffkeys.c) and compiled text report
+(csrc/diffreport.c, difffacts.c) against the reference, which describes every root: the
+same report, text and JSON, byte for byte.
 
 The plan leaves out names with one root on each side whose keys are equal and does not
 spell roots only added or removed, so what is judged is that it never leaves out or
@@ -19,7 +20,7 @@ from canonbtf import native
 from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.model import Btf, Type
-from canonbtf.diff import diff_btfs
+from canonbtf.diff import diff_btfs, diff_text
 from canonbtf.emit.diff_text import render_json, render_text
 from canonbtf.errors import InputError
 
@@ -40,10 +41,15 @@ NEW = "vmlinux-6.12.113-cloud-amd64.btf"
 
 def report(make_old, make_new) -> tuple[str, str]:
     """The text and JSON reports of the diff of two freshly made BTFs (so that nothing one
-    path decoded or packed is reused by the other)."""
+    path decoded or packed is reused by the other), the text as `canonbtf diff` makes it:
+    by the compiled report (csrc/diffreport.c) where it takes it, else rendered."""
     result = diff_btfs(make_old(), make_new())
     text, js = io.StringIO(), io.StringIO()
-    render_text(result, text)
+    made = diff_text(make_old(), make_new())
+    if made is None:
+        render_text(result, text)
+    else:
+        text.write(made.decode("latin-1"))
     render_json(result, js)
     return text.getvalue(), js.getvalue()
 
@@ -62,6 +68,7 @@ def test_kernels_both_ways(old, new, pure):  # noqa: F811
     reference, fast = both_ways(pure, report, loader(old), loader(new))
     assert fast[0].count("\n") > 30000
     assert fast == reference
+    assert diff_text(loader(old)(), loader(new)()) is not None
 
 
 def test_renumbered_and_with_leftovers(pure):  # noqa: F811

@@ -48,6 +48,17 @@ int text_put(text_t *b, const void *s, size_t n)
 
 int text_puts(text_t *b, const char *s) { return text_put(b, s, strlen(s)); }
 
+int text_repeat(text_t *b, size_t at, size_t n)
+{
+    if (GROW(b->p, b->cap, b->len + n)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (n) memcpy(b->p + b->len, b->p + at, n);
+    b->len += n;
+    return 0;
+}
+
 int text_printf(text_t *b, const char *fmt, ...)
 {
     char tmp[96];
@@ -359,7 +370,7 @@ static int unique_keys(facter_t *F, size_t from)
             size_t at = o->arena.len;
             char tag[16];
             int tlen = snprintf(tag, sizeof tag, "#%" PRIu32, k);
-            if (text_put(&o->arena, o->arena.p + base, blen) || text_put(&o->arena, tag, (size_t)tlen)) {
+            if (text_repeat(&o->arena, base, blen) || text_put(&o->arena, tag, (size_t)tlen)) {
                 rc = -1;
                 break;
             }
@@ -427,7 +438,7 @@ int root_facts(facter_t *F, uint32_t id)
 static uint64_t key_hash(const facts_t *o, const fact_t *x)
 {
     uint64_t h = 1469598103934665603ULL ^ x->what;
-    const uint8_t *p = (const uint8_t *)o->arena.p + x->key;
+    const uint8_t *p = (const uint8_t *)AT(o->arena, x->key);
     for (size_t k = 0; k < x->klen; k++) h = (h ^ p[k]) * 1099511628211ULL;
     return h;
 }
@@ -435,7 +446,7 @@ static uint64_t key_hash(const facts_t *o, const fact_t *x)
 static int same_key(const facts_t *oa, const fact_t *a, const facts_t *ob, const fact_t *b)
 {
     return a->what == b->what && a->klen == b->klen
-        && (!a->klen || !memcmp(oa->arena.p + a->key, ob->arena.p + b->key, a->klen));
+        && (!a->klen || !memcmp(AT(oa->arena, a->key), AT(ob->arena, b->key), a->klen));
 }
 
 int key_table_init(key_table_t *k, size_t n)
@@ -503,9 +514,25 @@ static int last_table(key_table_t *k, const facts_t *o, size_t from, size_t to)
 
 /* ---- comparing ---- */
 
+uint64_t facts_hash(const facts_t *o, size_t from, size_t to)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t j = from; j < to; j++) {
+        const fact_t *x = &o->f[j];
+        uint64_t words[4] = {x->what | (uint64_t)x->neg << 8, x->a, x->b, x->l1 << 32 ^ x->l2};
+        const uint8_t *parts[4] = {(const uint8_t *)words, (const uint8_t *)AT(o->arena, x->key),
+                                   (const uint8_t *)AT(o->arena, x->s1),
+                                   (const uint8_t *)AT(o->arena, x->s2)};
+        size_t lens[4] = {sizeof words, x->klen, x->l1, x->l2};
+        for (int p = 0; p < 4; p++)
+            for (size_t k = 0; k < lens[p]; k++) h = (h ^ parts[p][k]) * 1099511628211ULL;
+    }
+    return h;
+}
+
 static int same_text(const facts_t *oa, size_t a, size_t la, const facts_t *ob, size_t b, size_t lb)
 {
-    return la == lb && (!la || !memcmp(oa->arena.p + a, ob->arena.p + b, la));
+    return la == lb && (!la || !memcmp(AT(oa->arena, a), AT(ob->arena, b), la));
 }
 
 int same_value(const facts_t *oa, const fact_t *a, const facts_t *ob, const fact_t *b)
@@ -593,7 +620,7 @@ int compare_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, si
 
 static PyObject *text_str(const facts_t *o, size_t at, size_t len)
 {
-    return PyUnicode_DecodeLatin1(o->arena.p + at, (Py_ssize_t)len, NULL);
+    return PyUnicode_DecodeLatin1(AT(o->arena, at), (Py_ssize_t)len, NULL);
 }
 
 static PyObject *fact_key(const facts_t *o, const fact_t *x)
@@ -616,7 +643,7 @@ static PyObject *fact_key(const facts_t *o, const fact_t *x)
     case W_PARAM: {
         char tmp[16];
         size_t n = x->klen < sizeof tmp ? x->klen : sizeof tmp - 1;
-        memcpy(tmp, o->arena.p + x->key, n);
+        memcpy(tmp, AT(o->arena, x->key), n);
         tmp[n] = 0;
         return Py_BuildValue("(sk)", what, strtoul(tmp, NULL, 10));
     }

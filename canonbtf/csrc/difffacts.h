@@ -15,8 +15,12 @@ typedef struct {
     char *p;
     size_t len, cap;
 } text_t;
+/* The text at `at` of a buffer (never a null pointer, even when it is empty). */
+#define AT(b, at) ((b).p ? (b).p + (at) : "")
 int text_put(text_t *b, const void *s, size_t n);
 int text_puts(text_t *b, const char *s);
+/* Appends n bytes the buffer holds at `at` (which growing it may move). */
+int text_repeat(text_t *b, size_t at, size_t n);
 int text_printf(text_t *b, const char *fmt, ...);
 
 /* What a fact is about: its key's first part (diff._Facts), in FACT_WHAT's spelling. */
@@ -67,6 +71,8 @@ uint32_t anon_end(const types_t *t, uint32_t id, text_t *way);
 int root_facts(facter_t *F, uint32_t id);
 /* The reference's tuple of facts [from, to) of `o`. */
 PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
+/* A hash of facts [from, to) of `o`: equal facts, equal hashes. */
+uint64_t facts_hash(const facts_t *o, size_t from, size_t to);
 int same_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, size_t b0, size_t b1);
 
 /* diff._compare's details (emit/diff_text.py names them). */

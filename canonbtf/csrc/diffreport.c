@@ -104,7 +104,7 @@ static int grow_table(report_t *r)
     }
     for (size_t g = 0; g < r->ngroups; g++) {
         const group_t *e = &r->group[g];
-        size_t s = name_hash(e->family, r->names.p + e->name, e->nlen) & (slots - 1);
+        size_t s = name_hash(e->family, AT(r->names, e->name), e->nlen) & (slots - 1);
         while (slot[s]) s = (s + 1) & (slots - 1);
         slot[s] = g + 1;
     }
@@ -121,7 +121,7 @@ static int join_group(report_t *r, int n, uint32_t id, int family, const void *n
     size_t s = name_hash(family, name, len) & r->mask;
     for (; r->slot[s]; s = (s + 1) & r->mask) {
         const group_t *e = &r->group[r->slot[s] - 1];
-        if (e->family == family && e->nlen == len && !memcmp(r->names.p + e->name, name, len))
+        if (e->family == family && e->nlen == len && !memcmp(AT(r->names, e->name), name, len))
             break;
     }
     if (!r->slot[s]) {
@@ -222,7 +222,7 @@ static PyObject *str_of(const char *p, size_t n)
 }
 
 /* (id, facts, spells a duplicated name) of root `id`, facts without tags. */
-static PyObject *root_tuple(side_t *d, uint32_t id, PyObject *family)
+static PyObject *root_tuple(side_t *d, uint32_t id)
 {
     facter_t F = {d->t, d->plain, d->expanded, d->seen, &d->facts, {0}, 0, 0};
     d->facts.n = d->facts.arena.len = 0;
@@ -230,15 +230,14 @@ static PyObject *root_tuple(side_t *d, uint32_t id, PyObject *family)
     if (!root_facts(&F, id)) facts = facts_tuple(&d->facts, 0, d->facts.n);
     free(F.path.p);
     if (!facts) return NULL;
-    return family ? Py_BuildValue("(kONN)", (unsigned long)id, family, facts, PyBool_FromLong(F.dup))
-                  : Py_BuildValue("(kNN)", (unsigned long)id, facts, PyBool_FromLong(F.dup));
+    return Py_BuildValue("(kNN)", (unsigned long)id, facts, PyBool_FromLong(F.dup));
 }
 
 static PyObject *group_roots(report_t *r, const group_t *e, int n)
 {
     PyObject *list = PyList_New(0);
     for (uint32_t id = e->head[n], k = 0; list && k < e->count[n]; k++, id = r->side[n].next[id]) {
-        PyObject *root = root_tuple(&r->side[n], id, NULL);
+        PyObject *root = root_tuple(&r->side[n], id);
         if (!root || PyList_Append(list, root)) Py_CLEAR(list);
         Py_XDECREF(root);
     }
@@ -252,7 +251,7 @@ static PyObject *duplicates(report_t *r)
     for (size_t g = 0; list && g < r->ngroups; g++) {
         const group_t *e = &r->group[g];
         if (!is_dup(e)) continue;
-        PyObject *name = str_of(r->names.p + e->name, e->nlen);
+        PyObject *name = str_of(AT(r->names, e->name), e->nlen);
         PyObject *olds = name ? group_roots(r, e, 0) : NULL, *news = olds ? group_roots(r, e, 1) : NULL;
         PyObject *item = news ? Py_BuildValue("(iOOO)", e->family, name, olds, news) : NULL;
         if (!item || PyList_Append(list, item)) Py_CLEAR(list);
@@ -261,18 +260,29 @@ static PyObject *duplicates(report_t *r)
     return list;
 }
 
+/* One side's anonymous roots: their facts without tags (in the side's list, kept), and
+ * whether the pairing is spared them. */
+typedef struct {
+    uint32_t id;
+    uint8_t spells_dup, spared;
+    size_t from, to;
+    uint64_t hash;
+} anon_root_t;
+
 /* diff._anonymous_roots: anonymous aggregates no named root describes, first those no
- * other such aggregate holds, then any still undescribed; [(id, family, facts, spells a
- * duplicated name)], each made as it comes (describing one can describe the next). */
-static PyObject *anonymous_roots(side_t *d)
+ * other such aggregate holds, then any still undescribed, each described as it comes
+ * (describing one can describe the next). */
+static int anonymous_roots(side_t *d, anon_root_t **out, size_t *nout)
 {
     const types_t *t = d->t;
     uint8_t *mark = calloc(d->nids, 1);   /* bit 0 held, bit 1 made */
     uint32_t *left = malloc((d->nanon + 1) * sizeof *left);
     uint32_t *order = malloc((2 * d->nanon + 1) * sizeof *order);
-    PyObject *list = mark && left && order ? PyList_New(0) : PyErr_NoMemory();
-    size_t n = 0, nleft = 0;
-    for (size_t k = 0; list && k < d->nanon; k++) {
+    anon_root_t *roots = malloc((d->nanon + 1) * sizeof *roots);
+    size_t n = 0, nleft = 0, nroots = 0;
+    int rc = mark && left && order && roots ? 0 : -1;
+    if (rc) PyErr_NoMemory();
+    for (size_t k = 0; !rc && k < d->nanon; k++) {
         uint32_t id = d->anon[k], i = id - 1;
         if (d->expanded[id]) continue;
         left[nleft++] = id;
@@ -283,19 +293,96 @@ static PyObject *anonymous_roots(side_t *d)
             if (end && end != id) mark[end] |= 1;
         }
     }
-    for (size_t k = 0; list && k < nleft; k++)
+    for (size_t k = 0; !rc && k < nleft; k++)
         if (!(mark[left[k]] & 1)) order[n++] = left[k];
-    for (size_t k = 0; list && k < nleft; k++) order[n++] = left[k];
-    for (size_t k = 0; list && k < n; k++) {
+    for (size_t k = 0; !rc && k < nleft; k++) order[n++] = left[k];
+    d->facts.n = d->facts.arena.len = 0;
+    facter_t F = {d->t, d->plain, d->expanded, d->seen, &d->facts, {0}, 0, 0};
+    for (size_t k = 0; !rc && k < n; k++) {
         uint32_t id = order[k];
         if (mark[id] & 2 || (mark[id] & 1 && d->expanded[id])) continue;
         mark[id] |= 2;
-        PyObject *family = PyLong_FromLong(family_of(t_kind(t, id - 1)));
-        PyObject *root = family ? root_tuple(d, id, family) : NULL;
-        if (!root || PyList_Append(list, root)) Py_CLEAR(list);
-        Py_XDECREF(root), Py_XDECREF(family);
+        anon_root_t *a = &roots[nroots++];
+        a->id = id, a->spared = 0, a->from = d->facts.n;
+        rc = root_facts(&F, id);
+        a->to = d->facts.n, a->spells_dup = (uint8_t)F.dup;
+        a->hash = facts_hash(&d->facts, a->from, a->to);
     }
-    free(mark), free(left), free(order);
+    free(F.path.p), free(mark), free(left), free(order);
+    if (rc) {
+        free(roots);
+        return -1;
+    }
+    *out = roots, *nout = nroots;
+    return 0;
+}
+
+/* Anonymous roots the pairing is spared: where every root with the same facts, on both
+ * sides, has one key (the same record, down to the leaves), they are interchangeable,
+ * and pair_anonymous would pair as many as both sides have; those are left out. */
+static int spare_alike(report_t *r, anon_root_t *roots[2], size_t n[2])
+{
+    size_t total = n[0] + n[1], slots = 16;
+    while (slots < 2 * total + 2) slots *= 2;
+    /* per class: its first root (side << 63 | index), counts, key, mixed */
+    typedef struct { size_t first; uint32_t count[2], key, mixed, taken[2]; } class_t;
+    size_t *slot = malloc(slots * sizeof *slot), nclasses = 0;
+    class_t *cls = malloc((total + 1) * sizeof *cls);
+    uint32_t *of[2] = {malloc((n[0] + 1) * sizeof(uint32_t)), malloc((n[1] + 1) * sizeof(uint32_t))};
+    int rc = slot && cls && of[0] && of[1] ? 0 : -1;
+    if (rc) PyErr_NoMemory();
+    else memset(slot, 0xFF, slots * sizeof *slot);
+    for (int s = 0; !rc && s < 2; s++) {
+        const side_t *d = &r->side[s];
+        for (size_t j = 0; j < n[s]; j++) {
+            const anon_root_t *a = &roots[s][j];
+            size_t at = a->hash & (slots - 1);
+            for (; slot[at] != SIZE_MAX; at = (at + 1) & (slots - 1)) {
+                const class_t *c = &cls[slot[at]];
+                int cs = (int)(c->first >> 63);
+                const anon_root_t *b = &roots[cs][c->first & (SIZE_MAX >> 1)];
+                if (b->hash == a->hash
+                    && same_facts(&r->side[cs].facts, b->from, b->to, &d->facts, a->from, a->to))
+                    break;
+            }
+            if (slot[at] == SIZE_MAX) {
+                slot[at] = nclasses;
+                cls[nclasses++] = (class_t){(size_t)s << 63 | j, {0, 0}, d->key[a->id], 0, {0, 0}};
+            }
+            class_t *c = &cls[slot[at]];
+            c->count[s]++;
+            c->mixed |= c->key != d->key[a->id] || !c->key;
+            of[s][j] = (uint32_t)slot[at];
+        }
+    }
+    for (int s = 0; !rc && s < 2; s++) {
+        for (size_t j = 0; j < n[s]; j++) {
+            class_t *c = &cls[of[s][j]];
+            uint32_t shared = c->count[0] < c->count[1] ? c->count[0] : c->count[1];
+            if (!c->mixed && c->taken[s] < shared) {
+                c->taken[s]++;
+                roots[s][j].spared = 1;
+            }
+        }
+    }
+    free(slot), free(cls), free(of[0]), free(of[1]);
+    return rc;
+}
+
+/* [(id, family, facts, spells a duplicated name)] of the anonymous roots not spared. */
+static PyObject *anonymous_list(side_t *d, const anon_root_t *roots, size_t n)
+{
+    PyObject *list = PyList_New(0);
+    for (size_t k = 0; list && k < n; k++) {
+        const anon_root_t *a = &roots[k];
+        if (a->spared) continue;
+        PyObject *facts = facts_tuple(&d->facts, a->from, a->to);
+        PyObject *root = facts ? Py_BuildValue("(kiNN)", (unsigned long)a->id,
+                                               family_of(t_kind(d->t, a->id - 1)), facts,
+                                               PyBool_FromLong(a->spells_dup)) : NULL;
+        if (!root || PyList_Append(list, root)) Py_CLEAR(list);
+        Py_XDECREF(root);
+    }
     return list;
 }
 
@@ -330,7 +417,7 @@ static int anon_title(text_t *b, const facts_t *o, size_t from, size_t to)
     if (text_puts(b, "(anon) {")) return -1;
     for (size_t j = from; j < to; j++) {
         const fact_t *x = &o->f[j];
-        const char *key = o->arena.p + x->key;
+        const char *key = AT(o->arena, x->key);
         int member = x->what == W_MEMBER;
         if (member) {
             for (size_t k = 0; k < x->klen && member; k++)
@@ -339,7 +426,7 @@ static int anon_title(text_t *b, const facts_t *o, size_t from, size_t to)
         if (x->what != W_VALUE && !member) continue;
         if (++shown > 3) return text_puts(b, ", ...}");
         if (shown > 1 && text_puts(b, ", ")) return -1;
-        if (member ? text_put(b, o->arena.p + x->s1, x->l1) || text_puts(b, " ")
+        if (member ? text_put(b, AT(o->arena, x->s1), x->l1) || text_puts(b, " ")
                          || text_put(b, key, x->klen)
                    : text_put(b, key + x->wlen + 1, x->klen - x->wlen - 1))
             return -1;
@@ -354,7 +441,7 @@ static int shown_name(report_t *r, const group_t *e, uint32_t ordinal, const fac
     *at = r->names.len;
     int rc;
     if (!e || !e->nlen) rc = anon_title(&r->names, o, from, to);
-    else if ((rc = text_put(&r->names, r->names.p + e->name, e->nlen)) == 0 && ordinal)
+    else if ((rc = text_repeat(&r->names, e->name, e->nlen)) == 0 && ordinal)
         rc = text_printf(&r->names, "#%" PRIu32, ordinal);
     *len = r->names.len - *at;
     return rc;
@@ -363,7 +450,7 @@ static int shown_name(report_t *r, const group_t *e, uint32_t ordinal, const fac
 static int put_line_head(report_t *r, const char *mark, int family, size_t name, size_t nlen)
 {
     return text_puts(&r->out, mark) || text_puts(&r->out, FAMILY[family])
-        || text_puts(&r->out, " ") || text_put(&r->out, r->names.p + name, nlen);
+        || text_puts(&r->out, " ") || text_put(&r->out, AT(r->names, name), nlen);
 }
 
 static int count_text(text_t *b, const char *noun, uint32_t n)
@@ -406,7 +493,7 @@ static int one_sided(report_t *r, const group_t *e, int n, uint32_t id, uint32_t
     if ((!e || !e->nlen) && tagged_facts(d, id, &from, &to)) return -1;
     if (shown_name(r, e, ordinal, &d->facts, from, to, &name, &nlen)
         || brief(d, id, &r->line) || put_line_head(r, n ? "+ " : "- ", family, name, nlen)
-        || (r->line.len && (text_puts(&r->out, ": ") || text_put(&r->out, r->line.p, r->line.len)))
+        || (r->line.len && (text_puts(&r->out, ": ") || text_put(&r->out, AT(r->line, 0), r->line.len)))
         || text_puts(&r->out, "\n"))
         return -1;
     return add_change(r, family, n ? S_ADDED : S_REMOVED, name, nlen, text);
@@ -424,7 +511,7 @@ static int number_text(text_t *b, const fact_t *x)
 
 static int unnamed_or(text_t *b, const facts_t *o, const fact_t *x)
 {
-    return x->l1 ? text_put(b, o->arena.p + x->s1, x->l1) : text_puts(b, "(unnamed)");
+    return x->l1 ? text_put(b, AT(o->arena, x->s1), x->l1) : text_puts(b, "(unnamed)");
 }
 
 /* emit/diff_text._plain of a value (NULL: none), or as an f-string writes it (`raw`). */
@@ -437,14 +524,14 @@ static int plain_text(text_t *b, const facts_t *o, const fact_t *x, int raw)
     case W_SIZE: case W_BITS: case W_BIT_OFFSET:
         return text_printf(b, "%" PRIu64, x->a);
     default:
-        return text_put(b, o->arena.p + x->s1, x->l1);
+        return text_put(b, AT(o->arena, x->s1), x->l1);
     }
 }
 
 /* A detail's path: a member's, `where.name` of a value, a parameter's index, an entry's. */
 static int path_text(text_t *b, const facts_t *o, const fact_t *x)
 {
-    const char *key = o->arena.p + x->key;
+    const char *key = AT(o->arena, x->key);
     if (x->what != W_VALUE) return text_put(b, key, x->klen);
     if (x->wlen && (text_put(b, key, x->wlen) || text_puts(b, "."))) return -1;
     return text_put(b, key + x->wlen + 1, x->klen - x->wlen - 1);
@@ -452,7 +539,7 @@ static int path_text(text_t *b, const facts_t *o, const fact_t *x)
 
 static int member_text(text_t *b, const facts_t *o, const fact_t *x)
 {
-    if (text_put(b, o->arena.p + x->s1, x->l1) || text_puts(b, " at ") || offset_text(b, x->a))
+    if (text_put(b, AT(o->arena, x->s1), x->l1) || text_puts(b, " at ") || offset_text(b, x->a))
         return -1;
     return x->b ? text_printf(b, ", %" PRIu64 "-bit field", x->b) : 0;
 }
@@ -468,11 +555,11 @@ static int same_line_part(text_t *b, const detail_t *d, const facts_t *oa, const
     const fact_t *a = d->a, *x = d->b;
     switch (d->change) {
     case D_MEMBER_RETYPED:
-        return text_puts(b, "type ") || text_put(b, oa->arena.p + a->s1, a->l1)
-            || text_puts(b, " -> ") || text_put(b, ob->arena.p + x->s1, x->l1);
+        return text_puts(b, "type ") || text_put(b, AT(oa->arena, a->s1), a->l1)
+            || text_puts(b, " -> ") || text_put(b, AT(ob->arena, x->s1), x->l1);
     case D_PARAM_RETYPED:
-        return text_puts(b, "type ") || text_put(b, oa->arena.p + a->s2, a->l2)
-            || text_puts(b, " -> ") || text_put(b, ob->arena.p + x->s2, x->l2);
+        return text_puts(b, "type ") || text_put(b, AT(oa->arena, a->s2), a->l2)
+            || text_puts(b, " -> ") || text_put(b, AT(ob->arena, x->s2), x->l2);
     case D_MEMBER_MOVED:
         if (a->a % 8 == 0 && x->a % 8 == 0)
             return text_printf(b, "moved byte %" PRIu64 " -> byte %" PRIu64, a->a / 8, x->a / 8);
@@ -510,7 +597,7 @@ static int detail_line(text_t *b, const detail_t *d, const facts_t *oa, const fa
     case D_PARAM_ADDED: case D_PARAM_REMOVED:
         return text_puts(b, a ? "- param " : "+ param ") || path_text(b, o, one)
             || text_puts(b, " ") || unnamed_or(b, o, one) || text_puts(b, ": ")
-            || text_put(b, o->arena.p + one->s2, one->l2);
+            || text_put(b, AT(o->arena, one->s2), one->l2);
     case D_VAR_ADDED: case D_VAR_REMOVED:
         return text_puts(b, a ? "- variable " : "+ variable ") || path_text(b, o, one)
             || text_printf(b, ": size %" PRIu64 " at %" PRIu64, one->b, one->a);
@@ -554,7 +641,7 @@ static int detail_lines(report_t *r, const facts_t *oa, const facts_t *ob)
         int param = d->change == D_PARAM_RENAMED || d->change == D_PARAM_RETYPED;
         int held_param = held && (held->change == D_PARAM_RENAMED || held->change == D_PARAM_RETYPED);
         if (held && param == held_param && held->a->klen == d->a->klen
-            && !memcmp(oa->arena.p + held->a->key, oa->arena.p + d->a->key, d->a->klen)) {
+            && !memcmp(AT(oa->arena, held->a->key), AT(oa->arena, d->a->key), d->a->klen)) {
             if (text_puts(b, ", ")) return -1;
         } else {
             if (text_puts(b, param ? "\n    ~ param " : "\n    ~ member ")
@@ -647,7 +734,7 @@ static int by_report_order(const void *ctx, uint32_t x, uint32_t y)
     if (a->family != b->family) return a->family < b->family ? -1 : 1;
     if (a->status != b->status) return a->status < b->status ? -1 : 1;
     size_t n = a->nlen < b->nlen ? a->nlen : b->nlen;
-    int c = n ? memcmp(r->names.p + a->name, r->names.p + b->name, n) : 0;
+    int c = n ? memcmp(AT(r->names, a->name), AT(r->names, b->name), n) : 0;
     if (c) return c;
     return a->nlen < b->nlen ? -1 : a->nlen > b->nlen;
 }
@@ -696,7 +783,7 @@ static PyObject *render(report_t *r)
                 || counts_text(&b, counts[family]) || text_puts(&b, " ==\n"))
                 goto done;
         }
-        if (text_put(&b, r->out.p + c->text, c->tlen)) goto done;
+        if (text_put(&b, AT(r->out, c->text), c->tlen)) goto done;
     }
     result = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.len);
 done:
@@ -767,6 +854,8 @@ PyObject *diff_report(diff_side_t plan[2], PyObject *pairing)
 {
     report_t r;
     PyObject *result = NULL, *dups = NULL, *anon[2] = {NULL, NULL}, *paired = NULL;
+    anon_root_t *roots[2] = {NULL, NULL};
+    size_t nroots[2] = {0, 0};
     memset(&r, 0, sizeof r);
     if (side_init(&r.side[0], &plan[0]) || side_init(&r.side[1], &plan[1])) goto done;
     for (int n = 0; n < 2; n++) {
@@ -784,8 +873,10 @@ PyObject *diff_report(diff_side_t plan[2], PyObject *pairing)
             for (uint32_t k = 0; k < e->count[n]; k++, id = r.side[n].next[id]) r.side[n].dup[id] = 1;
         }
     }
-    if (!(dups = duplicates(&r)) || !(anon[0] = anonymous_roots(&r.side[0]))
-        || !(anon[1] = anonymous_roots(&r.side[1])))
+    if (!(dups = duplicates(&r)) || anonymous_roots(&r.side[0], &roots[0], &nroots[0])
+        || anonymous_roots(&r.side[1], &roots[1], &nroots[1]) || spare_alike(&r, roots, nroots)
+        || !(anon[0] = anonymous_list(&r.side[0], roots[0], nroots[0]))
+        || !(anon[1] = anonymous_list(&r.side[1], roots[1], nroots[1])))
         goto done;
     if (!(paired = PyObject_CallFunctionObjArgs(pairing, dups, anon[0], anon[1], NULL))) goto done;
     result = report_entries(&r, paired);
@@ -797,6 +888,7 @@ done:
         Py_INCREF(result);
     }
     Py_XDECREF(dups), Py_XDECREF(anon[0]), Py_XDECREF(anon[1]), Py_XDECREF(paired);
+    free(roots[0]), free(roots[1]);
     side_free(&r.side[0]), side_free(&r.side[1]);
     free(r.group), free(r.slot), free(r.names.p), free(r.out.p), free(r.line.p), free(r.change);
     free(r.details.d);
