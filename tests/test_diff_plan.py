@@ -256,3 +256,58 @@ def test_long_chains_and_deep_prototypes():
     assert [fast[n] for n in range(first, first + 40)] == [None] * 40
     assert None not in [fast[n] for n in range(first + 60, first + 80)]
     assert fast[60].startswith("... *") and "/* pointer to tag x const array[4] */" in fast[64]
+
+
+def every_detail(side: int) -> Btf:
+    """A BTF whose `side` 0 and 1 differ in every way a root can: members retyped, moved,
+    made bitfields, repeated names (tagged #2), renamed and retyped parameters, a
+    prototype becoming a pointer, negative enumerators, a datasec whose variables moved
+    (more than the five shown), resized, added and removed, int encodings, a fwd turned
+    union, a var's linkage, decl tags repeated on one side."""
+    from canonbtf.btf.strings import StringTable
+
+    words = ["int", "u", "s", "a", "b", "c", "e", "neg", "f", "x", "y", "t", "v", "w", ".data",
+             "fw", "tag", "d1", "d2", "d3", "d4", "d5", "d6", "d7"]
+    strings, off = StringTable.build(words)
+    new = side == 1
+    types = [
+        Type(f.INT, off["int"], 0, 4, 32 | (f.INT_SIGNED << 24 if new else 0)),   # 1
+        Type(f.INT, off["u"], 0, 8 if new else 4, 32),                              # 2
+        Type(f.PTR, 0, 0, 1),                                                       # 3
+        Type(f.STRUCT, off["s"], 1, 16, 0,
+             [(off["a"], 2 if new else 1, 0), (off["b"], 1, (3 << 24 | 32) if new else 32),
+              (off["a"], 3, 64), (off["c"] if new else off["b"], 1, 96)]),        # 4
+        Type(f.ENUM, off["e"], 1, 4, 0, [(off["neg"], 0xFFFFFFFE if new else 0xFFFFFFFF),
+                                         (off["a"], 1)]),                           # 5
+        Type(f.FUNC_PROTO, 0, 0, 1, 0,
+             [(off["x"], 1), (off["b"] if new else off["y"], 3 if new else 1), (0, 0)]),  # 6
+        Type(f.FUNC, off["f"], 0, 3 if new else 6, 1),                              # 7
+        Type(f.FWD, off["fw"], 1 if new else 0, 0),                                 # 8
+        Type(f.FUNC, off["x"], 0, 6, 0),                                            # 9
+    ]
+    var_names = ["v", "w", "d1", "d2", "d3", "d4", "d5", "d6"] + (["d7"] if new else ["t"])
+    first_var = len(types) + 1
+    for name in var_names:
+        types.append(Type(f.VAR, off[name], 0, 1, 1 if new and name == "v" else 0))
+    entries = [(first_var + n, 8 * n + (4 if new else 0), 8 if name != "w" or not new else 16)
+               for n, name in enumerate(var_names)]
+    types.append(Type(f.DATASEC, off[".data"], 0, 128, 0, entries))
+    tags = 3 if new else 1
+    types += [Type(f.DECL_TAG, off["tag"], 0, 4, 0) for _ in range(tags)]
+    types.append(Type(f.DECL_TAG, off["tag"], 0, 7, -1 if new else 1))
+    return Btf(types, strings)
+
+
+def test_every_detail(pure):  # noqa: F811
+    reference, fast = both_ways(pure, report, lambda: every_detail(0), lambda: every_detail(1))
+    text = fast[0]
+    for expected in ("- member b#2: int at byte 12", "bitfield not a bitfield -> 3 bits",
+                     "neg: -1 -> -2", "~ param 2: renamed y -> b, type int -> int *",
+                     "~ proto: (none) -> int *", "~ return type: int -> None",
+                     "variables at new offsets", "and 2 more", "~ variable w: size 8 -> 16",
+                     "+ variable d7", "- variable t", "~ encoding: unsigned -> signed",
+                     "~ fwd kind: struct -> union", "~ linkage: static -> global",
+                     "+ decl_tag tag on struct s member a", "- decl_tag tag on func f param y"):
+        assert expected in text, expected
+    assert fast == reference
+    assert diff_text(every_detail(0), every_detail(1)) is not None
