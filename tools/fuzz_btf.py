@@ -9,13 +9,16 @@ a base is also dumped as C (csrc/cdump.c against emit/c.py): the same header or 
 message. Every input is also dumped raw (csrc/rawdump.c against emit/raw.py, split BTF
 over its base too): the same text or the same message. It also checks it: the compiled
 validator of `check` (csrc/check.c) must give the Python validator's findings, and the
-Python validator must never raise. Anything else stops the run with the input saved.
+Python validator must never raise; and its diff against the undamaged blob, where the
+compiled text report (csrc/diffreport.c) takes the pair, must be the reference's text.
+Anything else stops the run with the input saved.
 Build and run it as tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang,
 atheris's ASan preloaded), naming this script: libFuzzer then steers by the C's coverage.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import sys
@@ -29,6 +32,8 @@ sys.path.insert(0, str(REPO))
 from canonbtf import native  # noqa: E402
 from canonbtf.btf import reader, validator, writer  # noqa: E402
 from canonbtf.canon import canonicalize  # noqa: E402
+from canonbtf.diff import diff_btfs, diff_text  # noqa: E402
+from canonbtf.emit.diff_text import render_text  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 from tests.fuzzing import handmade_btf  # noqa: E402
 from tests.test_compiled_dump import dump, random_c_btf  # noqa: E402
@@ -77,6 +82,21 @@ def check_agrees(blob: bytes, base: bytes | None) -> None:
     assert compiled in (None, reference), f"compiled {compiled[:3]} vs Python {reference[:3]}"
 
 
+def diff_agrees(old: bytes, new: bytes, base: bytes | None) -> None:
+    """Where the compiled text report takes the pair, it is the reference's text."""
+    try:
+        made = diff_text(parsed(old, base), parsed(new, base))
+    except InputError:
+        return
+    if made is None:
+        return
+    text = io.StringIO()
+    os.environ[native.PURE_ENV] = "1"
+    render_text(diff_btfs(parsed(old, base), parsed(new, base)), text)
+    del os.environ[native.PURE_ENV]
+    assert made.decode("latin-1") == text.getvalue(), "diff: compiled text vs reference"
+
+
 def damaged(fdp: atheris.FuzzedDataProvider, blob: bytes) -> bytes:
     """`blob` cut short, or with a few runs of bytes overwritten."""
     if fdp.ConsumeIntInRange(0, 7) == 0:
@@ -91,6 +111,7 @@ def damaged(fdp: atheris.FuzzedDataProvider, blob: bytes) -> bytes:
 def one_input(data: bytes) -> None:
     fdp = atheris.FuzzedDataProvider(data)
     blob, base = SEEDS[fdp.ConsumeIntInRange(0, len(SEEDS) - 1)]
+    seed = blob
     # The validator takes a base's types as valid, whatever they are: a damaged base that
     # still reads (a FLOAT of size 0, a FUNC of type 0) must give findings, not tracebacks.
     if base is not None and fdp.ConsumeIntInRange(0, 3) == 0:
@@ -100,6 +121,7 @@ def one_input(data: bytes) -> None:
     dedup = fdp.ConsumeBool()
     order = "name" if fdp.ConsumeBool() else "kind"
     check_agrees(blob, base)
+    diff_agrees(seed, blob, base)
     reference, fast = both(outcome, blob, base, dedup, order)
     assert fast == reference, f"compiled {fast[0]} vs reference {reference[0]}"
     reference, fast = both(raw_outcome, blob, base)
