@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cdump.h"
+#include "text.h"
 
 /* Deeper by-value or spelling nesting than this is left to the reference, which allows
  * 150 (c_shape.MAX_NESTING): below it, the reference certainly finds nothing. */
@@ -38,11 +39,6 @@
 #define SIZE_LIMIT (1ULL << 56)
 
 typedef struct {
-    char *p;
-    size_t len, cap;
-} buf_t;
-
-typedef struct {
     const types_t *t;
     uint32_t nids;
     uint64_t ptr_size;
@@ -56,7 +52,7 @@ typedef struct {
     /* One (id, mode) tuple per id and mode, shared by every mention: a header makes
      * 40 k of them from 10 k definitions (made on first use). */
     PyObject **pairs;
-    buf_t out;
+    text_t out;
     int failed;                  /* a Python error is set */
     /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does. */
     int diff;
@@ -73,7 +69,7 @@ typedef struct {
     int nunder;
     size_t *memo_at;
     uint32_t *memo_len;
-    buf_t memo;
+    text_t memo;
 } ctx_t;
 
 static int fail(ctx_t *c, const char *what)
@@ -138,36 +134,21 @@ static void ctx_free(ctx_t *c)
 
 static int put(ctx_t *c, const void *s, size_t n)
 {
-    buf_t *b = &c->out;
-    if (!n) return 0;   /* an empty name: nothing to copy, maybe nowhere yet */
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            PyErr_NoMemory();
-            c->failed = 1;
-            return -1;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    return 0;
+    if (!text_put(&c->out, s, n)) return 0;
+    c->failed = 1;
+    return -1;
 }
 
 static int puts_(ctx_t *c, const char *s) { return put(c, s, strlen(s)); }
 
 static int putf(ctx_t *c, const char *fmt, ...)
 {
-    char tmp[128];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    int rc = c->failed ? -1 : text_vprintf(&c->out, fmt, ap);
     va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof tmp) return fail(c, "formatted text too long");
-    return put(c, tmp, (size_t)n);
+    if (rc) c->failed = 1;
+    return rc;
 }
 
 static int put_tabs(ctx_t *c, int level)
@@ -793,7 +774,7 @@ static int diff_expr(ctx_t *c, uint32_t id, int depth)
     if (diff_decl(c, id, NULL, 0, depth)) return -1;
     if (c->touches) c->touches[id] = (uint8_t)c->touched;
     c->touched |= outer;
-    buf_t keep = c->out;   /* the text goes on to the memo, which put() appends to */
+    text_t keep = c->out;   /* the text goes on to the memo, which put() appends to */
     size_t len = keep.len - from;
     c->out = c->memo;
     c->memo_at[id] = c->out.len;

@@ -1,0 +1,63 @@
+/* A growing byte buffer for the compiled text makers (cdump.c, difffacts.c, diffreport.c). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+#include "types.h"
+
+int text_put(text_t *b, const void *s, size_t n)
+{
+    if (!n) return 0;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+int text_puts(text_t *b, const char *s) { return text_put(b, s, strlen(s)); }
+
+int text_repeat(text_t *b, size_t at, size_t n)
+{
+    if (GROW(b->p, b->cap, b->len + n)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (n) memcpy(b->p + b->len, b->p + at, n);
+    b->len += n;
+    return 0;
+}
+
+int text_vprintf(text_t *b, const char *fmt, va_list ap)
+{
+    char tmp[128];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    if (n < 0 || (size_t)n >= sizeof tmp) {
+        PyErr_SetString(PyExc_ValueError, "formatted text too long");
+        return -1;
+    }
+    return text_put(b, tmp, (size_t)n);
+}
+
+int text_printf(text_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = text_vprintf(b, fmt, ap);
+    va_end(ap);
+    return rc;
+}
