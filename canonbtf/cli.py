@@ -140,17 +140,17 @@ def cmd_sort(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff_btfs, diff_text
+    from .diff import compiled_report, diff_btfs
     from .gcpause import paused_gc
 
     with paused_gc():
         old = reader.load_with_base(args.old, args.base_old)
         new = reader.load_with_base(args.new, args.base_new)
-        text = diff_text(old, new) if args.format == "text" else None
-        if text is not None:
+        made = compiled_report(old, new, json=args.format == "json")
+        if made is not None:
             with atomic_output(None) as out:
-                out.write(text)
-            return EXIT_FINDING if text else EXIT_OK
+                out.write(made[0])
+            return EXIT_FINDING if made[1] else EXIT_OK
         result = diff_btfs(old, new)
     from .emit.diff_text import render_json, render_text
 

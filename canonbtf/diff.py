@@ -591,12 +591,13 @@ def diff_btfs(old: Btf, new: Btf) -> DiffResult:
 Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 
-def diff_text(old: Btf, new: Btf) -> bytes | None:
-    """The text report `render_text` writes (its latin-1 bytes), made by the compiled part
-    (csrc/diffreport.c) with Python pairing the duplicated names and anonymous roots; None
-    where the report is left to `diff_btfs` (the pure path; input whose spelling needs the
-    reference's placeholders)."""
-    compiled = native.compiled("canonbtf._btf", "diff_text")
+def compiled_report(old: Btf, new: Btf, json: bool = False) -> tuple[bytes, int] | None:
+    """The report `render_text` (or with `json`, `render_json`) writes, as its latin-1
+    bytes, and how many types differ, made by the compiled part (csrc/diffreport.c) with
+    Python pairing the duplicated names and anonymous roots; None where the report is left
+    to `diff_btfs` (the pure path; input whose spelling needs the reference's
+    placeholders)."""
+    compiled = native.compiled("canonbtf._btf", "diff_report")
     chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
     if None in chains:
         return None
@@ -604,7 +605,7 @@ def diff_text(old: Btf, new: Btf) -> bytes | None:
     pairing = _CompiledPairing([_Lookup(btf, chain, compiled) for btf, chain in
                                 zip((old, new), chains)])
     with paused_gc():
-        return compiled.diff_text(*sides, pairing)
+        return compiled.diff_report(*sides, pairing, json)
 
 
 class _Lookup:
@@ -621,7 +622,7 @@ class _Lookup:
 
 
 class _CompiledPairing:
-    """diff_text's `pairing`: duplicated names paired and numbered (`settle_duplicates`,
+    """compiled_report's `pairing`: duplicated names paired and numbered (`settle_duplicates`,
     `pair_named`) and anonymous roots paired (`pair_anonymous`) from the facts without tags
     the compiled part gives, as `_diff` pairs them; answered as ids, (ordinal, status,
     old id, new id) with status 0 a pair, 1 removed, 2 added (0 where a side has none)."""

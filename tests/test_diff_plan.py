@@ -1,5 +1,5 @@
 """diff's compiled plan (canonbtf/csrc/diffkeys.c) and compiled text report
-(csrc/diffreport.c, difffacts.c) against the reference, which describes every root: the
+(csrc/diffreport.c, difffacts.c, diffwrite.c) against the reference, which describes every root: the
 same report, text and JSON, byte for byte.
 
 The plan leaves out names with one root on each side whose keys are equal and does not
@@ -20,7 +20,7 @@ from canonbtf import native
 from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.model import Btf, Type
-from canonbtf.diff import diff_btfs, diff_text
+from canonbtf.diff import compiled_report, diff_btfs
 from canonbtf.emit.diff_text import render_json, render_text
 from canonbtf.errors import InputError
 
@@ -41,17 +41,20 @@ NEW = "vmlinux-6.12.113-cloud-amd64.btf"
 
 def report(make_old, make_new) -> tuple[str, str]:
     """The text and JSON reports of the diff of two freshly made BTFs (so that nothing one
-    path decoded or packed is reused by the other), the text as `canonbtf diff` makes it:
-    by the compiled report (csrc/diffreport.c) where it takes it, else rendered."""
+    path decoded or packed is reused by the other), as `canonbtf diff` makes them: by the
+    compiled report (csrc/diffreport.c) where it takes the pair, else rendered."""
     result = diff_btfs(make_old(), make_new())
-    text, js = io.StringIO(), io.StringIO()
-    made = diff_text(make_old(), make_new())
-    if made is None:
-        render_text(result, text)
-    else:
-        text.write(made.decode("latin-1"))
-    render_json(result, js)
-    return text.getvalue(), js.getvalue()
+    reports = []
+    for render, json in ((render_text, False), (render_json, True)):
+        made = compiled_report(make_old(), make_new(), json)
+        if made is None:
+            out = io.StringIO()
+            render(result, out)
+            reports.append(out.getvalue())
+        else:
+            assert made[1] == len(result.changes)
+            reports.append(made[0].decode("latin-1"))
+    return reports[0], reports[1]
 
 
 def loader(name: str, transform=None):
@@ -68,7 +71,7 @@ def test_kernels_both_ways(old, new, pure):  # noqa: F811
     reference, fast = both_ways(pure, report, loader(old), loader(new))
     assert fast[0].count("\n") > 30000
     assert fast == reference
-    assert diff_text(loader(old)(), loader(new)()) is not None
+    assert compiled_report(loader(old)(), loader(new)()) is not None
 
 
 def test_renumbered_and_with_leftovers(pure):  # noqa: F811
@@ -310,4 +313,4 @@ def test_every_detail(pure):  # noqa: F811
                      "+ decl_tag tag on struct s member a", "- decl_tag tag on func f param y"):
         assert expected in text, expected
     assert fast == reference
-    assert diff_text(every_detail(0), every_detail(1)) is not None
+    assert compiled_report(every_detail(0), every_detail(1), json=True) is not None

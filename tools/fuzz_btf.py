@@ -10,7 +10,7 @@ message. Every input is also dumped raw (csrc/rawdump.c against emit/raw.py, spl
 over its base too): the same text or the same message. It also checks it: the compiled
 validator of `check` (csrc/check.c) must give the Python validator's findings, and the
 Python validator must never raise; and its diff against the undamaged blob, where the
-compiled text report (csrc/diffreport.c) takes the pair, must be the reference's text.
+compiled report (csrc/diffreport.c) takes the pair, must be the reference's, as text and JSON.
 Anything else stops the run with the input saved.
 Build and run it as tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang,
 atheris's ASan preloaded), naming this script: libFuzzer then steers by the C's coverage.
@@ -32,8 +32,8 @@ sys.path.insert(0, str(REPO))
 from canonbtf import native  # noqa: E402
 from canonbtf.btf import reader, validator, writer  # noqa: E402
 from canonbtf.canon import canonicalize  # noqa: E402
-from canonbtf.diff import diff_btfs, diff_text  # noqa: E402
-from canonbtf.emit.diff_text import render_text  # noqa: E402
+from canonbtf.diff import compiled_report, diff_btfs  # noqa: E402
+from canonbtf.emit.diff_text import render_json, render_text  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 from tests.fuzzing import handmade_btf  # noqa: E402
 from tests.test_compiled_dump import dump, random_c_btf  # noqa: E402
@@ -83,18 +83,21 @@ def check_agrees(blob: bytes, base: bytes | None) -> None:
 
 
 def diff_agrees(old: bytes, new: bytes, base: bytes | None) -> None:
-    """Where the compiled text report takes the pair, it is the reference's text."""
+    """Where the compiled report takes the pair, its text and JSON are the reference's."""
     try:
-        made = diff_text(parsed(old, base), parsed(new, base))
+        made = [compiled_report(parsed(old, base), parsed(new, base), json) for json in (0, 1)]
     except InputError:
         return
-    if made is None:
+    if made[0] is None:
         return
-    text = io.StringIO()
+    texts = io.StringIO(), io.StringIO()
     os.environ[native.PURE_ENV] = "1"
-    render_text(diff_btfs(parsed(old, base), parsed(new, base)), text)
+    result = diff_btfs(parsed(old, base), parsed(new, base))
     del os.environ[native.PURE_ENV]
-    assert made.decode("latin-1") == text.getvalue(), "diff: compiled text vs reference"
+    render_text(result, texts[0])
+    render_json(result, texts[1])
+    for (report, _), text in zip(made, texts):
+        assert report.decode("latin-1") == text.getvalue(), "diff: compiled vs reference"
 
 
 def damaged(fdp: atheris.FuzzedDataProvider, blob: bytes) -> bytes:

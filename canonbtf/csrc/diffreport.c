@@ -20,16 +20,11 @@
 
 #include "diffreport.h"
 #include "difffacts.h"
+#include "diffwrite.h"
 
-/* diff.FAMILIES, in report order. */
-enum { F_STRUCT, F_UNION, F_ENUM, F_TYPEDEF, F_FWD, F_FUNC, F_VAR, F_DATASEC, F_INT, F_FLOAT,
-       F_DECL_TAG, F_NONE };
-static const char *const FAMILY[] = {"struct", "union", "enum", "typedef", "fwd", "func", "var",
-                                     "datasec", "int", "float", "decl_tag"};
-/* Report order of statuses (diff._changes), and what the pairing calls them. */
-enum { S_REMOVED, S_ADDED, S_CHANGED };
+/* What the pairing calls the entries it gives. */
 enum { P_PAIR, P_REMOVED, P_ADDED };
-static const char *const STATUS[] = {"removed", "added", "changed"};
+#define F_NONE F_COUNT
 
 static int family_of(uint32_t kind)
 {
@@ -83,6 +78,7 @@ typedef struct {
     change_t *change;
     size_t nchanges, cap_changes;
     details_t details;
+    int json;
 } report_t;
 
 /* ---- groups ---- */
@@ -162,7 +158,7 @@ static int decl_tag_name(side_t *d, uint32_t id, text_t *b)
     size_t tlen;
     if (kind == K_FUNC || kind == K_VAR || kind == K_TYPEDEF || kind == K_INT || kind == K_FLOAT) {
         const uint8_t *name = name_at(t, t_name(t, target - 1), &len);
-        if (text_puts(b, FAMILY[family]) || text_puts(b, " ") || text_put(b, name, len)) return -1;
+        if (text_puts(b, DIFF_FAMILY[family]) || text_puts(b, " ") || text_put(b, name, len)) return -1;
     } else {
         if (cdump_speller_label(d->plain, target, &text, &tlen) || text_put(b, text, tlen)) return -1;
     }
@@ -447,12 +443,6 @@ static int shown_name(report_t *r, const group_t *e, uint32_t ordinal, const fac
     return rc;
 }
 
-static int put_line_head(report_t *r, const char *mark, int family, size_t name, size_t nlen)
-{
-    return text_puts(&r->out, mark) || text_puts(&r->out, FAMILY[family])
-        || text_puts(&r->out, " ") || text_put(&r->out, AT(r->names, name), nlen);
-}
-
 static int count_text(text_t *b, const char *noun, uint32_t n)
 {
     return text_printf(b, "%" PRIu32 " %s%s", n, noun, n == 1 ? "" : "s");
@@ -491,176 +481,12 @@ static int one_sided(report_t *r, const group_t *e, int n, uint32_t id, uint32_t
     size_t from = 0, to = 0, name, nlen, text = r->out.len;
     int family = e ? e->family : family_of(t_kind(d->t, id - 1));
     if ((!e || !e->nlen) && tagged_facts(d, id, &from, &to)) return -1;
-    if (shown_name(r, e, ordinal, &d->facts, from, to, &name, &nlen)
-        || brief(d, id, &r->line) || put_line_head(r, n ? "+ " : "- ", family, name, nlen)
-        || (r->line.len && (text_puts(&r->out, ": ") || text_put(&r->out, AT(r->line, 0), r->line.len)))
-        || text_puts(&r->out, "\n"))
+    if (shown_name(r, e, ordinal, &d->facts, from, to, &name, &nlen) || brief(d, id, &r->line))
         return -1;
-    return add_change(r, family, n ? S_ADDED : S_REMOVED, name, nlen, text);
-}
-
-static int offset_text(text_t *b, uint64_t bits)
-{
-    return bits % 8 ? text_printf(b, "bit %" PRIu64, bits) : text_printf(b, "byte %" PRIu64, bits / 8);
-}
-
-static int number_text(text_t *b, const fact_t *x)
-{
-    return x->neg ? text_printf(b, "%" PRId64, (int64_t)x->a) : text_printf(b, "%" PRIu64, x->a);
-}
-
-static int unnamed_or(text_t *b, const facts_t *o, const fact_t *x)
-{
-    return x->l1 ? text_put(b, AT(o->arena, x->s1), x->l1) : text_puts(b, "(unnamed)");
-}
-
-/* emit/diff_text._plain of a value (NULL: none), or as an f-string writes it (`raw`). */
-static int plain_text(text_t *b, const facts_t *o, const fact_t *x, int raw)
-{
-    if (!x) return text_puts(b, raw ? "None" : "(none)");
-    switch (x->what) {
-    case W_SIGNED: case W_VARARGS:
-        return text_puts(b, raw ? (x->a ? "True" : "False") : (x->a ? "yes" : "no"));
-    case W_SIZE: case W_BITS: case W_BIT_OFFSET:
-        return text_printf(b, "%" PRIu64, x->a);
-    default:
-        return text_put(b, AT(o->arena, x->s1), x->l1);
-    }
-}
-
-/* A detail's path: a member's, `where.name` of a value, a parameter's index, an entry's. */
-static int path_text(text_t *b, const facts_t *o, const fact_t *x)
-{
-    const char *key = AT(o->arena, x->key);
-    if (x->what != W_VALUE) return text_put(b, key, x->klen);
-    if (x->wlen && (text_put(b, key, x->wlen) || text_puts(b, "."))) return -1;
-    return text_put(b, key + x->wlen + 1, x->klen - x->wlen - 1);
-}
-
-static int member_text(text_t *b, const facts_t *o, const fact_t *x)
-{
-    if (text_put(b, AT(o->arena, x->s1), x->l1) || text_puts(b, " at ") || offset_text(b, x->a))
-        return -1;
-    return x->b ? text_printf(b, ", %" PRIu64 "-bit field", x->b) : 0;
-}
-
-static int bitfield_text(text_t *b, uint64_t size)
-{
-    return size ? text_printf(b, "%" PRIu64 " bits", size) : text_puts(b, "not a bitfield");
-}
-
-/* The part of a member's or parameter's line one detail adds (diff_text._SAME_LINE). */
-static int same_line_part(text_t *b, const detail_t *d, const facts_t *oa, const facts_t *ob)
-{
-    const fact_t *a = d->a, *x = d->b;
-    switch (d->change) {
-    case D_MEMBER_RETYPED:
-        return text_puts(b, "type ") || text_put(b, AT(oa->arena, a->s1), a->l1)
-            || text_puts(b, " -> ") || text_put(b, AT(ob->arena, x->s1), x->l1);
-    case D_PARAM_RETYPED:
-        return text_puts(b, "type ") || text_put(b, AT(oa->arena, a->s2), a->l2)
-            || text_puts(b, " -> ") || text_put(b, AT(ob->arena, x->s2), x->l2);
-    case D_MEMBER_MOVED:
-        if (a->a % 8 == 0 && x->a % 8 == 0)
-            return text_printf(b, "moved byte %" PRIu64 " -> byte %" PRIu64, a->a / 8, x->a / 8);
-        return text_printf(b, "moved bit %" PRIu64 " -> bit %" PRIu64, a->a, x->a);
-    case D_BITFIELD:
-        return text_puts(b, "bitfield ") || bitfield_text(b, a->b) || text_puts(b, " -> ")
-            || bitfield_text(b, x->b);
-    default:   /* D_PARAM_RENAMED */
-        return text_puts(b, "renamed ") || unnamed_or(b, oa, a) || text_puts(b, " -> ")
-            || unnamed_or(b, ob, x);
-    }
-}
-
-static int is_same_line(int change)
-{
-    return change == D_MEMBER_RETYPED || change == D_MEMBER_MOVED || change == D_BITFIELD
-        || change == D_PARAM_RENAMED || change == D_PARAM_RETYPED;
-}
-
-/* diff_text._detail_line of a detail with a line of its own. */
-static int detail_line(text_t *b, const detail_t *d, const facts_t *oa, const facts_t *ob)
-{
-    const fact_t *a = d->a, *x = d->b, *one = a ? a : x;
-    const facts_t *o = a ? oa : ob;
-    switch (d->change) {
-    case D_MEMBER_ADDED: case D_MEMBER_REMOVED:
-        return text_puts(b, a ? "- member " : "+ member ") || path_text(b, o, one)
-            || text_puts(b, ": ") || member_text(b, o, one);
-    case D_VALUE_ADDED: case D_VALUE_REMOVED:
-        return text_puts(b, a ? "- " : "+ ") || path_text(b, o, one) || text_puts(b, " = ")
-            || number_text(b, one);
-    case D_VALUE_CHANGED:
-        return text_puts(b, "~ ") || path_text(b, oa, a) || text_puts(b, ": ") || number_text(b, a)
-            || text_puts(b, " -> ") || number_text(b, x);
-    case D_PARAM_ADDED: case D_PARAM_REMOVED:
-        return text_puts(b, a ? "- param " : "+ param ") || path_text(b, o, one)
-            || text_puts(b, " ") || unnamed_or(b, o, one) || text_puts(b, ": ")
-            || text_put(b, AT(o->arena, one->s2), one->l2);
-    case D_VAR_ADDED: case D_VAR_REMOVED:
-        return text_puts(b, a ? "- variable " : "+ variable ") || path_text(b, o, one)
-            || text_printf(b, ": size %" PRIu64 " at %" PRIu64, one->b, one->a);
-    case D_VAR_RESIZED:
-        return text_puts(b, "~ variable ") || path_text(b, oa, a)
-            || text_printf(b, ": size %" PRIu64 " -> %" PRIu64 " (at %" PRIu64 " -> %" PRIu64 ")",
-                           a->b, x->b, a->a, x->a);
-    default: {   /* D_OTHER */
-        int ret = one->what == W_RETURN;
-        if (text_puts(b, "~ ")) return -1;
-        if (ret) {
-            if (text_puts(b, "return type")) return -1;
-        } else {
-            for (const char *w = FACT_WHAT[one->what]; *w; w++)
-                if (text_put(b, *w == '_' ? " " : w, 1)) return -1;
-        }
-        return text_puts(b, ": ") || plain_text(b, oa, a, ret) || text_puts(b, " -> ")
-            || plain_text(b, ob, x, ret);
-    }
-    }
-}
-
-/* diff_text._change_lines of a changed root: its details, a member's or parameter's
- * changes on one line, and the datasec variables that moved counted at the end. */
-static int detail_lines(report_t *r, const facts_t *oa, const facts_t *ob)
-{
-    text_t *b = &r->out;
-    const detail_t *held = NULL;
-    size_t moved = 0, shown = 0;
-    for (size_t k = 0; k < r->details.n; k++) {
-        const detail_t *d = &r->details.d[k];
-        if (d->change == D_VAR_MOVED) {
-            moved++;
-            continue;
-        }
-        if (!is_same_line(d->change)) {
-            if (text_puts(b, "\n    ") || detail_line(b, d, oa, ob)) return -1;
-            held = NULL;
-            continue;
-        }
-        int param = d->change == D_PARAM_RENAMED || d->change == D_PARAM_RETYPED;
-        int held_param = held && (held->change == D_PARAM_RENAMED || held->change == D_PARAM_RETYPED);
-        if (held && param == held_param && held->a->klen == d->a->klen
-            && !memcmp(AT(oa->arena, held->a->key), AT(oa->arena, d->a->key), d->a->klen)) {
-            if (text_puts(b, ", ")) return -1;
-        } else {
-            if (text_puts(b, param ? "\n    ~ param " : "\n    ~ member ")
-                || path_text(b, oa, d->a) || text_puts(b, ": "))
-                return -1;
-            held = d;
-        }
-        if (same_line_part(b, d, oa, ob)) return -1;
-    }
-    if (moved) {
-        if (text_printf(b, "\n    ~ %zu variables at new offsets: ", moved)) return -1;
-        for (size_t k = 0; k < r->details.n && shown < 5; k++) {
-            const detail_t *d = &r->details.d[k];
-            if (d->change != D_VAR_MOVED) continue;
-            if ((shown++ && text_puts(b, ", ")) || path_text(b, oa, d->a)) return -1;
-        }
-        if (moved > 5 && text_printf(b, " and %zu more", moved - 5)) return -1;
-    }
-    return text_puts(b, "\n");
+    diff_change_t c = {family, n ? S_ADDED : S_REMOVED, AT(r->names, name), nlen,
+                       AT(r->line, 0), r->line.len, NULL, NULL, NULL};
+    if (write_change(&r->out, &c, r->json)) return -1;
+    return add_change(r, family, c.status, name, nlen, text);
 }
 
 /* A pair: reported when its facts with tags differ. */
@@ -673,9 +499,11 @@ static int pair(report_t *r, const group_t *e, uint32_t old, uint32_t new, uint3
     int family = e ? e->family : family_of(t_kind(b->t, new - 1));
     r->details.n = 0;
     if (shown_name(r, e, ordinal, &b->facts, b0, b1, &name, &nlen)
-        || compare_facts(&a->facts, a0, a1, &b->facts, b0, b1, &r->details)
-        || put_line_head(r, "~ ", family, name, nlen) || detail_lines(r, &a->facts, &b->facts))
+        || compare_facts(&a->facts, a0, a1, &b->facts, b0, b1, &r->details))
         return -1;
+    diff_change_t c = {family, S_CHANGED, AT(r->names, name), nlen, NULL, 0, &r->details,
+                       &a->facts, &b->facts};
+    if (write_change(&r->out, &c, r->json)) return -1;
     return add_change(r, family, S_CHANGED, name, nlen, text);
 }
 
@@ -739,25 +567,11 @@ static int by_report_order(const void *ctx, uint32_t x, uint32_t y)
     return a->nlen < b->nlen ? -1 : a->nlen > b->nlen;
 }
 
-static int counts_text(text_t *b, const uint32_t counts[3])
-{
-    static const int order[] = {S_CHANGED, S_ADDED, S_REMOVED};
-    int first = 1;
-    for (int k = 0; k < 3; k++) {
-        uint32_t n = counts[order[k]];
-        if (!n) continue;
-        if ((!first && text_puts(b, ", ")) || text_printf(b, "%" PRIu32 " %s", n, STATUS[order[k]]))
-            return -1;
-        first = 0;
-    }
-    return 0;
-}
-
-/* diff_text.render_text: the summary, then one section per family. */
+/* render_text or render_json: (the report, how many changes). */
 static PyObject *render(report_t *r)
 {
     uint32_t *order = malloc((r->nchanges + 1) * sizeof *order);
-    uint32_t counts[F_NONE][3], totals[3] = {0, 0, 0};
+    uint32_t counts[F_COUNT][3], totals[3] = {0, 0, 0};
     text_t b = {0};
     PyObject *result = NULL;
     if (!order) return PyErr_NoMemory();
@@ -771,21 +585,19 @@ static PyObject *render(report_t *r)
         PyErr_NoMemory();
         goto done;
     }
-    if (r->nchanges && (text_printf(&b, "%zu types differ: ", r->nchanges)
-                        || counts_text(&b, totals) || text_puts(&b, "\n")))
-        goto done;
+    if (write_head(&b, r->nchanges, totals, (const uint32_t (*)[3])counts, r->json)) goto done;
     int family = -1;
     for (size_t k = 0; k < r->nchanges; k++) {
         const change_t *c = &r->change[order[k]];
+        if (k && write_between(&b, r->json)) goto done;
         if (c->family != family) {
             family = c->family;
-            if (text_puts(&b, "\n== ") || text_puts(&b, FAMILY[family]) || text_puts(&b, ": ")
-                || counts_text(&b, counts[family]) || text_puts(&b, " ==\n"))
-                goto done;
+            if (write_section(&b, family, counts[family], r->json)) goto done;
         }
         if (text_put(&b, AT(r->out, c->text), c->tlen)) goto done;
     }
-    result = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.len);
+    if (write_end(&b, r->nchanges, r->json)) goto done;
+    result = Py_BuildValue("(y#n)", AT(b, 0), (Py_ssize_t)b.len, (Py_ssize_t)r->nchanges);
 done:
     free(order), free(b.p);
     return result;
@@ -850,13 +662,14 @@ static void side_free(side_t *d)
     free(d->facts.arena.p), free(d->facts.f);
 }
 
-PyObject *diff_report(diff_side_t plan[2], PyObject *pairing)
+PyObject *diff_report(diff_side_t plan[2], PyObject *pairing, int json)
 {
     report_t r;
     PyObject *result = NULL, *dups = NULL, *anon[2] = {NULL, NULL}, *paired = NULL;
     anon_root_t *roots[2] = {NULL, NULL};
     size_t nroots[2] = {0, 0};
     memset(&r, 0, sizeof r);
+    r.json = json;
     if (side_init(&r.side[0], &plan[0]) || side_init(&r.side[1], &plan[1])) goto done;
     for (int n = 0; n < 2; n++) {
         side_t *d = &r.side[n];

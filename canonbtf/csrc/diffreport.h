@@ -1,4 +1,4 @@
-/* canonbtf._btf.diff_text (diffreport.c): diff's text report in C. */
+/* canonbtf._btf.diff_report (diffreport.c): diff's report in C. */
 #ifndef CANONBTF_DIFFREPORT_H
 #define CANONBTF_DIFFREPORT_H
 
@@ -6,9 +6,10 @@
 
 #include "diffkeys.h"
 
-/* The text report of two sides planned by diff_plan (with keys), as bytes (latin-1, as
- * render_text writes it); `pairing(duplicates, old anonymous roots, new anonymous roots)`
- * pairs what names do not (diff._compiled_pairing). None where the reference must run. */
-PyObject *diff_report(diff_side_t plan[2], PyObject *pairing);
+/* The report of two sides planned by diff_plan (with keys): (bytes, number of changes),
+ * the text render_text writes (latin-1) or with `json` render_json's;
+ * `pairing(duplicates, old anonymous roots, new anonymous roots)` pairs what names do
+ * not (diff._CompiledPairing). None where the reference must make it. */
+PyObject *diff_report(diff_side_t plan[2], PyObject *pairing, int json);
 
 #endif

@@ -746,12 +746,13 @@ static PyObject *py_diff_plan(PyObject *self, PyObject *args)
     return result;
 }
 
-/* diff's text report (diffreport.c): diff_text(old side, new side, pairing) with sides as
- * diff_plan's; bytes, or None where the reference must make it. */
-static PyObject *py_diff_text(PyObject *self, PyObject *args)
+/* diff's report (diffreport.c): diff_report(old side, new side, pairing, json) with sides
+ * as diff_plan's; (bytes, number of changes), or None where the reference must make it. */
+static PyObject *py_diff_report(PyObject *self, PyObject *args)
 {
     PyObject *arg[2], *pairing, *result = NULL;
-    if (!PyArg_ParseTuple(args, "OOO", &arg[0], &arg[1], &pairing)) return NULL;
+    int json;
+    if (!PyArg_ParseTuple(args, "OOOp", &arg[0], &arg[1], &pairing, &json)) return NULL;
     view_t v[2];
     diff_side_t d[2];
     memset(v, 0, sizeof v);
@@ -760,7 +761,7 @@ static PyObject *py_diff_text(PyObject *self, PyObject *args)
         d[0].key = calloc((size_t)v[0].t.count + 1, sizeof *d[0].key);
         d[1].key = calloc((size_t)v[1].t.count + 1, sizeof *d[1].key);
         if (!d[0].key || !d[1].key || diff_plan(d)) PyErr_NoMemory();
-        else result = diff_report(d, pairing);
+        else result = diff_report(d, pairing, json);
     }
     for (int k = 0; k < 2; k++) {
         free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots), free(d[k].anon);
@@ -866,9 +867,9 @@ static PyObject *py_raw_dump(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"diff_text", py_diff_text, METH_VARARGS,
-     "diff_text(old side, new side, pairing) -> the text report as bytes, or None where the "
-     "reference must make it (sides as diff_plan's)"},
+    {"diff_report", py_diff_report, METH_VARARGS,
+     "diff_report(old side, new side, pairing, json) -> (the report as bytes, number of "
+     "changes), or None where the reference must make it (sides as diff_plan's)"},
     {"diff_plan", py_diff_plan, METH_VARARGS,
      "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
      "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read, [spelling of "
