@@ -314,3 +314,21 @@ def test_every_detail(pure):  # noqa: F811
         assert expected in text, expected
     assert fast == reference
     assert compiled_report(every_detail(0), every_detail(1), json=True) is not None
+
+
+def test_a_name_at_a_nul_is_not_no_name(pure):  # noqa: F811
+    """A prototype's last parameter with no name and no type is `...`; one whose name is
+    an offset reading empty is a parameter of type void. Keys hold names by what they
+    read, so they must still tell offset 0 from an empty name (found by fuzz_btf)."""
+    from canonbtf.btf.strings import StringTable
+
+    strings, offset = StringTable.build(["int", "f"])
+    empty = offset["int"] + len("int")   # the NUL ending "int"
+
+    def make(last_name: int):
+        return lambda: Btf([Type(f.INT, offset["int"], 0, 4, 32 | f.INT_SIGNED << 24),
+                            Type(f.FUNC_PROTO, 0, 0, 1, 0, [(0, 1), (last_name, 0)]),
+                            Type(f.FUNC, offset["f"], 0, 2, 1)], strings)
+    reference, fast = both_ways(pure, report, make(0), make(empty))
+    assert "~ varargs: yes -> no" in reference[0]
+    assert fast == reference
