@@ -7,11 +7,12 @@
  * decl tag is only ever read as its kind, kind_flag and name (`ReferenceSpeller.label`,
  * `_other`, a datasec entry's name), anything else whole. So each type gets a *key*, a
  * number interned over both BTFs at once (exact: no hash is trusted): its whole record
- * with every name replaced by the name's bytes and every reference by what it refers to,
- * a leaf's kind, kind_flag and name, or any other type's key. Equal keys are equal
- * records down to the leaves, so equal facts: a name with one root on each side whose
- * keys are equal is left out, and a root only added or removed is not spelled (its facts
- * are never read).
+ * with every name replaced by the name's id (equal bytes, equal ids, over both BTFs) and
+ * every reference by what it refers to, a leaf's kind, kind_flag and name, or any other
+ * type's key. Equal keys are equal records down to the leaves, so equal facts: a name
+ * with one root on each side whose keys are equal is left out, and a root only added or
+ * removed is not spelled (its facts are never read). No reference reads a leaf's key,
+ * so a leaf's is not interned: a named root's pair is compared record by record.
  *
  * A key is 0 ("spell it") where that does not hold or cannot be known: a type whose
  * unnamed closure has a cycle (malformed BTF; the speller's placeholders then depend on
@@ -28,10 +29,10 @@ enum { TAG_VOID = 1, TAG_LEAF, TAG_FULL };
 #define MAX_CHAIN 48   /* emit/declarator.MAX_CHAIN: anon_end stops past it */
 
 /* Names as numbers over both sides, exact: equal bytes as name_at reads them
- * (StringTable.get), equal name ids. Each side's names are ranked at once (name_ranks, in
- * name order), and the two merged: a key holds one word per name, its id, read with the
- * record. Keys with the names' bytes inlined were most of diff_plan's time, and a table of
- * names looked up per use no better (a cache miss per name). */
+ * (StringTable.get), equal name ids. Both sides' names are ranked at once (name_ranks_joint,
+ * by hashes and no hash trusted), and a key holds one word per name, its id, read with the
+ * record. Keys with the names' bytes inlined were most of diff_plan's time, and a table
+ * of names looked up per use no better (a cache miss per name). */
 /* The interned keys of both sides, and the one being built: a record's words with each
  * name as its name id and each reference as (TAG_VOID), (TAG_LEAF, kind and kind_flag,
  * name id) or (TAG_FULL, key), so that the words read back one way only. */
@@ -44,46 +45,23 @@ typedef struct {
 } keys_t;
 
 /* Appends to the key being built, in room reserved before. */
-static void put(keys_t *k, uint32_t word)
+static inline void put(keys_t *k, uint32_t word)
 {
     k->key[k->n++] = word;
 }
 
-/* memcmp order, a proper prefix first (name_ranks' `ordered`). */
-static int name_cmp(const ranks_t *a, uint32_t i, const ranks_t *b, uint32_t j)
-{
-    uint32_t la = a->len[i], lb = b->len[j];
-    int c = memcmp(a->ptr[i], b->ptr[j], la < lb ? la : lb);
-    return c ? c : (la > lb) - (la < lb);
-}
-
-/* Both sides' names ranked in name order (k->names) and the new side's ranks made name ids
- * over both (the old side's are): the two sorted lists merged, no string hashed. 0, or -1
- * when out of memory. */
+/* Both sides' names ranked at once (k->names): their ranks are the name ids. 0, or -1 when
+ * out of memory. */
 static int name_ids(keys_t *k, const diff_side_t sides[2])
 {
-    uint32_t *ids = NULL, *id_of = NULL;
-    size_t most = 0;
-    int rc = -1;
-    for (int n = 0; n < 2; n++) most = most > sides[n].t->count ? most : sides[n].t->count;
-    if (!(ids = big_alloc(most + 1, sizeof *ids))) return -1;
+    const types_t *t[2] = {sides[0].t, sides[1].t};
+    uint32_t n[2] = {t[0]->count, t[1]->count}, most = n[0] > n[1] ? n[0] : n[1];
+    uint32_t *ids = big_alloc((size_t)most + 1, sizeof *ids);
+    if (!ids) return -1;
     for (uint32_t i = 0; i < most; i++) ids[i] = i;
-    for (int n = 0; n < 2; n++)
-        if (name_ranks(sides[n].t, ids, sides[n].t->count, 1, &k->names[n])) goto done;
-    const ranks_t *old = &k->names[0];
-    ranks_t *new = &k->names[1];
-    if (!(id_of = malloc((size_t)new->distinct * sizeof *id_of))) goto done;
-    uint32_t next = old->distinct;
-    for (uint32_t i = 0, j = 0; j < new->distinct;) {
-        int c = i < old->distinct ? name_cmp(old, i, new, j) : 1;
-        if (c < 0) i++;
-        else id_of[j++] = c ? next++ : i++;
-    }
-    for (size_t u = 0, uses = new->first[sides[1].t->count]; u < uses; u++)
-        new->rank[u] = id_of[new->rank[u]];
-    rc = 0;
-done:
-    free(ids), free(id_of);
+    const uint32_t *both[2] = {ids, ids};
+    int rc = name_ranks_joint(2, t, both, n, 0, k->names);
+    free(ids);
     return rc;
 }
 
@@ -380,30 +358,33 @@ static uint32_t family(uint32_t kind)
 /* Named roots grouped by (family, name) over both sides, as diff._named_roots does. */
 typedef struct {
     uint32_t count[2], first[2];   /* roots on each side, each side's first */
+    uint32_t family, next;         /* the next group of the same name (0: none) */
 } group_t;
 
 typedef struct {
-    intern_t in;
-    uint32_t next;
+    uint32_t *head;    /* by name id: its first group (0: none) */
     uint32_t *of[2];   /* by id: the root's group (0: not a named root) */
-    group_t *group;
-    size_t cap;
+    group_t *group;    /* from 1 */
+    size_t n, cap;
 } groups_t;
 
-static int group_side(groups_t *g, keys_t *k, const diff_side_t *d, int n)
+static int group_side(groups_t *g, const keys_t *k, const diff_side_t *d, int n)
 {
     const types_t *t = d->t;
     uint32_t last = t->first_id + t->count - 1;
+    if (!g->head && !(g->head = calloc(k->names[0].distinct, sizeof *g->head))) return -1;
     if (!(g->of[n] = calloc((size_t)last + 1, sizeof(uint32_t)))) return -1;
     for (uint32_t id = d->own_first; id <= last; id++) {
         uint32_t i = id - t->first_id, fam = family(t_kind(t, i));
         if (!fam || !t_name(t, i)) continue;
-        k->n = 0;
-        if (GROW(k->key, k->cap, 2)) return -1;
-        put(k, fam), put(k, *name_ids_of(&k->names[n], i));
-        uint32_t before = g->next, at = intern(&g->in, k->key, (uint32_t)k->n, &g->next);
-        if (!at || GROW(g->group, g->cap, (size_t)g->next)) return -1;
-        if (g->next != before) memset(&g->group[at], 0, sizeof g->group[at]);
+        uint32_t name = *name_ids_of(&k->names[n], i), at = g->head[name];
+        while (at && g->group[at].family != fam) at = g->group[at].next;
+        if (!at) {
+            if (GROW(g->group, g->cap, g->n + 2)) return -1;
+            at = (uint32_t)++g->n;
+            g->group[at] = (group_t){.family = fam, .next = g->head[name]};
+            g->head[name] = at;
+        }
         group_t *e = &g->group[at];
         if (!e->count[n]) e->first[n] = id;
         e->count[n]++;
@@ -498,9 +479,10 @@ static int needed(diff_side_t *d)
     return rc;
 }
 
-/* One side's arrays by id for side_keys, and its leaves' words (side_t.leaf). */
+/* One side's arrays by id for side_keys, and its leaves' words (side_t.leaf); adds the
+ * number of its other types (those interned) to *interned. */
 static int side_init(side_t *s, const diff_side_t *d, const groups_t *g, int n,
-                     const ranks_t *names, const roles_t *roles)
+                     const ranks_t *names, const roles_t *roles, size_t *interned)
 {
     const types_t *t = d->t;
     uint32_t count = t->first_id + t->count;
@@ -513,6 +495,8 @@ static int side_init(side_t *s, const diff_side_t *d, const groups_t *g, int n,
         s->dup[id] = g->of[n][id] && is_dup(&g->group[g->of[n][id]]);
         if (is_leaf(t, id))
             s->leaf[id] = (uint64_t)(t_kind(t, i) | t_kflag(t, i) << 8) << 32 | *name_ids_of(names, i);
+        else
+            ++*interned;
     }
     return 0;
 }
@@ -520,19 +504,22 @@ static int side_init(side_t *s, const diff_side_t *d, const groups_t *g, int n,
 int diff_plan(diff_side_t sides[2])
 {
     keys_t k = {.next = 1};
-    groups_t g = {.next = 1};
+    groups_t g = {0};
     side_t s[2];
     roles_t roles;
     memset(s, 0, sizeof s);
     roles_init(&roles);
+    size_t interned = 0;
     int rc = name_ids(&k, sides);
-    rc = rc || intern_reserve(&k.in, (size_t)sides[0].t->count + sides[1].t->count)
-        || group_side(&g, &k, &sides[0], 0) || group_side(&g, &k, &sides[1], 1) ? -1 : 0;
+    rc = rc || group_side(&g, &k, &sides[0], 0) || group_side(&g, &k, &sides[1], 1) ? -1 : 0;
+    for (int n = 0; n < 2 && !rc; n++)
+        rc = side_init(&s[n], &sides[n], &g, n, &k.names[n], &roles, &interned);
+    rc = rc || intern_reserve(&k.in, interned);
     for (int n = 0; n < 2 && !rc; n++) {
         diff_side_t *d = &sides[n];
         side_t *e = &s[n];
         uint32_t count = d->t->first_id + d->t->count;
-        rc = side_init(e, d, &g, n, &k.names[n], &roles) || side_keys(&k, e) ? -1 : 0;
+        rc = side_keys(&k, e);
         for (uint32_t id = 0; id < count && !rc; id++)
             if (e->reach[id]) e->key[id] = 0;
         for (uint32_t id = 1; id < count && !rc; id++)
@@ -543,7 +530,7 @@ int diff_plan(diff_side_t sides[2])
     for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, s) || needed(&sides[n]);
     for (int n = 0; n < 2; n++) free(s[n].dup), free(s[n].reach), free(s[n].key), free(s[n].leaf);
     free(g.of[0]), free(g.of[1]), free(g.group);
-    intern_free(&g.in), intern_free(&k.in);
+    free(g.head), intern_free(&k.in);
     free(k.key), ranks_free(&k.names[0]), ranks_free(&k.names[1]);
     return rc;
 }
