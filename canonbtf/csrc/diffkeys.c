@@ -443,7 +443,7 @@ static int plan_side(const groups_t *g, diff_side_t *sides, int n, const side_t 
 /* Every type describing the plan's roots reads: the roots (and what decl tags are on),
  * and what they reach short of the leaves past them (whose kind and name are all that
  * is read). */
-static int needed(diff_side_t *d)
+static int needed(diff_side_t *d, const side_t *s)
 {
     const types_t *t = d->t;
     uint32_t last = t->first_id + t->count - 1, *todo = NULL;
@@ -463,13 +463,14 @@ static int needed(diff_side_t *d)
     while (n && !rc) {
         uint32_t id = todo[--n], kind = t_kind(t, id - t->first_id);
         if (mark[id] == 2) mark[id] = 1;
-        else if (mark[id] || is_leaf(t, id)) continue;
+        else if (mark[id] || s->leaf[id]) continue;
         mark[id] = 1;
         const uint32_t *w = record(t, id);
-        for (uint32_t j = 0, nw = nwords(t, id); j < nw && !rc; j++) {
+        const uint8_t *role = s->roles->role[kind];
+        for (uint32_t j = 0, at = 0, nw = nwords(t, id); j < nw && !rc; j++, at = next_role(s->roles, kind, at)) {
             uint32_t r = w[j];
-            if (word_role(kind, j) != REF || !r || mark[r]) continue;
-            if (is_leaf(t, r)) mark[r] = 1;
+            if (role[at] != REF || !r || mark[r]) continue;
+            if (s->leaf[r]) mark[r] = 1;
             else rc = push(&todo, &n, &cap, r);
         }
     }
@@ -527,7 +528,7 @@ int diff_plan(diff_side_t sides[2])
                                     | (e->key[id] != 0) << 1);
         if (!rc) rc = expanded(d->t, d->own_first, d->expanded);
     }
-    for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, s) || needed(&sides[n]);
+    for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, s) || needed(&sides[n], &s[n]);
     for (int n = 0; n < 2; n++) free(s[n].dup), free(s[n].reach), free(s[n].key), free(s[n].leaf);
     free(g.of[0]), free(g.of[1]), free(g.group);
     free(g.head), intern_free(&k.in);

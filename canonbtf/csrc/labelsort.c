@@ -265,8 +265,13 @@ int name_ranks_joint(int views, const types_t *const *t, const uint32_t *const *
         rv->ptr = big_alloc((size_t)rv->distinct, sizeof *rv->ptr);
         rv->len = big_alloc((size_t)rv->distinct, sizeof *rv->len);
         if (!rv->ptr || !rv->len) goto done;
-        rv->ptr[0] = (const uint8_t *)"", rv->len[0] = 0;
-        for (uint32_t e = 0; e < nd; e++) rv->ptr[rank_of[e]] = ptr[e], rv->len[rank_of[e]] = len[e];
+        if (v) {   /* a copy of the first's, in sequence */
+            memcpy((void *)rv->ptr, r[0].ptr, rv->distinct * sizeof *rv->ptr);
+            memcpy(rv->len, r[0].len, rv->distinct * sizeof *rv->len);
+        } else {
+            rv->ptr[0] = (const uint8_t *)"", rv->len[0] = 0;
+            for (uint32_t e = 0; e < nd; e++) rv->ptr[rank_of[e]] = ptr[e], rv->len[rank_of[e]] = len[e];
+        }
         for (size_t u = 0; u < rv->first[n[v]]; u++)
             rv->rank[u] = rank_of[base[v] + offset_index(&o[v], rv->rank[u])];
     }
