@@ -28,11 +28,6 @@
 enum { TAG_VOID = 1, TAG_LEAF, TAG_FULL };
 #define MAX_CHAIN 48   /* emit/declarator.MAX_CHAIN: anon_end stops past it */
 
-/* Names as numbers over both sides, exact: equal bytes as name_at reads them
- * (StringTable.get), equal name ids. Both sides' names are ranked at once (name_ranks_joint,
- * by hashes and no hash trusted), and a key holds one word per name, its id, read with the
- * record. Keys with the names' bytes inlined were most of diff_plan's time, and a table
- * of names looked up per use no better (a cache miss per name). */
 /* The interned keys of both sides, and the one being built: a record's words with each
  * name as its name id and each reference as (TAG_VOID), (TAG_LEAF, kind and kind_flag,
  * name id) or (TAG_FULL, key), so that the words read back one way only. */
@@ -50,8 +45,12 @@ static inline void put(keys_t *k, uint32_t word)
     k->key[k->n++] = word;
 }
 
-/* Both sides' names ranked at once (k->names): their ranks are the name ids. 0, or -1 when
- * out of memory. */
+/* Names as numbers over both sides, exact: equal bytes as name_at reads them
+ * (StringTable.get), equal name ids. Both sides' names are ranked at once (k->names, by
+ * name_ranks_joint: by hashes, and no hash trusted), and their ranks are the ids: a key
+ * holds one word per name, read with the record. Keys with the names' bytes inlined were
+ * most of diff_plan's time, and a table of names looked up per use no better (a cache
+ * miss per name). 0, or -1 when out of memory. */
 static int name_ids(keys_t *k, const diff_side_t sides[2])
 {
     const types_t *t[2] = {sides[0].t, sides[1].t};
@@ -186,7 +185,7 @@ static int full_key(keys_t *k, side_t *s, uint32_t id)
     int unknown = 0, reach = 0, leaf = s->leaf[id] != 0;
     keys_t *into = leaf ? NULL : k;
     k->n = 0;
-    if (!leaf && GROW(k->key, k->cap, (size_t)nw * 3)) return -1;   /* a reference takes 3 at most */
+    if (!leaf && GROW(k->key, k->cap, (size_t)nw * 3)) return -1;   /* 3 words a reference at most */
     const uint8_t *role = s->roles->role[kind];
     for (uint32_t j = 0, at = 0; j < nw; j++, at = next_role(s->roles, kind, at)) {
         if (role[at] == REF) put_ref(into, s, w[j], &unknown, &reach);
@@ -253,7 +252,8 @@ static int side_keys(keys_t *k, side_t *s)
             uint32_t nw = nwords(t, id), kind = t_kind(t, id - t->first_id);
             const uint32_t *w = record(t, id);
             const uint8_t *role = s->roles->role[kind];
-            for (uint32_t at = role_entry(s->roles, kind, j); j < nw; j++, at = next_role(s->roles, kind, at)) {
+            uint32_t at = role_entry(s->roles, kind, j);
+            for (; j < nw; j++, at = next_role(s->roles, kind, at)) {
                 uint32_t r = w[j];
                 if (role[at] == REF && r && !state[r] && !s->leaf[r]) break;
             }
@@ -467,7 +467,8 @@ static int needed(diff_side_t *d, const side_t *s)
         mark[id] = 1;
         const uint32_t *w = record(t, id);
         const uint8_t *role = s->roles->role[kind];
-        for (uint32_t j = 0, at = 0, nw = nwords(t, id); j < nw && !rc; j++, at = next_role(s->roles, kind, at)) {
+        uint32_t nw = nwords(t, id);
+        for (uint32_t j = 0, at = 0; j < nw && !rc; j++, at = next_role(s->roles, kind, at)) {
             uint32_t r = w[j];
             if (role[at] != REF || !r || mark[r]) continue;
             if (s->leaf[r]) mark[r] = 1;
