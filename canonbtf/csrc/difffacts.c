@@ -21,7 +21,6 @@
 
 /* Anonymous aggregates nested deeper than this inside one root are left to the reference. */
 #define MAX_NESTING 200
-#define MAX_CHAIN 48   /* emit/declarator.MAX_CHAIN: anon_end stops past it */
 
 const char *const FACT_WHAT[W_COUNT] = {
     "size", "width", "signed", "member", "value", "linkage", "return", "param", "varargs",
@@ -99,39 +98,13 @@ static fact_t *add_spelled(facter_t *F, int what, uint32_t id)
     return x;
 }
 
-uint32_t anon_end(const types_t *t, uint32_t id, text_t *way)
-{
-    if (way) way->len = 0;
-    for (uint32_t depth = 0; id && depth <= MAX_CHAIN; depth++) {
-        uint32_t i = id - t->first_id, kind = t_kind(t, i);
-        switch (kind) {
-        case K_CONST: case K_VOLATILE: case K_RESTRICT: case K_TYPE_TAG:
-            id = t_sot(t, i);
-            break;
-        case K_ARRAY:
-            if (way && text_puts(way, "[]")) return UINT32_MAX;
-            id = t_rest(t, i)[0];
-            break;
-        case K_PTR:
-            if (way && text_puts(way, "->")) return UINT32_MAX;
-            id = t_sot(t, i);
-            break;
-        case K_STRUCT: case K_UNION: case K_ENUM: case K_ENUM64:
-            return t_name(t, i) ? 0 : id;
-        default:
-            return 0;
-        }
-    }
-    return 0;
-}
-
 static int expand(facter_t *F, uint32_t id, uint64_t base);
 
 /* The path buffer holds `path`; the way behind it into F->path (_way_prefix). */
-static int way_prefix(facter_t *F, const text_t *way)
+static int way_prefix(facter_t *F, const char *way, size_t len)
 {
-    if (text_put(&F->path, way->p, way->len)) return -1;
-    if (way->len >= 2 && !memcmp(way->p + way->len - 2, "->", 2)) return 0;
+    if (text_put(&F->path, way, len)) return -1;
+    if (len >= 2 && !memcmp(way + len - 2, "->", 2)) return 0;
     return F->path.len ? text_put(&F->path, ".", 1) : 0;
 }
 
@@ -141,8 +114,8 @@ static int members(facter_t *F, uint32_t id, uint64_t base)
     const types_t *t = F->t;
     uint32_t i = id - t->first_id, kflag = t_kflag(t, i), n = t_vlen(t, i);
     const uint32_t *items = t_rest(t, i);
-    size_t prefix = F->path.len;
-    text_t way = {0};
+    size_t prefix = F->path.len, waylen = 0;
+    char way[ANON_WAY];
     int rc = 0;
     for (uint32_t m = 0; m < n && !rc; m++) {
         uint32_t word = items[3 * m + 2], len;
@@ -162,20 +135,18 @@ static int members(facter_t *F, uint32_t id, uint64_t base)
             x = &F->out->f[F->out->n - 1];
             x->s1 = at, x->l1 = slen, x->a = base + bit_offset, x->b = bitfield;
         }
-        uint32_t end = anon_end(t, items[3 * m + 1], &way);
-        if (end == UINT32_MAX) rc = -1;
-        if (!end || rc) continue;
-        if (!way.len) {
+        uint32_t end = anon_end(t, items[3 * m + 1], way, &waylen);
+        if (!end) continue;
+        if (!waylen) {
             if (len) rc = text_put(&F->path, ".", 1);
             else F->path.len = prefix;
             if (!rc) rc = expand(F, end, base + bit_offset);
         } else {
             if (!len) rc = text_puts(&F->path, "(anon)");
-            if (!rc) rc = way_prefix(F, &way) || expand(F, end, 0);
+            if (!rc) rc = way_prefix(F, way, waylen) || expand(F, end, 0);
         }
     }
     F->path.len = prefix;
-    free(way.p);
     return rc;
 }
 
@@ -229,12 +200,11 @@ static int expand(facter_t *F, uint32_t id, uint64_t base)
 /* _Facts._expand_reference */
 static int expand_reference(facter_t *F, uint32_t id)
 {
-    text_t way = {0};
-    uint32_t end = anon_end(F->t, id, &way);
+    char way[ANON_WAY];
+    size_t waylen = 0;
+    uint32_t end = anon_end(F->t, id, way, &waylen);
     F->path.len = 0;
-    int rc = end == UINT32_MAX ? -1 : end ? way_prefix(F, &way) || expand(F, end, 0) : 0;
-    free(way.p);
-    return rc;
+    return end ? way_prefix(F, way, waylen) || expand(F, end, 0) : 0;
 }
 
 static const char *linkage(uint32_t value, char *tmp, size_t n)

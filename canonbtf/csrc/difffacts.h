@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "cdump.h"
+#include "diffkeys.h"
 #include "text.h"
 #include "types.h"
 
@@ -50,10 +51,6 @@ typedef struct {
     int depth;
 } facter_t;
 
-/* _Facts.anon_end: the anonymous aggregate a reference leads to through qualifiers, type
- * tags, arrays and pointers (0: none; UINT32_MAX: out of memory), and with `way` the way
- * there ("[]", "->", ...). */
-uint32_t anon_end(const types_t *t, uint32_t id, text_t *way);
 /* _Facts.of: root `id`'s facts appended to F->out (F->dup set as its second part). 0, or
  * -1 with ValueError (left to the reference) or MemoryError. */
 int root_facts(facter_t *F, uint32_t id);

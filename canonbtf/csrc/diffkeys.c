@@ -7,11 +7,12 @@
  * decl tag is only ever read as its kind, kind_flag and name (`ReferenceSpeller.label`,
  * `_other`, a datasec entry's name), anything else whole. So each type gets a *key*, a
  * number interned over both BTFs at once (exact: no hash is trusted): its whole record
- * with every name replaced by the name's bytes and every reference by what it refers to,
- * a leaf's kind, kind_flag and name, or any other type's key. Equal keys are equal
- * records down to the leaves, so equal facts: a name with one root on each side whose
- * keys are equal is left out, and a root only added or removed is not spelled (its facts
- * are never read).
+ * with every name replaced by the name's id (equal bytes, equal ids, over both BTFs) and
+ * every reference by what it refers to, a leaf's kind, kind_flag and name, or any other
+ * type's key. Equal keys are equal records down to the leaves, so equal facts: a name
+ * with one root on each side whose keys are equal is left out, and a root only added or
+ * removed is not spelled (its facts are never read). No reference reads a leaf's key,
+ * so a leaf's is not interned: a named root's pair is compared record by record.
  *
  * A key is 0 ("spell it") where that does not hold or cannot be known: a type whose
  * unnamed closure has a cycle (malformed BTF; the speller's placeholders then depend on
@@ -25,36 +26,56 @@
 #include "diffkeys.h"
 
 enum { TAG_VOID = 1, TAG_LEAF, TAG_FULL };
-#define MAX_CHAIN 48   /* emit/declarator.MAX_CHAIN: anon_end stops past it */
 
 /* The interned keys of both sides, and the one being built: a record's words with each
- * name inlined as (length, bytes) and each reference as (TAG_VOID), (TAG_LEAF, kind and
- * kind_flag, name) or (TAG_FULL, key), so that the words read back one way only. */
+ * name as its name id and each reference as (TAG_VOID), (TAG_LEAF, kind and kind_flag,
+ * name id) or (TAG_FULL, key), so that the words read back one way only. */
 typedef struct {
     intern_t in;
     uint32_t next;
     uint32_t *key;
     size_t cap, n;
+    ranks_t names[2];        /* each side's, with name ids for ranks */
 } keys_t;
 
-static int put(keys_t *k, uint32_t word)
+/* Appends to the key being built, in room reserved before. */
+static inline void put(keys_t *k, uint32_t word)
 {
-    if (GROW(k->key, k->cap, k->n + 1)) return -1;
     k->key[k->n++] = word;
-    return 0;
 }
 
-/* A name's bytes, as StringTable.get reads them. */
-static int put_name(keys_t *k, const types_t *t, uint32_t off)
+/* Names as numbers over both sides, exact: equal bytes as name_at reads them
+ * (StringTable.get), equal name ids. Both sides' names are ranked at once (k->names, by
+ * name_ranks_joint: by hashes, and no hash trusted), and their ranks are the ids: a key
+ * holds one word per name, read with the record. Keys with the names' bytes inlined were
+ * most of diff_plan's time, and a table of names looked up per use no better (a cache
+ * miss per name). 0, or -1 when out of memory. */
+static int name_ids(keys_t *k, const diff_side_t sides[2])
 {
-    uint32_t len;
-    const uint8_t *p = name_at(t, off, &len);
-    size_t words = ((size_t)len + 3) / 4;
-    if (put(k, len) || GROW(k->key, k->cap, k->n + words)) return -1;
-    k->key[k->n + words - 1] = 0;
-    memcpy(k->key + k->n, p, len);
-    k->n += words;
-    return 0;
+    const types_t *t[2] = {sides[0].t, sides[1].t};
+    uint32_t n[2] = {t[0]->count, t[1]->count}, most = n[0] > n[1] ? n[0] : n[1];
+    uint32_t *ids = big_alloc((size_t)most + 1, sizeof *ids);
+    if (!ids) return -1;
+    for (uint32_t i = 0; i < most; i++) ids[i] = i;
+    const uint32_t *both[2] = {ids, ids};
+    int rc = name_ranks_joint(2, t, both, n, 0, k->names);
+    free(ids);
+    return rc;
+}
+
+/* The name ids of own type i (k->names of its side): its name's, then its items'
+ * (items_named). */
+static const uint32_t *name_ids_of(const ranks_t *names, uint32_t i)
+{
+    return names->rank + names->first[i];
+}
+
+/* What a key holds of a name word: its id, or NO_NAME for offset 0, which the reference
+ * tells from a name reading empty (a prototype's `...` is (0, 0), diff._proto_facts). */
+#define NO_NAME UINT32_MAX
+static inline uint32_t name_word(uint32_t offset, uint32_t id)
+{
+    return offset ? id : NO_NAME;
 }
 
 enum { RAW, REF, NAME };
@@ -76,6 +97,34 @@ static int word_role(uint32_t kind, uint32_t j)
     return at == 1 && (kind == K_STRUCT || kind == K_UNION || kind == K_FUNC_PROTO) ? REF : RAW;
 }
 
+/* word_role of every word of each kind, built once: the first 3 + fixed words' roles, then
+ * one item's (role[head .. head + per)), which the rest repeat. */
+typedef struct {
+    uint8_t role[K_MAX + 1][8], head[K_MAX + 1], end[K_MAX + 1];
+} roles_t;
+
+static void roles_init(roles_t *r)
+{
+    for (uint32_t kind = 1; kind <= K_MAX; kind++) {
+        r->head[kind] = (uint8_t)(3 + fixed_words(kind));
+        r->end[kind] = (uint8_t)(r->head[kind] + item_words(kind));
+        for (uint32_t j = 0; j < r->end[kind]; j++) r->role[kind][j] = (uint8_t)word_role(kind, j);
+    }
+}
+
+/* The entry of r->role[kind] after entry `at`, for the next word. */
+static uint32_t next_role(const roles_t *r, uint32_t kind, uint32_t at)
+{
+    return at + 1 < r->end[kind] ? at + 1 : r->head[kind];
+}
+
+/* The entry of r->role[kind] for word j. */
+static uint32_t role_entry(const roles_t *r, uint32_t kind, uint32_t j)
+{
+    uint32_t head = r->head[kind], per = r->end[kind] - head;
+    return j < head || !per ? j : head + (j - head) % per;
+}
+
 /* Whether references to type `id` read only its kind, kind_flag and name. */
 static int is_leaf(const types_t *t, uint32_t id)
 {
@@ -91,11 +140,18 @@ static int is_leaf(const types_t *t, uint32_t id)
     }
 }
 
+/* A leaf's key: known (the record is compared with same_record, not interned: no
+ * reference reads it). Intern numbers stay below it. */
+#define LEAF_KEY UINT32_MAX
+
 typedef struct {
     const types_t *t;
-    const uint8_t *dup;   /* by id: a duplicated name's root */
+    uint8_t *dup;         /* by id: a duplicated name's root */
     uint32_t *key;        /* by id: the whole record's key (0: unknown) */
     uint8_t *reach;       /* by id: its unnamed closure reaches a duplicated leaf */
+    uint64_t *leaf;       /* by id: a leaf's kind | kind_flag << 8, << 32 | its name id; 0 else */
+    const ranks_t *names;    /* its name ids (name_ids_of) */
+    const roles_t *roles;
 } side_t;
 
 static uint32_t nwords(const types_t *t, uint32_t id)
@@ -109,43 +165,76 @@ static const uint32_t *record(const types_t *t, uint32_t id)
     return t->w + t->start[id - t->first_id];
 }
 
-/* A reference to `id` in the key being built; sets *unknown for a type without a key. */
-static int put_ref(keys_t *k, side_t *s, uint32_t id, int *unknown, int *reach)
+/* A reference to `id` in the key being built (when `k`); sets *unknown for a type without
+ * a key. */
+static void put_ref(keys_t *k, const side_t *s, uint32_t id, int *unknown, int *reach)
 {
-    const types_t *t = s->t;
-    if (!id) return put(k, TAG_VOID);
-    if (!is_leaf(t, id)) {
+    if (!id) {
+        if (k) put(k, TAG_VOID);
+    } else if (!s->leaf[id]) {
         *reach |= s->reach[id];
         *unknown |= !s->key[id];
-        return put(k, TAG_FULL) || put(k, s->key[id]);
+        if (k) put(k, TAG_FULL), put(k, s->key[id]);
+    } else {
+        *reach |= s->dup[id];
+        if (k) put(k, TAG_LEAF), put(k, (uint32_t)(s->leaf[id] >> 32)), put(k, (uint32_t)s->leaf[id]);
     }
-    uint32_t i = id - t->first_id;
-    *reach |= s->dup[id];
-    return put(k, TAG_LEAF) || put(k, t_kind(t, i) | t_kflag(t, i) << 8)
-        || put_name(k, t, t_name(t, i));
 }
 
 /* Sets the key of type `id` once every non-leaf type it refers to has one, or is on the
- * walk's stack (a cycle: the key stays 0, and so do those of all that reach it). */
+ * walk's stack (a cycle: the key stays 0, and so do those of all that reach it); a leaf's
+ * is only known or not (LEAF_KEY). */
 static int full_key(keys_t *k, side_t *s, uint32_t id)
 {
     const types_t *t = s->t;
     uint32_t nw = nwords(t, id), kind = t_kind(t, id - t->first_id);
-    const uint32_t *w = record(t, id);
-    int unknown = 0, reach = 0, rc = 0;
+    const uint32_t *w = record(t, id), *names = name_ids_of(s->names, id - t->first_id);
+    int unknown = 0, reach = 0, leaf = s->leaf[id] != 0;
+    keys_t *into = leaf ? NULL : k;
     k->n = 0;
-    for (uint32_t j = 0; j < nw && !rc; j++) {
-        switch (word_role(kind, j)) {
-        case NAME: rc = put_name(k, t, w[j]); break;
-        case REF: rc = put_ref(k, s, w[j], &unknown, &reach); break;
-        default: rc = put(k, w[j]);
-        }
+    if (!leaf && GROW(k->key, k->cap, (size_t)nw * 3)) return -1;   /* 3 words a reference at most */
+    const uint8_t *role = s->roles->role[kind];
+    for (uint32_t j = 0, at = 0; j < nw; j++, at = next_role(s->roles, kind, at)) {
+        if (role[at] == REF) put_ref(into, s, w[j], &unknown, &reach);
+        else if (into) put(k, role[at] == NAME ? name_word(w[j], *names++) : w[j]);
     }
     s->reach[id] = (uint8_t)reach;
-    if (rc || unknown) return rc;
-    if (k->n > UINT32_MAX || !(s->key[id] = intern(&k->in, k->key, (uint32_t)k->n, &k->next)))
+    if (unknown) return 0;
+    if (leaf) s->key[id] = LEAF_KEY;
+    else if (k->n > UINT32_MAX || !(s->key[id] = intern(&k->in, k->key, (uint32_t)k->n, &k->next)))
         return -1;
     return 0;
+}
+
+/* A reference's part of the key (put_ref) as one number: void, a leaf's kind and name, or
+ * a key (< 2^32, below a leaf's). */
+static uint64_t ref_word(const side_t *s, uint32_t id)
+{
+    if (!id) return 0;
+    return s->leaf[id] ? s->leaf[id] : (uint64_t)s->key[id] + 1;
+}
+
+/* Whether the keys of `a` (side 0) and `b` (side 1), both known, are equal: their records
+ * read as full_key reads them, word by word. */
+static int same_record(const side_t s[2], uint32_t a, uint32_t b)
+{
+    const types_t *ta = s[0].t, *tb = s[1].t;
+    uint32_t nw = nwords(ta, a), kind = t_kind(ta, a - ta->first_id);
+    if (nw != nwords(tb, b)) return 0;
+    const uint32_t *wa = record(ta, a), *wb = record(tb, b);
+    const uint32_t *na = name_ids_of(s[0].names, a - ta->first_id);
+    const uint32_t *nb = name_ids_of(s[1].names, b - tb->first_id);
+    const uint8_t *role = s[0].roles->role[kind];
+    for (uint32_t j = 0, at = 0; j < nw; j++, at = next_role(s[0].roles, kind, at)) {
+        int same;
+        switch (role[at]) {
+        case NAME: same = name_word(wa[j], *na++) == name_word(wb[j], *nb++); break;
+        case REF: same = ref_word(&s[0], wa[j]) == ref_word(&s[1], wb[j]); break;
+        default: same = wa[j] == wb[j];   /* word 1 first: the same kind from here */
+        }
+        if (!same) return 0;
+    }
+    return 1;
 }
 
 /* Every type's key, children before parents (iteratively: malformed chains can be a
@@ -169,9 +258,11 @@ static int side_keys(keys_t *k, side_t *s)
             uint32_t id = stack[depth - 1], j = pos[depth - 1];
             uint32_t nw = nwords(t, id), kind = t_kind(t, id - t->first_id);
             const uint32_t *w = record(t, id);
-            for (; j < nw; j++) {
+            const uint8_t *role = s->roles->role[kind];
+            uint32_t at = role_entry(s->roles, kind, j);
+            for (; j < nw; j++, at = next_role(s->roles, kind, at)) {
                 uint32_t r = w[j];
-                if (word_role(kind, j) == REF && r && !state[r] && !is_leaf(t, r)) break;
+                if (role[at] == REF && r && !state[r] && !s->leaf[r]) break;
             }
             if (j < nw) {
                 pos[depth - 1] = j + 1;
@@ -191,20 +282,22 @@ static int side_keys(keys_t *k, side_t *s)
     return rc;
 }
 
-/* _Facts.anon_end: the anonymous aggregate a reference leads to through qualifiers, type
- * tags, arrays and pointers (0: none). */
-static uint32_t anon_end(const types_t *t, uint32_t id)
+uint32_t anon_end(const types_t *t, uint32_t id, char *way, size_t *len)
 {
-    for (uint32_t depth = 0; id && depth <= MAX_CHAIN; depth++) {
+    size_t n = 0;
+    for (uint32_t depth = 0; id && depth <= ANON_CHAIN; depth++) {
         uint32_t i = id - t->first_id, kind = t_kind(t, i);
         switch (kind) {
-        case K_CONST: case K_VOLATILE: case K_RESTRICT: case K_TYPE_TAG: case K_PTR:
+        case K_CONST: case K_VOLATILE: case K_RESTRICT: case K_TYPE_TAG:
             id = t_sot(t, i);
             break;
-        case K_ARRAY:
-            id = t_rest(t, i)[0];
+        case K_PTR: case K_ARRAY:
+            if (way) memcpy(way + n, kind == K_PTR ? "->" : "[]", 2);
+            n += 2;
+            id = kind == K_PTR ? t_sot(t, i) : t_rest(t, i)[0];
             break;
         case K_STRUCT: case K_UNION: case K_ENUM: case K_ENUM64:
+            if (len) *len = n;
             return t_name(t, i) ? 0 : id;
         default:
             return 0;
@@ -223,7 +316,7 @@ static int expanded(const types_t *t, uint32_t own_first, uint8_t *out)
         uint32_t i = id - t->first_id, kind = t_kind(t, i);
         if (!t_name(t, i)) continue;
         if (kind == K_TYPEDEF || kind == K_VAR) {
-            uint32_t end = anon_end(t, t_sot(t, i));
+            uint32_t end = anon_end(t, t_sot(t, i), NULL, NULL);
             if (end && !out[end]) {
                 out[end] = 1;
                 if (GROW(todo, cap, n + 1)) return -1;
@@ -238,7 +331,7 @@ static int expanded(const types_t *t, uint32_t own_first, uint8_t *out)
             if (t_kind(t, j) != K_STRUCT && t_kind(t, j) != K_UNION) continue;
             const uint32_t *rest = t_rest(t, j);
             for (uint32_t m = 0, vlen = t_vlen(t, j); m < vlen; m++) {
-                uint32_t end = anon_end(t, rest[3 * m + 1]);
+                uint32_t end = anon_end(t, rest[3 * m + 1], NULL, NULL);
                 if (!end || out[end]) continue;
                 out[end] = 1;
                 if (GROW(todo, cap, n + 1)) {
@@ -274,29 +367,33 @@ static uint32_t family(uint32_t kind)
 /* Named roots grouped by (family, name) over both sides, as diff._named_roots does. */
 typedef struct {
     uint32_t count[2], first[2];   /* roots on each side, each side's first */
+    uint32_t family, next;         /* the next group of the same name (0: none) */
 } group_t;
 
 typedef struct {
-    intern_t in;
-    uint32_t next;
+    uint32_t *head;    /* by name id: its first group (0: none) */
     uint32_t *of[2];   /* by id: the root's group (0: not a named root) */
-    group_t *group;
-    size_t cap;
+    group_t *group;    /* from 1 */
+    size_t n, cap;
 } groups_t;
 
-static int group_side(groups_t *g, keys_t *k, const diff_side_t *d, int n)
+static int group_side(groups_t *g, const keys_t *k, const diff_side_t *d, int n)
 {
     const types_t *t = d->t;
     uint32_t last = t->first_id + t->count - 1;
+    if (!g->head && !(g->head = calloc(k->names[0].distinct, sizeof *g->head))) return -1;
     if (!(g->of[n] = calloc((size_t)last + 1, sizeof(uint32_t)))) return -1;
     for (uint32_t id = d->own_first; id <= last; id++) {
         uint32_t i = id - t->first_id, fam = family(t_kind(t, i));
         if (!fam || !t_name(t, i)) continue;
-        k->n = 0;
-        if (put(k, fam) || put_name(k, t, t_name(t, i))) return -1;
-        uint32_t before = g->next, at = intern(&g->in, k->key, (uint32_t)k->n, &g->next);
-        if (!at || GROW(g->group, g->cap, (size_t)g->next)) return -1;
-        if (g->next != before) memset(&g->group[at], 0, sizeof g->group[at]);
+        uint32_t name = *name_ids_of(&k->names[n], i), at = g->head[name];
+        while (at && g->group[at].family != fam) at = g->group[at].next;
+        if (!at) {
+            if (GROW(g->group, g->cap, g->n + 2)) return -1;
+            at = (uint32_t)++g->n;
+            g->group[at] = (group_t){.family = fam, .next = g->head[name]};
+            g->head[name] = at;
+        }
         group_t *e = &g->group[at];
         if (!e->count[n]) e->first[n] = id;
         e->count[n]++;
@@ -315,7 +412,7 @@ static int push(uint32_t **list, size_t *n, size_t *cap, uint32_t id)
 }
 
 /* What diff reads of one side (diffkeys.h), once both sides' keys are known. */
-static int plan_side(const groups_t *g, diff_side_t *sides, int n, const uint32_t *keys[2])
+static int plan_side(const groups_t *g, diff_side_t *sides, int n, const side_t s[2])
 {
     diff_side_t *d = &sides[n];
     const types_t *t = d->t;
@@ -337,14 +434,17 @@ static int plan_side(const groups_t *g, diff_side_t *sides, int n, const uint32_
         const group_t *e = &g->group[at];
         int spell = 1;
         if (!is_dup(e) && e->count[0] && e->count[1]) {
-            uint32_t key = keys[0][e->first[0]];
-            if (key && key == keys[1][e->first[1]]) continue;   /* the same on both sides */
+            uint32_t a = e->first[0], b = e->first[1];
+            if (s[0].key[a] && s[1].key[b] && same_record(s, a, b)) {   /* the same */
+                if (d->same) d->same[id] = 1;
+                continue;
+            }
         } else if (!is_dup(e)) {
             /* only added or removed: facts unread unless unknown, or the name reads empty
              * (an offset at a NUL: it is then shown by its first members, diff._anon_title) */
             uint32_t len;
             name_at(t, t_name(t, i), &len);
-            spell = !keys[n][id] || !len;
+            spell = !s[n].key[id] || !len;
         }
         d->spell[id] = (uint8_t)spell;
         if (push(&d->roots, &d->nroots, &cap_roots, id)) return -1;
@@ -355,7 +455,7 @@ static int plan_side(const groups_t *g, diff_side_t *sides, int n, const uint32_
 /* Every type describing the plan's roots reads: the roots (and what decl tags are on),
  * and what they reach short of the leaves past them (whose kind and name are all that
  * is read). */
-static int needed(diff_side_t *d)
+static int needed(diff_side_t *d, const side_t *s)
 {
     const types_t *t = d->t;
     uint32_t last = t->first_id + t->count - 1, *todo = NULL;
@@ -375,13 +475,15 @@ static int needed(diff_side_t *d)
     while (n && !rc) {
         uint32_t id = todo[--n], kind = t_kind(t, id - t->first_id);
         if (mark[id] == 2) mark[id] = 1;
-        else if (mark[id] || is_leaf(t, id)) continue;
+        else if (mark[id] || s->leaf[id]) continue;
         mark[id] = 1;
         const uint32_t *w = record(t, id);
-        for (uint32_t j = 0, nw = nwords(t, id); j < nw && !rc; j++) {
+        const uint8_t *role = s->roles->role[kind];
+        uint32_t nw = nwords(t, id);
+        for (uint32_t j = 0, at = 0; j < nw && !rc; j++, at = next_role(s->roles, kind, at)) {
             uint32_t r = w[j];
-            if (word_role(kind, j) != REF || !r || mark[r]) continue;
-            if (is_leaf(t, r)) mark[r] = 1;
+            if (role[at] != REF || !r || mark[r]) continue;
+            if (s->leaf[r]) mark[r] = 1;
             else rc = push(&todo, &n, &cap, r);
         }
     }
@@ -391,40 +493,59 @@ static int needed(diff_side_t *d)
     return rc;
 }
 
+/* One side's arrays by id for side_keys, and its leaves' words (side_t.leaf); adds the
+ * number of its other types (those interned) to *interned. */
+static int side_init(side_t *s, const diff_side_t *d, const groups_t *g, int n,
+                     const ranks_t *names, const roles_t *roles, size_t *interned)
+{
+    const types_t *t = d->t;
+    uint32_t count = t->first_id + t->count;
+    s->t = t, s->names = names, s->roles = roles;
+    s->dup = calloc(count, 1), s->reach = calloc(count, 1);
+    s->key = calloc(count, sizeof *s->key), s->leaf = calloc(count, sizeof *s->leaf);
+    if (!s->dup || !s->reach || !s->key || !s->leaf) return -1;
+    for (uint32_t id = 1; id < count; id++) {
+        uint32_t i = id - t->first_id;
+        s->dup[id] = g->of[n][id] && is_dup(&g->group[g->of[n][id]]);
+        if (is_leaf(t, id))
+            s->leaf[id] = (uint64_t)(t_kind(t, i) | t_kflag(t, i) << 8) << 32 | *name_ids_of(names, i);
+        else
+            ++*interned;
+    }
+    return 0;
+}
+
 int diff_plan(diff_side_t sides[2])
 {
     keys_t k = {.next = 1};
-    groups_t g = {.next = 1};
-    uint32_t *keys[2] = {NULL, NULL};
-    uint8_t *dup = NULL, *reach = NULL;
-    int rc = group_side(&g, &k, &sides[0], 0) || group_side(&g, &k, &sides[1], 1) ? -1 : 0;
+    groups_t g = {0};
+    side_t s[2];
+    roles_t roles;
+    memset(s, 0, sizeof s);
+    roles_init(&roles);
+    size_t interned = 0;
+    int rc = name_ids(&k, sides);
+    rc = rc || group_side(&g, &k, &sides[0], 0) || group_side(&g, &k, &sides[1], 1) ? -1 : 0;
+    for (int n = 0; n < 2 && !rc; n++)
+        rc = side_init(&s[n], &sides[n], &g, n, &k.names[n], &roles, &interned);
+    rc = rc || intern_reserve(&k.in, interned);
     for (int n = 0; n < 2 && !rc; n++) {
-        const diff_side_t *d = &sides[n];
+        diff_side_t *d = &sides[n];
+        side_t *e = &s[n];
         uint32_t count = d->t->first_id + d->t->count;
-        free(dup), free(reach);
-        dup = calloc(count, 1), reach = calloc(count, 1);
-        keys[n] = calloc(count, sizeof(uint32_t));
-        if (!dup || !reach || !keys[n]) {
-            rc = -1;
-            break;
-        }
-        for (uint32_t id = 0; id < count; id++)
-            dup[id] = g.of[n][id] && is_dup(&g.group[g.of[n][id]]);
-        side_t s = {d->t, dup, keys[n], reach};
-        rc = side_keys(&k, &s);
+        rc = side_keys(&k, e);
         for (uint32_t id = 0; id < count && !rc; id++)
-            if (reach[id]) keys[n][id] = 0;
-        if (d->key && !rc) memcpy(d->key, keys[n], count * sizeof *d->key);
+            if (e->reach[id]) e->key[id] = 0;
+        if (d->key && !rc) memcpy(d->key, e->key, count * sizeof *d->key);
         for (uint32_t id = 1; id < count && !rc; id++)
-            d->safe[id] = (uint8_t)((is_leaf(d->t, id) ? !dup[id] : keys[n][id] != 0)
-                                    | (keys[n][id] != 0) << 1);
+            d->safe[id] = (uint8_t)((e->leaf[id] ? !e->dup[id] : e->key[id] != 0)
+                                    | (e->key[id] != 0) << 1);
         if (!rc) rc = expanded(d->t, d->own_first, d->expanded);
     }
-    const uint32_t *read[2] = {keys[0], keys[1]};
-    for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, read) || needed(&sides[n]);
-    free(dup), free(reach), free(keys[0]), free(keys[1]);
+    for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, s) || needed(&sides[n], &s[n]);
+    for (int n = 0; n < 2; n++) free(s[n].dup), free(s[n].reach), free(s[n].key), free(s[n].leaf);
     free(g.of[0]), free(g.of[1]), free(g.group);
-    intern_free(&g.in), intern_free(&k.in);
-    free(k.key);
+    free(g.head), intern_free(&k.in);
+    free(k.key), ranks_free(&k.names[0]), ranks_free(&k.names[1]);
     return rc;
 }

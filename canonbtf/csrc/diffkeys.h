@@ -14,16 +14,26 @@
  * `need`, every type describing those reads, in id order; by id (out), `safe`: bit 0,
  * the type's spelling as a reference depends on nothing but the types (no loop, no
  * duplicated name, whose tag is known only after pairing), bit 1, so does all its record
- * reads (its key is known); with `key` (count + 1 entries, when not NULL), each type's key
- * (0: unknown), equal keys meaning equal facts. */
+ * reads (its key is known); by id (out, when not NULL, count + 1 entries): `key`, a
+ * non-leaf type's key (0: unknown), equal keys over both sides meaning equal facts, and
+ * `same`, a named root left out as the same as the one root of its name on the other
+ * side. */
 typedef struct {
     const types_t *t;
     uint32_t own_first;
     uint8_t *spell, *expanded, *safe;
     uint32_t *key;
+    uint8_t *same;
     uint32_t *roots, *anon, *need;
     size_t nroots, nanon, nneed;
 } diff_side_t;
+
+/* _Facts.anon_end: the anonymous aggregate a reference leads to through qualifiers, type
+ * tags, arrays and pointers (0: none), and with `way` (ANON_WAY bytes) the way there
+ * ("[]", "->", ...; *len bytes). */
+#define ANON_CHAIN 48   /* emit/declarator.MAX_CHAIN: anon_end stops past it */
+#define ANON_WAY (2 * (ANON_CHAIN + 1))
+uint32_t anon_end(const types_t *t, uint32_t id, char *way, size_t *len);
 
 /* Fills both sides' outputs. 0, or -1 when out of memory (the lists are then freed by the
  * caller all the same). */

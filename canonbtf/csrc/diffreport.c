@@ -55,6 +55,7 @@ typedef struct {
     const types_t *t;
     uint32_t own_first, nids;
     const uint32_t *key;      /* diff_plan's keys (0: unknown) */
+    const uint8_t *same;      /* diff_plan's: the same as the other side's root */
     uint8_t *expanded;        /* _Facts.expanded */
     uint8_t *dup, *seen;
     uint32_t *tags, *next, *anon;
@@ -285,7 +286,7 @@ static int anonymous_roots(side_t *d, anon_root_t **out, size_t *nout)
         if (t_kind(t, i) != K_STRUCT && t_kind(t, i) != K_UNION) continue;
         const uint32_t *items = t_rest(t, i);
         for (uint32_t m = 0, vlen = t_vlen(t, i); m < vlen; m++) {
-            uint32_t end = anon_end(t, items[3 * m + 1], NULL);
+            uint32_t end = anon_end(t, items[3 * m + 1], NULL, NULL);
             if (end && end != id) mark[end] |= 1;
         }
     }
@@ -547,11 +548,8 @@ static int plain_group(report_t *r, const group_t *e)
         }
         return 0;
     }
-    if (e->count[0] && e->count[1]) {
-        uint32_t key = r->side[0].key[e->head[0]];
-        if (key && key == r->side[1].key[e->head[1]]) return 0;
-        return pair(r, e, e->head[0], e->head[1], 0);
-    }
+    if (e->count[0] && e->count[1])
+        return r->side[0].same[e->head[0]] ? 0 : pair(r, e, e->head[0], e->head[1], 0);
     return e->count[0] ? one_sided(r, e, 0, e->head[0], 0) : one_sided(r, e, 1, e->head[1], 0);
 }
 
@@ -641,6 +639,7 @@ static int side_init(side_t *d, const diff_side_t *plan)
     d->own_first = plan->own_first;
     d->nids = plan->t->count + 1;
     d->key = plan->key;
+    d->same = plan->same;
     d->expanded = plan->expanded;
     d->anon = plan->anon;
     d->nanon = plan->nanon;

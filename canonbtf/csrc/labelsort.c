@@ -86,13 +86,26 @@ typedef struct {
 
 typedef struct { size_t lo, hi, depth; } span_t;
 
+/* Whether the strings of records r[0..m) are all the same (a span of equal hashes: most
+ * often one string of each view of name_ranks_joint, read once rather than by chunks). */
+static int same_strings(const uint64_t *r, size_t m, const strs_t *s)
+{
+    uint64_t a = r[1];
+    for (size_t j = 1; j < m; j++) {
+        uint64_t b = r[2 * j + 1];
+        if (s->len[a] != s->len[b] || memcmp(s->ptr[a], s->ptr[b], s->len[a])) return 0;
+    }
+    return 1;
+}
+
 /* Strings (by distinct index d) sorted: recs (key, d), keyed by the caller with chunk 0,
  * are in memcmp order when it returns, eq[j] set where the j-th equals the one before.
  * Spans of records with equal first 8 depth bytes are sorted by the next 8, until a chunk
  * ends their strings: each string is read once per 8 bytes it shares with another (past
  * the first 16). With `hashed` the caller keyed them by hash_bytes instead (0 for the
  * empty name): equal strings end up together, first the empty name, in no other order,
- * and only strings of equal hashes are read again. */
+ * and only strings of equal hashes are read again (compared whole, and sorted by chunks
+ * only when they differ). */
 static int sort_strings(uint64_t *recs, uint64_t *tmp, size_t n, const strs_t *s, int hashed,
                         uint8_t *eq)
 {
@@ -113,8 +126,9 @@ static int sort_strings(uint64_t *recs, uint64_t *tmp, size_t n, const strs_t *s
         for (size_t j = 0; j < m;) {
             size_t e = j + 1;
             while (e < m && r[2 * e] == r[2 * j]) e++;
-            if (e - j > 1 && !(top && hashed) && !(r[2 * j] & 0xFF)) {
-                memset(eq + sp.lo + j + 1, 1, e - j - 1);  /* the strings end in this chunk */
+            if (e - j > 1 && (top && hashed ? same_strings(r + 2 * j, e - j, s) : !(r[2 * j] & 0xFF))) {
+                /* the strings end in this chunk, or are equal hashes of one string */
+                memset(eq + sp.lo + j + 1, 1, e - j - 1);
             } else if (e - j > 1) {
                 if (GROW(todo, cap, ntodo + 1)) {
                     free(todo);
@@ -198,16 +212,28 @@ static int distinct_offsets(const types_t *t, const uint32_t *offs, size_t nuses
 
 int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, ranks_t *r)
 {
-    memset(r, 0, sizeof *r);
-    offsets_t o = {0};
+    return name_ranks_joint(1, &t, &ids, &n, ordered, r);
+}
+
+int name_ranks_joint(int views, const types_t *const *t, const uint32_t *const *ids,
+                     const uint32_t *n, int ordered, ranks_t *r)
+{
+    offsets_t *o = calloc((size_t)views, sizeof *o);
     uint64_t *recs = NULL, *tmp = NULL, *second = NULL;
     uint8_t *eq = NULL;
-    uint32_t nd = 0, *rank_of = NULL, *len = NULL;
+    uint32_t nd = 0, *rank_of = NULL, *len = NULL, *base = calloc((size_t)views, sizeof *base);
     const uint8_t **ptr = NULL;
     int rc = -1;
-    if (gather_names(t, ids, n, r)) goto done;
-    if (distinct_offsets(t, r->rank, r->first[n], &o, &nd))
-        goto done;
+    for (int v = 0; v < views; v++) memset(&r[v], 0, sizeof r[v]);
+    if (!o || !base) goto done;
+    for (int v = 0; v < views; v++) {
+        uint32_t count;
+        if (gather_names(t[v], ids[v], n[v], &r[v])
+            || distinct_offsets(t[v], r[v].rank, r[v].first[n[v]], &o[v], &count)
+            || count > UINT32_MAX - 1 - nd)
+            goto done;
+        base[v] = nd, nd += count;
+    }
     ptr = big_alloc((size_t)nd + 1, sizeof *ptr);
     len = big_alloc((size_t)nd + 1, sizeof *len);
     recs = big_alloc(((size_t)nd + 1) * 2, sizeof *recs);
@@ -217,13 +243,14 @@ int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, r
     rank_of = big_alloc((size_t)nd + 1, sizeof *rank_of);
     if (!ptr || !len || !recs || !tmp || (ordered && !second) || !eq || !rank_of) goto done;
     uint32_t d = 0;
-    for (size_t w = 0; w < o.words; w++)  /* the strings in section order */
-        for (uint64_t b = o.bits[w]; b; b &= b - 1, d++) {
-            const uint8_t *p = ptr[d] = name_at(t, (uint32_t)(64 * w + (unsigned)__builtin_ctzll(b)), &len[d]);
-            recs[2 * d] = !ordered ? (len[d] ? hash_bytes(p, len[d]) : 0) : chunk(p, len[d], 0);
-            recs[2 * d + 1] = d;
-            if (ordered) second[d] = chunk(p, len[d], 1);
-        }
+    for (int v = 0; v < views; v++)
+        for (size_t w = 0; w < o[v].words; w++)  /* the strings in section order */
+            for (uint64_t b = o[v].bits[w]; b; b &= b - 1, d++) {
+                const uint8_t *p = ptr[d] = name_at(t[v], (uint32_t)(64 * w + (unsigned)__builtin_ctzll(b)), &len[d]);
+                recs[2 * d] = !ordered ? (len[d] ? hash_bytes(p, len[d]) : 0) : chunk(p, len[d], 0);
+                recs[2 * d + 1] = d;
+                if (ordered) second[d] = chunk(p, len[d], 1);
+            }
     strs_t strs = {ptr, len, second};
     if (sort_strings(recs, tmp, nd, &strs, !ordered, eq)) goto done;
     uint32_t next = 0;
@@ -232,18 +259,28 @@ int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, r
         if (!eq[j] && (j || len[e])) next++;  /* rank 0: the empty name */
         rank_of[e] = next;
     }
-    r->distinct = next + 1;
-    r->ptr = big_alloc((size_t)r->distinct, sizeof *r->ptr);
-    r->len = big_alloc((size_t)r->distinct, sizeof *r->len);
-    if (!r->ptr || !r->len) goto done;
-    r->ptr[0] = (const uint8_t *)"", r->len[0] = 0;
-    for (uint32_t e = 0; e < nd; e++) r->ptr[rank_of[e]] = ptr[e], r->len[rank_of[e]] = len[e];
-    for (size_t u = 0; u < r->first[n]; u++) r->rank[u] = rank_of[offset_index(&o, r->rank[u])];
+    for (int v = 0; v < views; v++) {
+        ranks_t *rv = &r[v];
+        rv->distinct = next + 1;
+        rv->ptr = big_alloc((size_t)rv->distinct, sizeof *rv->ptr);
+        rv->len = big_alloc((size_t)rv->distinct, sizeof *rv->len);
+        if (!rv->ptr || !rv->len) goto done;
+        if (v) {   /* a copy of the first's, in sequence */
+            memcpy((void *)rv->ptr, r[0].ptr, rv->distinct * sizeof *rv->ptr);
+            memcpy(rv->len, r[0].len, rv->distinct * sizeof *rv->len);
+        } else {
+            rv->ptr[0] = (const uint8_t *)"", rv->len[0] = 0;
+            for (uint32_t e = 0; e < nd; e++) rv->ptr[rank_of[e]] = ptr[e], rv->len[rank_of[e]] = len[e];
+        }
+        for (size_t u = 0; u < rv->first[n[v]]; u++)
+            rv->rank[u] = rank_of[base[v] + offset_index(&o[v], rv->rank[u])];
+    }
     rc = 0;
 done:
-    free(o.bits), free(o.below), free(recs), free(tmp), free(second), free(eq), free(rank_of);
+    for (int v = 0; o && v < views; v++) free(o[v].bits), free(o[v].below);
+    free(o), free(base), free(recs), free(tmp), free(second), free(eq), free(rank_of);
     free((void *)ptr), free(len);
-    if (rc) ranks_free(r);
+    for (int v = 0; rc && v < views; v++) ranks_free(&r[v]);
     return rc;
 }
 

@@ -758,14 +758,16 @@ static PyObject *py_diff_report(PyObject *self, PyObject *args)
     memset(v, 0, sizeof v);
     memset(d, 0, sizeof d);
     if (!plan_arg(&v[0], arg[0], &d[0]) && !plan_arg(&v[1], arg[1], &d[1])) {
-        d[0].key = calloc((size_t)v[0].t.count + 1, sizeof *d[0].key);
-        d[1].key = calloc((size_t)v[1].t.count + 1, sizeof *d[1].key);
-        if (!d[0].key || !d[1].key || diff_plan(d)) PyErr_NoMemory();
+        for (int k = 0; k < 2; k++) {
+            d[k].key = calloc((size_t)v[k].t.count + 1, sizeof *d[k].key);
+            d[k].same = calloc((size_t)v[k].t.count + 1, 1);
+        }
+        if (!d[0].key || !d[1].key || !d[0].same || !d[1].same || diff_plan(d)) PyErr_NoMemory();
         else result = diff_report(d, pairing, json);
     }
     for (int k = 0; k < 2; k++) {
         free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots), free(d[k].anon);
-        free(d[k].need), free(d[k].key);
+        free(d[k].need), free(d[k].key), free(d[k].same);
         view_free(&v[k]);
     }
     return result;

@@ -76,6 +76,11 @@ typedef struct {
  * equalities count: no string is compared unless its hash is another's). 0, or -1 when
  * out of memory. */
 int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, ranks_t *r);
+/* name_ranks of several views at once, into one rank space: r[v] ranks the names of own
+ * types ids[v][0..n[v]) of t[v], and equal strings have equal ranks across the views
+ * (each r[v] holds every rank's string). */
+int name_ranks_joint(int views, const types_t *const *t, const uint32_t *const *ids,
+                     const uint32_t *n, int ordered, ranks_t *r);
 /* A 64-bit hash of n bytes, never 0. */
 uint64_t hash_bytes(const uint8_t *p, uint32_t n);
 void ranks_free(ranks_t *r);
