@@ -1,12 +1,13 @@
-/* canonbtf._btf.diff_text: diff's text report (diff.diff_btfs, emit/diff_text.render_text)
- * made in C, the pairing of duplicated names and anonymous roots left to Python.
+/* canonbtf._btf.diff_report: diff's report (diff.diff_btfs, then emit/diff_text's
+ * render_text or render_json) made in C, the pairing of duplicated names and anonymous
+ * roots left to Python.
  *
- * diff.py and emit/diff_text.py are the reference. Here: the keys of diff_plan
- * (diffkeys.c) leave out names with one root on each side and equal keys; the roots are
- * grouped by family and name; each side's anonymous roots are found as _anonymous_roots
- * finds them; the `pairing` callback (diff._compiled_pairing) pairs and numbers the
- * duplicated names and pairs the anonymous roots, from their facts with no tags; then
- * every entry is described with tags (difffacts.c), compared, and written, sorted as the
+ * diff.py and emit/diff_text.py are the reference. Here: diff_plan (diffkeys.c) marks the
+ * names with one root on each side and the same record on both; the roots are grouped by
+ * family and name; each side's anonymous roots are found as _anonymous_roots finds them;
+ * the `pairing` callback (diff._CompiledPairing) pairs and numbers the duplicated names
+ * and pairs the anonymous roots, from their facts without tags; then every entry is
+ * described with tags (difffacts.c), compared, written (diffwrite.c), and sorted as the
  * reference sorts its changes. Decl tags of one text are paired in order (the reference
  * gives them no tags: their names are not duplicated names, and their facts are empty).
  * Any spelling the reference would make with a placeholder gives up with ValueError: the
