@@ -298,6 +298,7 @@ def every_detail(side: int) -> Btf:
     tags = 3 if new else 1
     types += [Type(f.DECL_TAG, off["tag"], 0, 4, 0) for _ in range(tags)]
     types.append(Type(f.DECL_TAG, off["tag"], 0, 7, -1 if new else 1))
+    types.append(Type(f.DECL_TAG, off["tag"], 1, 0 if new else 4, -1))   # an attribute
     return Btf(types, strings)
 
 
@@ -310,7 +311,8 @@ def test_every_detail(pure):  # noqa: F811
                      "variables at new offsets", "and 2 more", "~ variable w: size 8 -> 16",
                      "+ variable d7", "- variable t", "~ encoding: unsigned -> signed",
                      "~ fwd kind: struct -> union", "~ linkage: static -> global",
-                     "+ decl_tag tag on struct s member a", "- decl_tag tag on func f param y"):
+                     "+ decl_tag tag on struct s member a", "- decl_tag tag on func f param y",
+                     "- decl_tag attribute tag on struct s", "+ decl_tag tag on void"):
         assert expected in text, expected
     assert fast == reference
     assert compiled_report(every_detail(0), every_detail(1), json=True) is not None

@@ -151,9 +151,9 @@ static int decl_tag_name(side_t *d, uint32_t id, text_t *b)
     uint32_t i = id - 1, len, target = t_sot(t, i);
     const uint8_t *value = name_at(t, t_name(t, i), &len);
     b->len = 0;
+    if (!target) return text_put(b, value, len) || text_puts(b, " on void");   /* no "attribute" */
     if (t_kflag(t, i) && text_puts(b, "attribute ")) return -1;
     if (text_put(b, value, len) || text_puts(b, " on ")) return -1;
-    if (!target) return text_puts(b, "void");
     uint32_t kind = t_kind(t, target - 1);
     int family = family_of(kind);
     const char *text;
