@@ -104,10 +104,11 @@ static int same_strings(const uint64_t *r, size_t m, const strs_t *s)
  * ends their strings: each string is read once per 8 bytes it shares with another (past
  * the first 16). With `hashed` the caller keyed them by hash_bytes instead (0 for the
  * empty name): equal strings end up together, first the empty name, in no other order,
- * and only strings of equal hashes are read again (compared whole, and sorted by chunks
- * only when they differ). */
+ * and only strings of equal hashes are read again; with `whole` (several views, where
+ * most equal hashes are one string in each) compared whole first, and sorted by chunks
+ * only when they differ. */
 static int sort_strings(uint64_t *recs, uint64_t *tmp, size_t n, const strs_t *s, int hashed,
-                        uint8_t *eq)
+                        int whole, uint8_t *eq)
 {
     span_t *todo = NULL;
     size_t ntodo = 0, cap = 0;
@@ -126,7 +127,8 @@ static int sort_strings(uint64_t *recs, uint64_t *tmp, size_t n, const strs_t *s
         for (size_t j = 0; j < m;) {
             size_t e = j + 1;
             while (e < m && r[2 * e] == r[2 * j]) e++;
-            if (e - j > 1 && (top && hashed ? same_strings(r + 2 * j, e - j, s) : !(r[2 * j] & 0xFF))) {
+            if (e - j > 1 && (top && hashed ? whole && same_strings(r + 2 * j, e - j, s)
+                                            : !(r[2 * j] & 0xFF))) {
                 /* the strings end in this chunk, or are equal hashes of one string */
                 memset(eq + sp.lo + j + 1, 1, e - j - 1);
             } else if (e - j > 1) {
@@ -252,7 +254,7 @@ int name_ranks_joint(int views, const types_t *const *t, const uint32_t *const *
                 if (ordered) second[d] = chunk(p, len[d], 1);
             }
     strs_t strs = {ptr, len, second};
-    if (sort_strings(recs, tmp, nd, &strs, !ordered, eq)) goto done;
+    if (sort_strings(recs, tmp, nd, &strs, !ordered, views > 1, eq)) goto done;
     uint32_t next = 0;
     for (size_t j = 0; j < nd; j++) {
         uint32_t e = (uint32_t)recs[2 * j + 1];

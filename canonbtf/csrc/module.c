@@ -928,5 +928,6 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__btf(void)
 {
+    big_alloc_setup();
     return PyModule_Create(&module);
 }

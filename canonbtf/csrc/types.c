@@ -2,12 +2,22 @@
 #include "types.h"
 
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
 
 #define HUGE_PAGE ((size_t)1 << 21)
+
+void big_alloc_setup(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+    mallopt(M_MMAP_THRESHOLD, (int)HUGE_PAGE);
+#endif
+}
 
 void *big_alloc(size_t n, size_t size)
 {
