@@ -312,38 +312,32 @@ static int expanded(const types_t *t, uint32_t own_first, uint8_t *out)
 {
     uint32_t last = t->first_id + t->count - 1, *todo = NULL;
     size_t cap = 0, n = 0;
-    for (uint32_t id = own_first; id <= last; id++) {
+    int rc = 0;
+    for (uint32_t id = own_first; id <= last && !rc; id++) {
         uint32_t i = id - t->first_id, kind = t_kind(t, i);
         if (!t_name(t, i)) continue;
+        uint32_t start = 0;
         if (kind == K_TYPEDEF || kind == K_VAR) {
             uint32_t end = anon_end(t, t_sot(t, i), NULL, NULL);
-            if (end && !out[end]) {
-                out[end] = 1;
-                if (GROW(todo, cap, n + 1)) return -1;
-                todo[n++] = end;
-            }
+            if (end && !out[end]) out[end] = 1, start = end;
         } else if (kind == K_STRUCT || kind == K_UNION) {
-            if (GROW(todo, cap, n + 1)) return -1;
-            todo[n++] = id;
+            start = id;
         }
-        while (n) {
+        if (start && !(rc = GROW(todo, cap, n + 1))) todo[n++] = start;
+        while (n && !rc) {
             uint32_t at = todo[--n], j = at - t->first_id;
             if (t_kind(t, j) != K_STRUCT && t_kind(t, j) != K_UNION) continue;
             const uint32_t *rest = t_rest(t, j);
-            for (uint32_t m = 0, vlen = t_vlen(t, j); m < vlen; m++) {
+            for (uint32_t m = 0, vlen = t_vlen(t, j); m < vlen && !rc; m++) {
                 uint32_t end = anon_end(t, rest[3 * m + 1], NULL, NULL);
                 if (!end || out[end]) continue;
                 out[end] = 1;
-                if (GROW(todo, cap, n + 1)) {
-                    free(todo);
-                    return -1;
-                }
-                todo[n++] = end;
+                if (!(rc = GROW(todo, cap, n + 1))) todo[n++] = end;
             }
         }
     }
     free(todo);
-    return 0;
+    return rc ? -1 : 0;
 }
 
 /* diff's family of a kind (diff.FAMILIES, from 1; 0: not a named root's kind). */
