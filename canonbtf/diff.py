@@ -650,9 +650,7 @@ class _CompiledPairing:
              for type_id, family, *rest in old_anon],
             [_made_root(FAMILIES[family], "", type_id, *rest)
              for type_id, family, *rest in new_anon])
-        status = {"pair": 0, REMOVED: 1, ADDED: 2}
-        return named, [(0, status[entry[3]], entry[4].type_id if entry[4] else 0,
-                        entry[5].type_id if entry[5] else 0) for entry in anonymous]
+        return named, [_id_entry(0, *entry[3:]) for entry in anonymous]
 
 
 def _made_root(family: str, name: str, type_id: int, facts: tuple, spells_duplicate: bool
@@ -667,12 +665,19 @@ def _all(groups: dict) -> Iterable[Root]:
 
 
 def _numbered_ids(pairs: list, removed: list, added: list) -> list:
-    """(ordinal, status, old id, new id) of a duplicated name's pairing, numbered as
-    `_named_entries` numbers them: pairs, then removed, then added."""
-    ids = [(0, a.type_id, b.type_id) for a, b in pairs]
-    ids += [(1, a.type_id, 0) for a in removed]
-    ids += [(2, 0, b.type_id) for b in added]
-    return [(n, *entry) for n, entry in enumerate(ids, 1)]
+    """The entries of a duplicated name's pairing, numbered as `_named_entries` numbers
+    them: pairs, then removed, then added."""
+    entries = [("pair", a, b) for a, b in pairs]
+    entries += [(REMOVED, a, None) for a in removed] + [(ADDED, None, b) for b in added]
+    return [_id_entry(n, *entry) for n, entry in enumerate(entries, 1)]
+
+
+_STATUS_CODE = {"pair": 0, REMOVED: 1, ADDED: 2}
+
+
+def _id_entry(ordinal: int, status: str, a: Root | None, b: Root | None) -> tuple:
+    """An entry as the compiled report reads it: (ordinal, status code, old id, new id)."""
+    return ordinal, _STATUS_CODE[status], a.type_id if a else 0, b.type_id if b else 0
 
 
 def _diff(old: Btf, new: Btf) -> DiffResult:

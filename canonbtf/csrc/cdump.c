@@ -646,11 +646,6 @@ static const char *const KIND_NAMES[] = {
     "CONST", "RESTRICT", "FUNC", "FUNC_PROTO", "VAR", "DATASEC", "FLOAT", "DECL_TAG",
     "TYPE_TAG", "ENUM64"};
 
-const char *cdump_kind_name(uint32_t kind)
-{
-    return kind < sizeof KIND_NAMES / sizeof *KIND_NAMES ? KIND_NAMES[kind] : NULL;
-}
-
 static int put_kind_name(ctx_t *c, uint32_t kind, int lower)
 {
     if (kind >= sizeof KIND_NAMES / sizeof *KIND_NAMES) return putf(c, "kind %" PRIu32, kind);
@@ -1855,53 +1850,6 @@ done:
     return result;
 }
 
-PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
-                           int briefs)
-{
-    ctx_t c;
-    PyObject *result = NULL;
-    if (ctx_init(&c, t, 8)) goto done;
-    c.diff = 1;
-    c.spelled = calloc(c.nids, 1);
-    c.memo_at = calloc(c.nids, sizeof *c.memo_at);
-    c.memo_len = calloc(c.nids, sizeof *c.memo_len);
-    if (!c.spelled || !c.memo_at || !c.memo_len) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (!(result = PyList_New((Py_ssize_t)n))) goto done;
-    for (size_t k = 0; k < n; k++) {
-        uint32_t id;
-        memcpy(&id, (const char *)ids + 4 * k, 4);
-        PyObject *text = NULL;
-        c.out.len = 0;
-        if (id < c.nids && safe[id] & (briefs ? 2 : 1)) {
-            if (!(briefs ? diff_brief(&c, id) : diff_expr(&c, id, 0))) {
-                text = PyUnicode_DecodeLatin1(c.out.p, (Py_ssize_t)c.out.len, NULL);
-                if (!text) {
-                    Py_CLEAR(result);
-                    goto done;
-                }
-            } else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-                /* left to the reference: forget what was under way */
-                PyErr_Clear();
-                c.failed = 0;
-                while (c.nunder) c.spelled[c.under[--c.nunder]] = 0;
-            } else {
-                Py_CLEAR(result);
-                goto done;
-            }
-        }
-        if (!text) {
-            Py_INCREF(Py_None);
-            text = Py_None;
-        }
-        PyList_SET_ITEM(result, (Py_ssize_t)k, text);
-    }
-done:
-    ctx_free(&c);
-    return result;
-}
 
 /* ---- diff's speller for the compiled report (diffreport.c) ---- */
 
@@ -1941,6 +1889,17 @@ void cdump_speller_free(cdump_speller_t *s)
     free(s);
 }
 
+/* After a failure: with ValueError (a loop, deep nesting) the spellings under way are
+ * forgotten and the speller goes on; after MemoryError it refuses every later call. */
+static int speller_failed(ctx_t *c)
+{
+    if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+        while (c->nunder) c->spelled[c->under[--c->nunder]] = 0;
+        c->failed = c->dropped = 0;
+    }
+    return -1;
+}
+
 int cdump_speller_expr(cdump_speller_t *s, uint32_t id, const char **text, size_t *len,
                        int *touches)
 {
@@ -1948,7 +1907,7 @@ int cdump_speller_expr(cdump_speller_t *s, uint32_t id, const char **text, size_
     if (c->failed || id >= c->nids) return fail(c, "left to the reference");
     c->out.len = 0;
     c->touched = 0;
-    if (diff_expr(c, id, 0)) return -1;
+    if (diff_expr(c, id, 0)) return speller_failed(c);
     *text = c->out.p ? c->out.p : "";
     *len = c->out.len;
     *touches = c->touched;
@@ -1960,12 +1919,8 @@ int cdump_speller_brief(cdump_speller_t *s, uint32_t id, const char **text, size
     ctx_t *c = &s->c;
     if (c->failed || id >= c->nids) return fail(c, "left to the reference");
     c->out.len = 0;
-    uint32_t kind = kind_of(c, id);
-    if (kind == K_TYPEDEF) {
-        if (diff_expr(c, sot_of(c, id), 0)) return -1;
-    } else if (diff_brief(c, id)) {
-        return -1;
-    }
+    if (kind_of(c, id) == K_TYPEDEF ? diff_expr(c, sot_of(c, id), 0) : diff_brief(c, id))
+        return speller_failed(c);
     *text = c->out.p ? c->out.p : "";
     *len = c->out.len;
     return 0;
@@ -1976,8 +1931,41 @@ int cdump_speller_label(cdump_speller_t *s, uint32_t id, const char **text, size
     ctx_t *c = &s->c;
     if (c->failed || id >= c->nids) return fail(c, "left to the reference");
     c->out.len = 0;
-    if (diff_base(c, id)) return -1;
+    if (diff_base(c, id)) return speller_failed(c);
     *text = c->out.p ? c->out.p : "";
     *len = c->out.len;
     return 0;
+}
+
+PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
+                           int briefs)
+{
+    cdump_speller_t *sp = cdump_speller_new(t, NULL, NULL);
+    PyObject *result = sp ? PyList_New((Py_ssize_t)n) : NULL;
+    for (size_t k = 0; result && k < n; k++) {
+        uint32_t id;
+        memcpy(&id, (const char *)ids + 4 * k, 4);
+        const char *p;
+        size_t len;
+        int touches;
+        PyObject *text = NULL;
+        if (id < sp->c.nids && safe[id] & (briefs ? 2 : 1)) {
+            if (!(briefs ? cdump_speller_brief(sp, id, &p, &len)
+                         : cdump_speller_expr(sp, id, &p, &len, &touches))) {
+                text = PyUnicode_DecodeLatin1(p, (Py_ssize_t)len, NULL);
+                if (!text) Py_CLEAR(result);
+            } else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+                PyErr_Clear();   /* left to the reference */
+            } else {
+                Py_CLEAR(result);
+            }
+        }
+        if (result && !text) {
+            Py_INCREF(Py_None);
+            text = Py_None;
+        }
+        if (result) PyList_SET_ITEM(result, (Py_ssize_t)k, text);
+    }
+    cdump_speller_free(sp);
+    return result;
 }

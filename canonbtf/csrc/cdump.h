@@ -41,12 +41,10 @@ void cdump_speller_free(cdump_speller_t *s);
 /* The text (valid until the next call) of ReferenceSpeller.expr(id) and whether it names
  * a duplicated type; of _Speller.brief(id) for a FUNC, VAR or TYPEDEF; of label(id). 0,
  * or -1 with ValueError set (a loop, deep nesting: left to the reference; the speller
- * then refuses every later call) or MemoryError. */
+ * forgets what was under way and goes on) or MemoryError (it then refuses every call). */
 int cdump_speller_expr(cdump_speller_t *s, uint32_t id, const char **text, size_t *len,
                        int *touches);
 int cdump_speller_brief(cdump_speller_t *s, uint32_t id, const char **text, size_t *len);
-/* format.kind_name of a kind (upper case), NULL past the last. */
-const char *cdump_kind_name(uint32_t kind);
 int cdump_speller_label(cdump_speller_t *s, uint32_t id, const char **text, size_t *len);
 
 #endif

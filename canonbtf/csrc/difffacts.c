@@ -275,40 +275,90 @@ static int datasec_facts(facter_t *F, uint32_t i)
     return 0;
 }
 
+/* ---- keys: a fact's identity (what, key text) ---- */
+
+static uint64_t key_hash(const facts_t *o, const fact_t *x)
+{
+    return hash_bytes((const uint8_t *)AT(o->arena, x->key), (uint32_t)x->klen) * 31 + x->what;
+}
+
+static int same_key(const facts_t *oa, const fact_t *a, const facts_t *ob, const fact_t *b)
+{
+    return a->what == b->what && a->klen == b->klen
+        && (!a->klen || !memcmp(AT(oa->arena, a->key), AT(ob->arena, b->key), a->klen));
+}
+
+/* Fact keys of one list -> the index of their last occurrence put (SIZE_MAX: none). */
+typedef struct {
+    size_t *slot;
+    size_t mask;
+} key_table_t;
+
+static int key_table_init(key_table_t *k, size_t n)
+{
+    size_t slots = 16;
+    while (slots < 2 * n + 2) slots *= 2;
+    k->slot = malloc(slots * sizeof *k->slot);
+    if (!k->slot) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(k->slot, 0xFF, slots * sizeof *k->slot);
+    k->mask = slots - 1;
+    return 0;
+}
+
+/* The slot of the key of fact `x` (of list `from`) in table `k` of list `o`: its index
+ * there, or SIZE_MAX where it would go. */
+static size_t *key_slot(const key_table_t *k, const facts_t *o, const facts_t *from,
+                        const fact_t *x)
+{
+    for (size_t s = key_hash(from, x) & k->mask;; s = (s + 1) & k->mask) {
+        size_t j = k->slot[s];
+        if (j == SIZE_MAX || same_key(o, &o->f[j], from, x)) return &k->slot[s];
+    }
+}
+
+/* Where the key of `x` (of list `from`) is in `o` (SIZE_MAX: nowhere). */
+static size_t key_find(const key_table_t *k, const facts_t *o, const facts_t *from,
+                       const fact_t *x)
+{
+    return *key_slot(k, o, from, x);
+}
+
+/* Fact j of `o` as its key's occurrence (the last put wins, as dict() keeps it). */
+static void key_put(key_table_t *k, const facts_t *o, size_t j)
+{
+    *key_slot(k, o, o, &o->f[j]) = j;
+}
+
+/* A table of each key's last occurrence in `o` facts [from, to). */
+static int last_table(key_table_t *k, const facts_t *o, size_t from, size_t to)
+{
+    if (key_table_init(k, to - from)) return -1;
+    for (size_t j = from; j < to; j++) key_put(k, o, j);
+    return 0;
+}
+
 /* _unique_keys: malformed BTF can repeat a member or enumerator name; each repeat's last
  * key part gets `#n`, the first n from 2 no key so far has. */
 static int unique_keys(facter_t *F, size_t from)
 {
     facts_t *o = F->out;
-    size_t n = o->n - from;
-    key_table_t seen = {0};
-    int rc = key_table_init(&seen, n);
+    key_table_t seen;
+    int rc = key_table_init(&seen, o->n - from);
     for (size_t j = from; j < o->n && !rc; j++) {
-        if (key_table_find(&seen, o, &o->f[j]) == SIZE_MAX) {
-            rc = key_table_add(&seen, o, j);
-            continue;
-        }
-        fact_t probe = o->f[j];
-        size_t base = probe.key, blen = probe.klen;
-        for (uint32_t k = 2; !rc; k++) {
-            size_t at = o->arena.len;
+        fact_t *x = &o->f[j];
+        size_t base = x->key, blen = x->klen;
+        for (uint32_t k = 2; !rc && key_find(&seen, o, o, x) != SIZE_MAX; k++) {
             char tag[16];
             int tlen = snprintf(tag, sizeof tag, "#%" PRIu32, k);
-            if (text_repeat(&o->arena, base, blen) || text_put(&o->arena, tag, (size_t)tlen)) {
-                rc = -1;
-                break;
-            }
-            probe.key = at, probe.klen = blen + (size_t)tlen;
-            size_t found = key_table_find(&seen, o, &probe);
-            if (found == SIZE_MAX) {
-                o->f[j].key = probe.key, o->f[j].klen = probe.klen;
-                rc = key_table_add(&seen, o, j);
-                break;
-            }
-            o->arena.len = at;
+            x->key = o->arena.len, x->klen = blen + (size_t)tlen;
+            rc = text_repeat(&o->arena, base, blen) || text_put(&o->arena, tag, (size_t)tlen);
         }
+        if (!rc) key_put(&seen, o, j);
     }
-    key_table_free(&seen);
+    free(seen.slot);
     return rc;
 }
 
@@ -357,99 +407,18 @@ int root_facts(facter_t *F, uint32_t id)
     return aggregate ? unique_keys(F, from) : 0;
 }
 
-/* ---- keys: a fact's identity (what, key text) ---- */
-
-static uint64_t key_hash(const facts_t *o, const fact_t *x)
-{
-    uint64_t h = 1469598103934665603ULL ^ x->what;
-    const uint8_t *p = (const uint8_t *)AT(o->arena, x->key);
-    for (size_t k = 0; k < x->klen; k++) h = (h ^ p[k]) * 1099511628211ULL;
-    return h;
-}
-
-static int same_key(const facts_t *oa, const fact_t *a, const facts_t *ob, const fact_t *b)
-{
-    return a->what == b->what && a->klen == b->klen
-        && (!a->klen || !memcmp(AT(oa->arena, a->key), AT(ob->arena, b->key), a->klen));
-}
-
-int key_table_init(key_table_t *k, size_t n)
-{
-    size_t slots = 16;
-    while (slots < 2 * n + 2) slots *= 2;
-    k->slot = malloc(slots * sizeof *k->slot);
-    if (!k->slot) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    memset(k->slot, 0xFF, slots * sizeof *k->slot);
-    k->mask = slots - 1;
-    return 0;
-}
-
-void key_table_free(key_table_t *k)
-{
-    free(k->slot);
-    k->slot = NULL;
-}
-
-size_t key_table_find(const key_table_t *k, const facts_t *o, const fact_t *x)
-{
-    for (size_t s = key_hash(o, x) & k->mask;; s = (s + 1) & k->mask) {
-        size_t j = k->slot[s];
-        if (j == SIZE_MAX) return SIZE_MAX;
-        if (same_key(o, &o->f[j], o, x)) return j;
-    }
-}
-
-int key_table_add(key_table_t *k, const facts_t *o, size_t j)
-{
-    size_t s = key_hash(o, &o->f[j]) & k->mask;
-    while (k->slot[s] != SIZE_MAX) s = (s + 1) & k->mask;
-    k->slot[s] = j;
-    return 0;
-}
-
-/* Where the same key is in `o` (its last occurrence, as dict() keeps it), looked up by a
- * fact of another list. */
-static size_t last_of(const key_table_t *k, const facts_t *o, const facts_t *from, const fact_t *x)
-{
-    for (size_t s = key_hash(from, x) & k->mask;; s = (s + 1) & k->mask) {
-        size_t j = k->slot[s];
-        if (j == SIZE_MAX) return SIZE_MAX;
-        if (same_key(o, &o->f[j], from, x)) return j;
-    }
-}
-
-/* A table of each key's last occurrence in `o` facts [from, to). */
-static int last_table(key_table_t *k, const facts_t *o, size_t from, size_t to)
-{
-    if (key_table_init(k, to - from)) return -1;
-    for (size_t j = from; j < to; j++) {
-        size_t s = key_hash(o, &o->f[j]) & k->mask;
-        for (;; s = (s + 1) & k->mask) {
-            size_t at = k->slot[s];
-            if (at == SIZE_MAX || same_key(o, &o->f[at], o, &o->f[j])) break;
-        }
-        k->slot[s] = j;
-    }
-    return 0;
-}
-
 /* ---- comparing ---- */
 
 uint64_t facts_hash(const facts_t *o, size_t from, size_t to)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = 0;
     for (size_t j = from; j < to; j++) {
         const fact_t *x = &o->f[j];
-        uint64_t words[4] = {x->what | (uint64_t)x->neg << 8, x->a, x->b, x->l1 << 32 ^ x->l2};
-        const uint8_t *parts[4] = {(const uint8_t *)words, (const uint8_t *)AT(o->arena, x->key),
-                                   (const uint8_t *)AT(o->arena, x->s1),
-                                   (const uint8_t *)AT(o->arena, x->s2)};
-        size_t lens[4] = {sizeof words, x->klen, x->l1, x->l2};
-        for (int p = 0; p < 4; p++)
-            for (size_t k = 0; k < lens[p]; k++) h = (h ^ parts[p][k]) * 1099511628211ULL;
+        uint64_t numbers[3] = {x->what | (uint64_t)x->neg << 8, x->a, x->b};
+        h = h * 31 + hash_bytes((const uint8_t *)numbers, sizeof numbers);
+        h = h * 31 + key_hash(o, x);
+        h = h * 31 + hash_bytes((const uint8_t *)AT(o->arena, x->s1), (uint32_t)x->l1);
+        h = h * 31 + hash_bytes((const uint8_t *)AT(o->arena, x->s2), (uint32_t)x->l2);
     }
     return h;
 }
@@ -520,22 +489,22 @@ static int key_details(details_t *d, details_t *moved, const facts_t *oa, const 
 int compare_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, size_t b0,
                   size_t b1, details_t *d)
 {
-    key_table_t old = {0}, new = {0};
+    key_table_t old = {NULL, 0}, new = {NULL, 0};
     details_t moved = {0};
     int rc = last_table(&old, oa, a0, a1) || last_table(&new, ob, b0, b1) ? -1 : 0;
     for (size_t j = a0; j < a1 && !rc; j++) {
-        const fact_t *a = &oa->f[last_of(&old, oa, oa, &oa->f[j])];
-        size_t at = last_of(&new, ob, oa, a);
+        const fact_t *a = &oa->f[key_find(&old, oa, oa, &oa->f[j])];
+        size_t at = key_find(&new, ob, oa, a);
         const fact_t *b = at == SIZE_MAX ? NULL : &ob->f[at];
         if (b && same_value(oa, a, ob, b)) continue;
         rc = key_details(d, &moved, oa, a, ob, b);
     }
     for (size_t j = b0; j < b1 && !rc; j++) {
-        if (last_of(&old, oa, ob, &ob->f[j]) != SIZE_MAX) continue;
-        rc = key_details(d, &moved, oa, NULL, ob, &ob->f[last_of(&new, ob, ob, &ob->f[j])]);
+        if (key_find(&old, oa, ob, &ob->f[j]) != SIZE_MAX) continue;
+        rc = key_details(d, &moved, oa, NULL, ob, &ob->f[key_find(&new, ob, ob, &ob->f[j])]);
     }
     for (size_t j = 0; j < moved.n && !rc; j++) rc = add_detail(d, D_VAR_MOVED, moved.d[j].a, moved.d[j].b);
-    key_table_free(&old), key_table_free(&new);
+    free(old.slot), free(new.slot);
     free(moved.d);
     return rc;
 }

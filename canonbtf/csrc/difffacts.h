@@ -79,14 +79,4 @@ typedef struct {
 int compare_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, size_t b0,
                   size_t b1, details_t *d);
 
-/* Fact keys -> index in one list (open addressing; SIZE_MAX: none). */
-typedef struct {
-    size_t *slot;
-    size_t mask;
-} key_table_t;
-int key_table_init(key_table_t *k, size_t n);
-void key_table_free(key_table_t *k);
-size_t key_table_find(const key_table_t *k, const facts_t *o, const fact_t *x);
-int key_table_add(key_table_t *k, const facts_t *o, size_t j);
-
 #endif

@@ -340,21 +340,21 @@ static int expanded(const types_t *t, uint32_t own_first, uint8_t *out)
     return rc ? -1 : 0;
 }
 
-/* diff's family of a kind (diff.FAMILIES, from 1; 0: not a named root's kind). */
-static uint32_t family(uint32_t kind)
+uint32_t diff_family(uint32_t kind)
 {
     switch (kind) {
-    case K_STRUCT: return 1;
-    case K_UNION: return 2;
-    case K_ENUM: case K_ENUM64: return 3;
-    case K_TYPEDEF: return 4;
-    case K_FWD: return 5;
-    case K_FUNC: return 6;
-    case K_VAR: return 7;
-    case K_DATASEC: return 8;
-    case K_INT: return 9;
-    case K_FLOAT: return 10;
-    default: return 0;
+    case K_STRUCT: return F_STRUCT;
+    case K_UNION: return F_UNION;
+    case K_ENUM: case K_ENUM64: return F_ENUM;
+    case K_TYPEDEF: return F_TYPEDEF;
+    case K_FWD: return F_FWD;
+    case K_FUNC: return F_FUNC;
+    case K_VAR: return F_VAR;
+    case K_DATASEC: return F_DATASEC;
+    case K_INT: return F_INT;
+    case K_FLOAT: return F_FLOAT;
+    case K_DECL_TAG: return F_DECL_TAG;
+    default: return F_COUNT;
     }
 }
 
@@ -378,8 +378,8 @@ static int group_side(groups_t *g, const keys_t *k, const diff_side_t *d, int n)
     if (!g->head && !(g->head = calloc(k->names[0].distinct, sizeof *g->head))) return -1;
     if (!(g->of[n] = calloc((size_t)last + 1, sizeof(uint32_t)))) return -1;
     for (uint32_t id = d->own_first; id <= last; id++) {
-        uint32_t i = id - t->first_id, fam = family(t_kind(t, i));
-        if (!fam || !t_name(t, i)) continue;
+        uint32_t i = id - t->first_id, fam = diff_family(t_kind(t, i));
+        if (fam >= F_DECL_TAG || !t_name(t, i)) continue;   /* decl tags: by their text */
         uint32_t name = *name_ids_of(&k->names[n], i), at = g->head[name];
         while (at && g->group[at].family != fam) at = g->group[at].next;
         if (!at) {

@@ -28,6 +28,11 @@ typedef struct {
     size_t nroots, nanon, nneed;
 } diff_side_t;
 
+/* diff.FAMILIES, in report order (F_COUNT of them), and a kind's (F_COUNT: none). */
+enum { F_STRUCT, F_UNION, F_ENUM, F_TYPEDEF, F_FWD, F_FUNC, F_VAR, F_DATASEC, F_INT, F_FLOAT,
+       F_DECL_TAG, F_COUNT };
+uint32_t diff_family(uint32_t kind);
+
 /* _Facts.anon_end: the anonymous aggregate a reference leads to through qualifiers, type
  * tags, arrays and pointers (0: none), and with `way` (ANON_WAY bytes) the way there
  * ("[]", "->", ...; *len bytes). */

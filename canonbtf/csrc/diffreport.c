@@ -25,25 +25,6 @@
 
 /* What the pairing calls the entries it gives. */
 enum { P_PAIR, P_REMOVED, P_ADDED };
-#define F_NONE F_COUNT
-
-static int family_of(uint32_t kind)
-{
-    switch (kind) {
-    case K_STRUCT: return F_STRUCT;
-    case K_UNION: return F_UNION;
-    case K_ENUM: case K_ENUM64: return F_ENUM;
-    case K_TYPEDEF: return F_TYPEDEF;
-    case K_FWD: return F_FWD;
-    case K_FUNC: return F_FUNC;
-    case K_VAR: return F_VAR;
-    case K_DATASEC: return F_DATASEC;
-    case K_INT: return F_INT;
-    case K_FLOAT: return F_FLOAT;
-    case K_DECL_TAG: return F_DECL_TAG;
-    default: return F_NONE;
-    }
-}
 
 /* Roots of one family and name (decl tags: of one text) on both sides. */
 typedef struct {
@@ -87,9 +68,7 @@ typedef struct {
 
 static uint64_t name_hash(int family, const char *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL ^ (uint64_t)family;
-    for (size_t k = 0; k < n; k++) h = (h ^ (uint8_t)p[k]) * 1099511628211ULL;
-    return h;
+    return hash_bytes((const uint8_t *)p, (uint32_t)n) * 31 + (uint64_t)family;
 }
 
 static int grow_table(report_t *r)
@@ -155,7 +134,7 @@ static int decl_tag_name(side_t *d, uint32_t id, text_t *b)
     if (t_kflag(t, i) && text_puts(b, "attribute ")) return -1;
     if (text_put(b, value, len) || text_puts(b, " on ")) return -1;
     uint32_t kind = t_kind(t, target - 1);
-    int family = family_of(kind);
+    int family = diff_family(kind);
     const char *text;
     size_t tlen;
     if (kind == K_FUNC || kind == K_VAR || kind == K_TYPEDEF || kind == K_INT || kind == K_FLOAT) {
@@ -193,8 +172,8 @@ static int group_side(report_t *r, int n)
     for (int tags = 0; tags < 2 && !rc; tags++) {
         for (uint32_t id = d->own_first; id < d->nids && !rc; id++) {
             uint32_t i = id - 1, kind = t_kind(t, i), len;
-            int family = family_of(kind);
-            if (family == F_NONE || (kind == K_DECL_TAG) != tags) continue;
+            int family = diff_family(kind);
+            if (family == F_COUNT || (kind == K_DECL_TAG) != tags) continue;
             if (kind == K_DECL_TAG) {
                 rc = decl_tag_name(d, id, &b) || join_group(r, n, id, family, b.p, b.len);
             } else if (t_name(t, i)) {
@@ -219,16 +198,24 @@ static PyObject *str_of(const char *p, size_t n)
     return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
 }
 
+/* Side d's root `id` described by speller `sp` into its list, emptied first; *dup, whether
+ * the facts spell a duplicated name. */
+static int describe(side_t *d, cdump_speller_t *sp, uint32_t id, int *dup)
+{
+    facter_t F = {d->t, sp, d->expanded, d->seen, &d->facts, {0}, 0, 0};
+    d->facts.n = d->facts.arena.len = 0;
+    int rc = root_facts(&F, id);
+    free(F.path.p);
+    *dup = F.dup;
+    return rc;
+}
+
 /* (id, facts, spells a duplicated name) of root `id`, facts without tags. */
 static PyObject *root_tuple(side_t *d, uint32_t id)
 {
-    facter_t F = {d->t, d->plain, d->expanded, d->seen, &d->facts, {0}, 0, 0};
-    d->facts.n = d->facts.arena.len = 0;
-    PyObject *facts = NULL;
-    if (!root_facts(&F, id)) facts = facts_tuple(&d->facts, 0, d->facts.n);
-    free(F.path.p);
-    if (!facts) return NULL;
-    return Py_BuildValue("(kNN)", (unsigned long)id, facts, PyBool_FromLong(F.dup));
+    int dup;
+    PyObject *facts = describe(d, d->plain, id, &dup) ? NULL : facts_tuple(&d->facts, 0, d->facts.n);
+    return facts ? Py_BuildValue("(kNN)", (unsigned long)id, facts, PyBool_FromLong(dup)) : NULL;
 }
 
 static PyObject *group_roots(report_t *r, const group_t *e, int n)
@@ -376,7 +363,7 @@ static PyObject *anonymous_list(side_t *d, const anon_root_t *roots, size_t n)
         if (a->spared) continue;
         PyObject *facts = facts_tuple(&d->facts, a->from, a->to);
         PyObject *root = facts ? Py_BuildValue("(kiNN)", (unsigned long)a->id,
-                                               family_of(t_kind(d->t, a->id - 1)), facts,
+                                               diff_family(t_kind(d->t, a->id - 1)), facts,
                                                PyBool_FromLong(a->spells_dup)) : NULL;
         if (!root || PyList_Append(list, root)) Py_CLEAR(list);
         Py_XDECREF(root);
@@ -400,11 +387,10 @@ static int add_change(report_t *r, int family, int status, size_t name, size_t n
 /* Facts with tags of side n's root `id`, as [*from, *to) of its list (emptied first). */
 static int tagged_facts(side_t *d, uint32_t id, size_t *from, size_t *to)
 {
-    facter_t F = {d->t, d->tagged, d->expanded, d->seen, &d->facts, {0}, 0, 0};
-    d->facts.n = d->facts.arena.len = 0;
-    int rc = root_facts(&F, id);
-    free(F.path.p);
-    *from = 0, *to = d->facts.n;
+    int dup;
+    *from = 0;
+    int rc = describe(d, d->tagged, id, &dup);
+    *to = d->facts.n;
     return rc;
 }
 
@@ -481,7 +467,7 @@ static int one_sided(report_t *r, const group_t *e, int n, uint32_t id, uint32_t
 {
     side_t *d = &r->side[n];
     size_t from = 0, to = 0, name, nlen, text = r->out.len;
-    int family = e ? e->family : family_of(t_kind(d->t, id - 1));
+    int family = e ? e->family : diff_family(t_kind(d->t, id - 1));
     if ((!e || !e->nlen) && tagged_facts(d, id, &from, &to)) return -1;
     if (shown_name(r, e, ordinal, &d->facts, from, to, &name, &nlen) || brief(d, id, &r->line))
         return -1;
@@ -498,7 +484,7 @@ static int pair(report_t *r, const group_t *e, uint32_t old, uint32_t new, uint3
     size_t a0, a1, b0, b1, name, nlen, text = r->out.len;
     if (tagged_facts(a, old, &a0, &a1) || tagged_facts(b, new, &b0, &b1)) return -1;
     if (same_facts(&a->facts, a0, a1, &b->facts, b0, b1)) return 0;
-    int family = e ? e->family : family_of(t_kind(b->t, new - 1));
+    int family = e ? e->family : diff_family(t_kind(b->t, new - 1));
     r->details.n = 0;
     if (shown_name(r, e, ordinal, &b->facts, b0, b1, &name, &nlen)
         || compare_facts(&a->facts, a0, a1, &b->facts, b0, b1, &r->details))

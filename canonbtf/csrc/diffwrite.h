@@ -6,9 +6,7 @@
 
 #include "difffacts.h"
 
-/* diff.FAMILIES, in report order (F_COUNT of them), and the statuses in report order. */
-enum { F_STRUCT, F_UNION, F_ENUM, F_TYPEDEF, F_FWD, F_FUNC, F_VAR, F_DATASEC, F_INT, F_FLOAT,
-       F_DECL_TAG, F_COUNT };
+/* The families' names (diffkeys.h's F_*), and the statuses in report order. */
 extern const char *const DIFF_FAMILY[F_COUNT];
 enum { S_REMOVED, S_ADDED, S_CHANGED };
 

@@ -700,6 +700,14 @@ static int plan_arg(view_t *v, PyObject *arg, diff_side_t *d)
     return 0;
 }
 
+/* What plan_arg and diff_plan allocated for one side. */
+static void plan_free(view_t *v, diff_side_t *d)
+{
+    free(d->spell), free(d->expanded), free(d->safe), free(d->roots), free(d->anon);
+    free(d->need), free(d->key), free(d->same);
+    view_free(v);
+}
+
 static PyObject *u32_bytes(const uint32_t *ids, size_t n)
 {
     return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
@@ -739,9 +747,7 @@ static PyObject *py_diff_plan(PyObject *self, PyObject *args)
     }
     for (int k = 0; k < 2; k++) {
         Py_XDECREF(side[k]);
-        free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots), free(d[k].anon);
-        free(d[k].need);
-        view_free(&v[k]);
+        plan_free(&v[k], &d[k]);
     }
     return result;
 }
@@ -765,11 +771,7 @@ static PyObject *py_diff_report(PyObject *self, PyObject *args)
         if (!d[0].key || !d[1].key || !d[0].same || !d[1].same || diff_plan(d)) PyErr_NoMemory();
         else result = diff_report(d, pairing, json);
     }
-    for (int k = 0; k < 2; k++) {
-        free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots), free(d[k].anon);
-        free(d[k].need), free(d[k].key), free(d[k].same);
-        view_free(&v[k]);
-    }
+    for (int k = 0; k < 2; k++) plan_free(&v[k], &d[k]);
     return result;
 }
 

@@ -13,16 +13,9 @@
 int text_put(text_t *b, const void *s, size_t n)
 {
     if (!n) return 0;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        b->p = p;
-        b->cap = cap;
+    if (GROW(b->p, b->cap, b->len + n)) {
+        PyErr_NoMemory();
+        return -1;
     }
     memcpy(b->p + b->len, s, n);
     b->len += n;
