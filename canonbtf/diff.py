@@ -618,7 +618,8 @@ class _Lookup:
 
     def lookup(self, roots: Iterable[Root]) -> Lookup:
         need = array("I", sorted(root.type_id for root in roots)).tobytes()
-        return Lookup(_Decoded(self.btf, self.chain, need, self.compiled), self.names)
+        return Lookup(_Decoded(self.btf, self.chain, need, self.compiled), self.names,
+                      self.chain)
 
 
 class _CompiledPairing:
