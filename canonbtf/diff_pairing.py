@@ -54,7 +54,7 @@ class Lookup(NamedTuple):
 
     types: Types
     names: Callable[[int], str]
-    chain: Optional[tuple[bytes, list]] = None
+    chain: tuple[bytes, list] | None = None
 
 
 class Root:
@@ -98,7 +98,8 @@ class _Graph:
     def __init__(self, parts: list[tuple[Lookup, list[int]]]):
         self._types: list[Type | None] = [None]
         self._lookups = []
-        for number, ((all_types, names), ids) in enumerate(parts):
+        for number, (lookup, ids) in enumerate(parts):
+            all_types, names = lookup.types, lookup.names
             new_id = {0: 0}
             for position, old in enumerate(ids, len(self._types)):
                 new_id[old] = position
@@ -187,13 +188,13 @@ def _reference_joint(old: Lookup, new: Lookup, old_alike: list[list[Root]],
     what they reach): the reference."""
     old_reach = _reach(old.types, (r.type_id for r in _roots(old_alike)))
     new_reach = _reach(new.types, (r.type_id for r in _roots(new_alike)))
-    joint = _Graph([(old[:2], old_reach), (new[:2], new_reach)])
+    joint = _Graph([(old, old_reach), (new, new_reach)])
     classes, _ = equivalence_classes(joint)  # type: ignore[arg-type]
     offset = 1
     for side, groups, reach in ((old, old_alike, old_reach), (new, new_alike, new_reach)):
         class_of = dict(zip(reach, classes[offset:]))
         offset += len(reach)
-        order = canonical_order(_Graph([(side[:2], reach)]))  # type: ignore[arg-type]
+        order = canonical_order(_Graph([(side, reach)]))  # type: ignore[arg-type]
         position = {reach[node - 1]: n for n, node in enumerate(order)}
         for root in _roots(groups):
             root.same = class_of[root.type_id]
