@@ -896,6 +896,15 @@ static PyObject *py_c_render(PyObject *self, PyObject *args)
     return t ? cdump_render(t, ptr_size, ids, display, suffixes) : NULL;
 }
 
+static PyObject *py_c_declarations(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *funcs, *display;
+    unsigned long ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOO", &capsule, &ptr_size, &funcs, &display)) return NULL;
+    const types_t *t = view_of(capsule);
+    return t ? cdump_declarations(t, ptr_size, funcs, display) : NULL;
+}
+
 static PyObject *py_c_placement(PyObject *self, PyObject *args)
 {
     PyObject *capsule, *defs, *refs, *ranks;
@@ -967,6 +976,8 @@ static PyMethodDef methods[] = {
      "c_shape_ok(view, ptr_size) -> True: spellable as C; False: ask c_shape"},
     {"c_definitions", py_c_definitions, METH_VARARGS,
      "c_definitions(view, ptr_size) -> (ids, [(text, refs, enumerators)])"},
+    {"c_declarations", py_c_declarations, METH_VARARGS,
+     "c_declarations(view, ptr_size, [(FUNC id, name bytes)], display) -> [(text, refs)]"},
     {"c_render", py_c_render, METH_VARARGS,
      "c_render(view, ptr_size, ids, display, suffixes) -> [(text, refs, enumerators)]"},
     {"c_placement", py_c_placement, METH_VARARGS,

@@ -86,6 +86,13 @@ class CompiledSpelling:
         shown = {d: name.encode("latin-1") for d, name in display.items()}
         return self._call("c_render", ptr_size, ids, shown, enumerator_suffix)
 
+    def declarations(self, ptr_size: int, funcs: list[tuple[int, str]],
+                     display: dict[int, str]) -> list[tuple[str, list]] | None:
+        """DefinitionSpeller.declaration of each (FUNC id, name) with the FUNC's prototype."""
+        shown = {d: name.encode("latin-1") for d, name in display.items()}
+        return self._call("c_declarations", ptr_size,
+                          [(fid, name.encode("latin-1")) for fid, name in funcs], shown)
+
     def placement(self, ptr_size: int, defs: list[int], refs: dict[int, list[tuple[int, int]]],
                   rank: dict[int, int]) -> tuple[list[int], list[int]] | None:
         """c_order.Placement.order: (definitions in header order, tags to declare)."""
