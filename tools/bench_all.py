@@ -15,7 +15,7 @@ Any other kernels (a generality run): `--kernel LABEL=PATH` (a .BTF section or
 DWARF, which pahole encodes for the sort ratios; `--pair OLD:NEW` (labels) adds a diff
 measured beside bpftool's C dump of both, where a label ending in `~` is that kernel
 renumbered (tests/shuffle.py: random ids and string order, the same types; written once).
-With --kernel, the scaling runs only if --scales is given.
+With --kernel, the scaling runs only if --scales is given; --diff-only times the pairs only.
 
 Fallbacks: every command runs with CANONBTF_FALLBACKS=1, so each fallback of a compiled
 part to the pure reference prints a line on stderr (canonbtf/native.py); the tables give
@@ -595,6 +595,8 @@ def main() -> int:
                         metavar="LABEL=VMLINUX", help="its vmlinux with DWARF (sort ratios)")
     parser.add_argument("--pair", type=paired, action="append", default=[],
                         metavar="OLD:NEW", help="a diff to time (LABEL~: renumbered)")
+    parser.add_argument("--diff-only", action="store_true",
+                        help="only the pairs' diffs (no per-kernel tables)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -615,7 +617,7 @@ def main() -> int:
         prepare_scaled(bench)
         for run in range(1, args.runs + 1):
             print(f"\n=== run {run} of {args.runs} ===")
-            for label in bench.kernels:
+            for label in [] if args.diff_only else bench.kernels:
                 progress(f"run {run}: {label}")
                 report_kernel(bench, label, *measure_kernel(bench, label))
             for old, new in bench.pairs:

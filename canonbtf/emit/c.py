@@ -122,7 +122,7 @@ def kfunc_block(header: _Header, kfuncs: list[tuple[str, int, bool]]) -> str:
         return ""
     parts = ["/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n"]
     spelled = header.prototypes([(fid, name) for name, fid, _ in kfuncs])
-    for (name, fid, fastcall), (decl, _) in zip(kfuncs, spelled):
+    for (_, _, fastcall), (decl, _) in zip(kfuncs, spelled):
         parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl} __weak __ksym;\n")
     parts.append("#endif\n\n")
     return "".join(parts)
