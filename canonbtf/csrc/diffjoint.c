@@ -182,6 +182,7 @@ static int refine_joint(const types_t *t, const uint32_t *key, names_ctx_t *c, u
         settle(c, cls);
         intern_free(&in);
         memset(&in, 0, sizeof in);
+        if (intern_reserve(&in, n)) goto done;  /* a class per type at most */
         uint32_t next = 1;
         for (uint32_t i = 0; i < n; i++) {
             uint32_t m = type_edges(t, i, item + 1);
