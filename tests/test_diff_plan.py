@@ -415,3 +415,15 @@ def test_twins_reaching_most_of_the_kernel(pure):  # noqa: F811
     new = loader(NEW, lambda btf: shuffle(with_twin(btf, "task_struct")[0], 5))
     reference, fast = both_ways(pure, report, old, new)
     assert fast == reference
+
+
+def test_joint_work_on_split_btf_is_the_references():
+    """Modules over their vmlinux: the roots are the modules' own types, what they reach
+    runs into the base."""
+    old, new = (loader(name)() for name in ("mod-6.1.0-56-cloud-virtio_net.btf",
+                                            "mod-6.1.0-56-cloud-bridge.btf"))
+    rng = random.Random(3)
+    roots = tuple(rng.sample(range(btf.first_id, btf.last_id + 1), 8) for btf in (old, new))
+    fast = joint_compiled(old, new, roots)
+    assert fast[0][0] < old.first_id  # base types reached
+    assert fast == joint_reference(old, new, roots)
