@@ -138,7 +138,8 @@ def settle_duplicates(old: Lookup, new: Lookup, old_groups: dict[tuple, list[Roo
     classes (the dedup's refinement) decide sameness, and each side's canonical order
     which copy comes first (class numbers are no order: they depend on ids). Only what
     those roots reach is ordered and refined: on a generic kernel (two `struct dma_chan`)
-    that is most of the kernel, so the compiled part does it where it applies."""
+    that is thousands of types (7,520 of 6.1's 100 k), so the compiled part does it where
+    it applies."""
     for side, groups in ((old, old_groups), (new, new_groups)):
         for root in _roots(groups.values()):
             root.same = root.facts

@@ -87,3 +87,15 @@ def test_pure_path_is_no_fallback(monkeypatch):
     CompiledSpelling.of(btf)
     validator.compiled_findings(btf)
     assert sum(native.FALLBACKS.values()) == before
+
+
+def test_pairing_fallback_is_counted(monkeypatch, capsys):
+    """diff_joint refuses words it cannot read: the reference pairs (from the types)."""
+    from canonbtf.diff_pairing import Lookup, Root, _compiled_joint
+
+    btf = unreadable()
+    side = Lookup(btf.all_types(), btf.names, (b"\0\0\0", [(0, b"\0")]))
+    groups = [[Root(1, "struct", "s"), Root(1, "struct", "s")]]
+    err = counted(monkeypatch, capsys, "diff pairing",
+                  lambda: _compiled_joint(side, side, groups, groups))
+    assert err.startswith("canonbtf: fallback: diff pairing: ")
