@@ -48,7 +48,7 @@ BUILD_CORE = platform.python_implementation() == "CPython"
 
 BTF_SOURCES = ["module.c", "types.c", "labelsort.c", "partition.c", "renumber.c", "records.c",
                "abstract.c", "cdump.c", "check.c", "diffkeys.c", "rawdump.c",
-               "difffacts.c", "diffreport.c", "diffwrite.c", "text.c"]
+               "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c", "text.c"]
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core", [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
               depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],
@@ -57,7 +57,8 @@ EXTENSIONS = [
               depends=["canonbtf/csrc/types.h", "canonbtf/csrc/records.h", "canonbtf/csrc/cdump.h",
                        "canonbtf/csrc/check.h", "canonbtf/csrc/diffkeys.h",
                        "canonbtf/csrc/difffacts.h", "canonbtf/csrc/diffreport.h",
-                       "canonbtf/csrc/diffwrite.h", "canonbtf/csrc/text.h",
+                       "canonbtf/csrc/diffwrite.h", "canonbtf/csrc/diffjoint.h",
+                       "canonbtf/csrc/text.h",
                        "canonbtf/csrc/rawdump.h"],
               extra_compile_args=flags, extra_link_args=link),
 ]

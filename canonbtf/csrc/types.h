@@ -120,6 +120,11 @@ typedef struct {
 int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
                    const uint32_t *redirect, int nlenders, int names, renumbered_t *out);
 
+/* Own record i with ids through new_id (indexed by id) and name offsets moved by
+ * `shift`, into out (as many words as the record). */
+void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id, uint32_t shift,
+                  uint32_t *out);
+
 /* Interned u32 strings -> numbers from 1, open addressing: equal strings, equal numbers
  * (a zeroed intern_t is empty). A slot is 8 bytes (the hash's high half and an entry),
  * so a probe's cache line holds eight: most items are new, and their probe misses the

@@ -121,8 +121,8 @@ def kfunc_block(header: _Header, kfuncs: list[tuple[str, int, bool]]) -> str:
     if not kfuncs:
         return ""
     parts = ["/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n"]
-    for name, fid, fastcall in kfuncs:
-        decl = header.prototype(fid, name)[0]
+    spelled = header.prototypes([(fid, name) for name, fid, _ in kfuncs])
+    for (_, _, fastcall), (decl, _) in zip(kfuncs, spelled):
         parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl} __weak __ksym;\n")
     parts.append("#endif\n\n")
     return "".join(parts)
@@ -338,12 +338,24 @@ class _Header:
             name_of[fid] = name
         kfuncs = [(name_of[fid], fid, FASTCALL_TAG in tags)
                   for fid, tags in tagged.items() if KFUNC_TAG in tags]
-        kfuncs.sort(key=lambda k: (k[0], self.prototype(k[1], k[0])[0]))
-        return kfuncs
+        spelled = self.prototypes([(fid, name) for name, fid, _ in kfuncs])
+        order = sorted(range(len(kfuncs)), key=lambda k: (kfuncs[k][0], spelled[k][0]))
+        return [kfuncs[k] for k in order]
 
     def prototype(self, fid: int, name: str) -> tuple[str, list[tuple[int, int]]]:
         """The declaration of function `fid` as `name`, and the types it mentions."""
-        return self.speller.declaration(self.types[fid].size_or_type, name)
+        return self.prototypes([(fid, name)])[0]
+
+    def prototypes(self, funcs: list[tuple[int, str]]) -> list[tuple[str, list[tuple[int, int]]]]:
+        """The declaration of each function (id, name) as that name, and the types it
+        mentions, with the display names known now; by the compiled part where it applies
+        (the reference's speller decodes every type)."""
+        if funcs and self.compiled is not None:
+            done = self.compiled.declarations(self.ptr_size, funcs, self.display)
+            if done is not None:
+                return done
+        return [self.speller.declaration(self.types[fid].size_or_type, name)
+                for fid, name in funcs]
 
     def order(self) -> tuple[list[int], list[int]]:
         """(definitions in header order, tags that need a forward declaration)."""
