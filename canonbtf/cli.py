@@ -89,6 +89,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
     slim = args.types or args.types_from
     if slim and args.format != "c":
         raise InputError(None, "--types and --types-from need --format c")
+    if args.cflags is not None and not any(p.endswith(".c") for p in args.types_from or ()):
+        raise InputError(None, "--cflags goes with --types-from PROG.bpf.c")
     btf = reader.load_with_base(args.input, args.base)
     refuse_overwriting_input_paths(args)
     if slim:
@@ -110,7 +112,12 @@ def _dump_slim(args: argparse.Namespace, btf) -> int:
     with _naming(args.input):
         selection = slim.Selection()
         for path in args.types_from or ():
-            slim.select_object(btf, path, selection)
+            if path.endswith(".c"):
+                from .emit.slim_source import select_source
+
+                select_source(btf, path, args.cflags, selection)
+            else:
+                slim.select_object(btf, path, selection)
         for text in args.types or ():
             slim.select_names(btf, slim.split_names(text), selection)
     with _naming(args.input), _text_output(args.output) as out:
@@ -275,9 +282,13 @@ def _add_dump(sub) -> None:
     p.add_argument("--types", action="append", metavar="NAME[,NAME...]",
                    help="with --format c: a slim header of these types ('struct foo' or "
                         "'foo'; kfuncs and enumerators too) and what they need")
-    p.add_argument("--types-from", action="append", metavar="OBJ.bpf.o",
-                   help="with --format c: a slim header of the types a BPF object uses "
-                        "(its CO-RE relocations and BTF); repeatable, adds to --types")
+    p.add_argument("--types-from", action="append", metavar="PROG.bpf.o|PROG.bpf.c",
+                   help="with --format c: a slim header of the types a BPF program uses: "
+                        "of an object, its CO-RE relocations and BTF; of a C source (.c), "
+                        "what clang finds it uses; repeatable, adds to --types")
+    p.add_argument("--cflags", metavar="FLAGS",
+                   help="with --types-from PROG.bpf.c: the flags the program is compiled "
+                        "with (one string, shell-quoted; -target bpf unless it names one)")
 
 
 def _add_sort(sub) -> None:
