@@ -138,19 +138,21 @@ class _Workspace:
         every vmlinux.h the program includes is ours."""
         while True:
             done = self.run(["-E"])
-            if done.returncode != 0:
-                raise InputError(self.source, "clang could not preprocess it: "
-                                 + _first_error(done.stderr))
             found = {_unescape(m.group(2)) for m in
                      map(_LINE_MARKER.match, done.stdout.splitlines()) if m}
             others = {p for p in found if os.path.basename(p) == HEADER_NAME
                       and p != self.header and os.path.isfile(p)} - self.replaced
-            if not others:
-                if self.header not in found and not self.replaced:
-                    raise InputError(self.source, f"it does not include {HEADER_NAME}")
-                return done.stdout
-            self.replaced |= {os.path.realpath(p) for p in others} | others
-            self._write_overlay()
+            if others:
+                # An old vmlinux.h found first (beside the source): ours goes in its place.
+                self.replaced |= {os.path.realpath(p) for p in others} | others
+                self._write_overlay()
+                continue
+            if done.returncode != 0:
+                raise InputError(self.source, "clang could not preprocess it: "
+                                 + _first_error(done.stderr))
+            if self.header not in found and not self.replaced:
+                raise InputError(self.source, f"it does not include {HEADER_NAME}")
+            return done.stdout
 
     def _write_overlay(self) -> None:
         roots = [{"name": path, "type": "file", "external-contents": self.header}
