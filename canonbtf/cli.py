@@ -91,8 +91,17 @@ def cmd_dump(args: argparse.Namespace) -> int:
         raise InputError(None, "--types and --types-from need --format c")
     if args.cflags is not None and not any(p.endswith(".c") for p in args.types_from or ()):
         raise InputError(None, "--cflags goes with --types-from PROG.bpf.c")
-    btf = reader.load_with_base(args.input, args.base)
-    refuse_overwriting_input_paths(args)
+    inputs = args.inputs or [reader.DEFAULT_INPUT]
+    args.input = inputs[0]
+    if len(inputs) > 1:
+        if args.format != "c":
+            raise InputError(None, "several inputs (a base and its modules) need --format c")
+        if args.base:
+            raise InputError(None, "--base goes with one module; with several inputs the "
+                             "first is the base")
+    refuse_overwriting_input_paths(args, inputs[1:])
+    btf = _merged_inputs(inputs) if len(inputs) > 1 else reader.load_with_base(args.input,
+                                                                                args.base)
     if slim:
         return _dump_slim(args, btf)
     if args.format == "raw":
@@ -104,6 +113,16 @@ def cmd_dump(args: argparse.Namespace) -> int:
     with _naming(args.input), _text_output(args.output) as out:
         emit(btf, out)
     return EXIT_OK
+
+
+def _merged_inputs(paths: list[str]):
+    """The base (first path) and its modules (split BTF over it) as one BTF."""
+    from .canon.merge import merged
+
+    base = reader.load(paths[0])
+    modules = [reader.load(path, base) for path in paths[1:]]
+    with _naming(paths[0]):
+        return merged(base, modules)
 
 
 def _dump_slim(args: argparse.Namespace, btf) -> int:
@@ -230,10 +249,11 @@ def cmd_encode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def refuse_overwriting_input_paths(args: argparse.Namespace) -> None:
+def refuse_overwriting_input_paths(args: argparse.Namespace, more: list[str] = ()) -> None:
     if args.output and args.output != "-":
         refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None),
-                                               *(getattr(args, "types_from", None) or ())])
+                                               *(getattr(args, "types_from", None) or ()),
+                                               *more])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -275,7 +295,13 @@ def _add_dump(sub) -> None:
     p = _command(sub, "dump", cmd_dump, "print BTF as bpftool-style raw text, JSON or C",
                  "Print BTF: 'raw' is what `bpftool btf dump file IN format raw` prints, "
                  "'json' the form in docs/JSON.md, 'c' a vmlinux.h.")
-    _add_input(p)
+    p.add_argument("inputs", nargs="*", metavar="IN [MODULE...]",
+                   help="raw BTF, an ELF with a .BTF section, or split BTF with --base "
+                        f"(default: {reader.DEFAULT_INPUT}); with --format c, further files "
+                        "are modules' split BTF over the first (raw, ELF, "
+                        "/sys/kernel/btf/MODULE), all in one header")
+    p.add_argument("--base", "-B", metavar="BASE",
+                   help="base BTF (raw or ELF) when IN is split BTF, e.g. a kernel module's")
     p.add_argument("--format", "-f", choices=("raw", "json", "c"), default="raw",
                    help="output format (default: raw)")
     p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout")
