@@ -256,36 +256,46 @@ def refuse_overwriting_input_paths(args: argparse.Namespace, more: list[str] = (
                                                *more])
 
 
+EXIT_STATUS_TEXT = ("Exit status: 0 done, 1 check found violations or diff found "
+                    "differences, 2 the job could not be done.")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .clidocs import command_table
+
     parser = argparse.ArgumentParser(
         prog="canonbtf",
         description="Canonical, reproducible BTF: a total order on types that depends only on "
                     "what the types are, so the same types always give the same bytes.",
-        epilog="Exit status: 0 done, 1 check found violations or diff found differences, "
-               "2 the job could not be done.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version",
                         version=f"canonbtf {__version__} (canonical order v{ORDER_VERSION}, "
                                 f"{active_core()})")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                help="one of the commands below")
     sub.required = True
     for add_command in (_add_check, _add_dump, _add_sort, _add_diff, _add_encode):
         add_command(sub)
+    parser.epilog = command_table(parser) + "\n\n" + EXIT_STATUS_TEXT
     return parser
 
 
-def _command(sub, name: str, func, summary: str, description: str) -> argparse.ArgumentParser:
-    """A subcommand's parser, `func` running it: one function a command keeps each
-    command's options together."""
-    parser = sub.add_parser(name, help=summary, description=description)
+def _command(sub, name: str, func, summary: str, description: str,
+             example: str) -> argparse.ArgumentParser:
+    """A subcommand's parser, `func` running it, `example` its epilog (and its line in
+    `canonbtf --help`, the man page and nowhere else)."""
+    parser = sub.add_parser(name, description=description, epilog=f"Example: {example}")
     parser.set_defaults(func=func)
+    parser.summary = summary
     return parser
 
 
 def _add_check(sub) -> None:
     p = _command(sub, "check", cmd_check, "validate BTF against the kernel's rules",
                  "Validate BTF against the kernel's rules; with --kernel also ask the running "
-                 "kernel (BPF_BTF_LOAD, needs root).")
+                 "kernel (BPF_BTF_LOAD, needs root).",
+                 "canonbtf check /sys/kernel/btf/vmlinux --kernel")
     _add_input(p)
     p.add_argument("--kernel", action="store_true",
                    help="also load the blob into the running kernel and print its verdict")
@@ -294,8 +304,10 @@ def _add_check(sub) -> None:
 def _add_dump(sub) -> None:
     p = _command(sub, "dump", cmd_dump, "print BTF as bpftool-style raw text, JSON or C",
                  "Print BTF: 'raw' is what `bpftool btf dump file IN format raw` prints, "
-                 "'json' the form in docs/JSON.md, 'c' a vmlinux.h.")
-    p.add_argument("inputs", nargs="*", metavar="IN [MODULE...]",
+                 "'json' the form in docs/JSON.md, 'c' a vmlinux.h (with modules after the "
+                 "base: one header for all).",
+                 "canonbtf dump --format c --types-from prog.bpf.c -o vmlinux.h")
+    p.add_argument("inputs", nargs="*", metavar="IN",
                    help="raw BTF, an ELF with a .BTF section, or split BTF with --base "
                         f"(default: {reader.DEFAULT_INPUT}); with --format c, further files "
                         "are modules' split BTF over the first (raw, ELF, "
@@ -321,7 +333,8 @@ def _add_sort(sub) -> None:
     p = _command(sub, "sort", cmd_sort, "put BTF into the canonical order (docs/ORDER.md)",
                  f"Write IN's types in canonical order v{ORDER_VERSION} (docs/ORDER.md), every "
                  "reference renumbered and the string section rebuilt; the same types always "
-                 "give the same bytes. Split BTF: only the module's types move.")
+                 "give the same bytes. Split BTF: only the module's types move.",
+                 "canonbtf sort vmlinux --dedup -o vmlinux.btf")
     _add_input(p)
     p.add_argument("-o", "--output", metavar="OUT",
                    help="where to write the raw BTF (written atomically; '-' for stdout)")
@@ -338,7 +351,8 @@ def _add_diff(sub) -> None:
                  "Compare two BTFs type by type: types are matched by kind and name "
                  "(anonymous ones through the named types holding them), never by id, so "
                  "renumbered but identical types are not reported. Exit status like diff(1): "
-                 "0 same, 1 different, 2 trouble.")
+                 "0 same, 1 different, 2 trouble.",
+                 "canonbtf diff old/vmlinux new/vmlinux")
     p.add_argument("old", metavar="OLD", help="the old BTF (raw, ELF with .BTF, or split)")
     p.add_argument("new", metavar="NEW", help="the new BTF")
     p.add_argument("--base-old", metavar="B1", help="base BTF of OLD when OLD is split BTF")
@@ -351,7 +365,8 @@ def _add_encode(sub) -> None:
     p = _command(sub, "encode", cmd_encode, "DWARF to canonical BTF, in parallel",
                  "Encode the DWARF types of an ELF file (vmlinux, a .o) as deduplicated BTF in "
                  "canonical order: the same bytes for every -j and every run. Progress goes to "
-                 "stderr when it is a terminal, then a one-line summary.")
+                 "stderr when it is a terminal, then a one-line summary.",
+                 "canonbtf encode -j4 vmlinux -o vmlinux.btf")
     p.add_argument("input", metavar="ELF", nargs="?",
                    help="an ELF file with DWARF (.debug_info): vmlinux, a module, a .o")
     p.add_argument("-o", "--output", metavar="OUT",
