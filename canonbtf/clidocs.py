@@ -164,7 +164,9 @@ def canonbtf_man(parser: argparse.ArgumentParser, version: str) -> str:
         out += [".TP", f"\\fB{name}\\fR", _roff(summary), ".br",
                 f"\\fB{_roff(example(sub))}\\fR"]
     for name, _, sub in commands(parser):
-        usage = " ".join(sub.format_usage().removeprefix("usage: ").split())
+        # Wrapped here, not by argparse, whose width follows the terminal's.
+        usage = textwrap.fill(" ".join(sub.format_usage().removeprefix("usage: ").split()),
+                              78, subsequent_indent="    ", break_on_hyphens=False)
         out += [f'.SH "CANONBTF {name.upper()}"', ".nf", _roff(usage), ".fi", ".PP",
                 _roff(sub.description or "")]
         for action in _options(sub):

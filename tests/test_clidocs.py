@@ -146,3 +146,11 @@ def test_pip_install_puts_pages_and_completion_under_share(tmp_path):
     for page in ("canonbtf", "canonbtf-pahole"):
         found = subprocess.run([man, "-w", page], capture_output=True, text=True, env=env)
         assert found.stdout.strip() == str(share / "man/man1" / f"{page}.1"), found.stderr
+
+
+def test_generated_files_do_not_depend_on_the_terminal(monkeypatch):
+    """argparse wraps to the terminal's width; the installed files must not."""
+    monkeypatch.setenv("COLUMNS", "40")
+    narrow = clidocs.generated_files()
+    monkeypatch.setenv("COLUMNS", "200")
+    assert clidocs.generated_files() == narrow

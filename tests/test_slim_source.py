@@ -29,7 +29,7 @@ from canonbtf.emit import slim, slim_source
 
 from .conftest import corpus_path, load_cached, need_tool, sysfs_vmlinux
 from .test_dump_c import real_header
-from .test_slim import assert_cut_from, relos
+from .test_slim import assert_cut_from, load, relos
 
 LIBBPF_DIR = Path(__file__).resolve().parent.parent / "golden" / "libbpf"
 LIBBPF_HEADERS = Path("/usr/include/bpf/bpf_helpers.h")
@@ -134,17 +134,6 @@ def test_median_slim_header_is_under_2_percent(tmp_path, capsys):
     median = statistics.median(ratios)
     print(f"slim / full bytes: {', '.join(f'{r:.2%}' for r in ratios)}; median {median:.2%}")
     assert len(ratios) >= 3 and median < 0.02
-
-
-def load(obj: Path, pin: str) -> subprocess.CompletedProcess:
-    bpftool = need_tool("bpftool")
-    pin_dir = Path("/sys/fs/bpf") / pin
-    shutil.rmtree(pin_dir, ignore_errors=True)
-    try:
-        return subprocess.run([bpftool, "prog", "loadall", str(obj), str(pin_dir)],
-                              capture_output=True, text=True)
-    finally:
-        shutil.rmtree(pin_dir, ignore_errors=True)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
