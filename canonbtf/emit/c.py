@@ -73,6 +73,9 @@ _EPILOGUE = """\
 #endif /* {guard} */
 """
 VMLINUX_GUARD = "__VMLINUX_H__"
+# The first line of a split BTF's header: it names base types it does not define.
+SPLIT_NOTE = ("/* Split BTF: the types of a module only. Include the header of its base "
+              "(vmlinux.h) first. */\n")
 # Definitions per part of the body written at once (_Header.body_parts).
 _PART_DEFINITIONS = 4096
 
@@ -92,6 +95,7 @@ def dump_c(btf: Btf, out: TextIO) -> None:
             body = ["".join(body)]
             digest = hashlib.sha256(body[0].encode("latin-1")).hexdigest()[:16].upper()
             guard = f"__VMLINUX_SPLIT_{digest}_H__"
+            out.write(SPLIT_NOTE)
         write_header(out, guard, bool(header.kfuncs), body)
 
 
