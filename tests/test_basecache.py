@@ -1,6 +1,7 @@
 """The base index a module's dedup reads (canon/dedup.BaseIndex) and its disk cache
 (canon/basecache.py): the same bytes with no index, a cold cache, a warm one and a
-damaged one."""
+damaged one. Only the pure path reads the index (the compiled part keys the base itself,
+compiled.keyed_types), so the cache's tests run it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 
 import pytest
 
+from canonbtf import native
 from canonbtf.btf import writer
 from canonbtf.canon import basecache, canonicalize, canonicalize_checked
 from canonbtf.canon.dedup import BaseIndex
@@ -21,6 +23,26 @@ from .conftest import BASE_61, FETCHED_DEBUG, REPO, corpus_path, load_cached
 GOLDEN = REPO / "golden" / "obj"
 VIRTIO = (FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel" / "drivers"
           / "net" / "virtio_net.ko")
+
+
+@pytest.fixture(autouse=True)
+def pure_path(monkeypatch):
+    monkeypatch.setenv(native.PURE_ENV, "1")
+
+
+def test_the_compiled_path_needs_no_index(tmp_path, monkeypatch):
+    """A module's encode by the compiled part neither reads nor writes the cache."""
+    monkeypatch.delenv(native.PURE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    if native.compiled("canonbtf._btf", "order") is None:
+        pytest.skip("the compiled part is not built")
+    base = golden_base()
+    compiled = encode_split(base)
+    assert not (tmp_path / "canonbtf").exists()
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert encode_split(base) == compiled
+    assert basecache.cache_path(base).exists()
 
 
 def golden_base():

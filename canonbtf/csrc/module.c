@@ -538,10 +538,10 @@ static PyObject *py_pack(PyObject *self, PyObject *types)
 static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings;
-    unsigned long first_id;
-    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    unsigned long first_id, base_count = 0;
+    if (!PyArg_ParseTuple(args, "OkO|k", &words, &first_id, &strings, &base_count)) return NULL;
     if (first_id != 1) {
-        bad("abstract keys are for a BTF without a base");
+        bad("abstract keys are for a BTF without a base, or a base and its split BTF as one");
         return NULL;
     }
     view_t v;
@@ -553,7 +553,11 @@ static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
     if (!keys || !tokens) goto done;
     uint32_t *key = (uint32_t *)PyBytes_AS_STRING(keys), *token = (uint32_t *)PyBytes_AS_STRING(tokens);
     key[0] = token[0] = 0;
-    if (abstract_keys(&v.t, key + 1, token + 1)) {
+    if (base_count > v.t.count) {
+        bad("abstract keys: the base has more types than the section");
+        goto done;
+    }
+    if (abstract_keys(&v.t, (uint32_t)base_count, key + 1, token + 1)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -884,7 +888,8 @@ static PyMethodDef methods[] = {
     {"edges", py_edges, METH_VARARGS,
      "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
-     "abstract_keys(words, 1, strings) -> (u32 keys, u32 token keys, declaration flags, kinds), by id"},
+     "abstract_keys(words, 1, strings, base_count=0) -> (u32 keys, u32 token keys, declaration "
+     "flags, kinds), by id; the first base_count types are a split BTF's base"},
     {"decode", py_decode, METH_VARARGS,
      "decode(words, first_id, strings, Type, ids=None) -> [Type, ...] as the reader makes "
      "them (of every record, or of the own ids in u32 array `ids`)"},

@@ -31,6 +31,7 @@ import traceback
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing.connection import wait
 
 from ..btf import format as f
@@ -461,7 +462,7 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
             from ..canon.basecache import base_index
 
             merged = as_split(merged, base)
-            index = base_index(base)
+            index = partial(base_index, base)  # made only where the reference dedups
         # Choosing functions needs the merged types in canonical order; the strings are
         # made canonical once, at the end.
         btf, alone = canonicalize_checked(place_variables(merged), dedup=True,
