@@ -483,3 +483,24 @@ def test_a_modules_dedup_leaves_its_base_packed():
     module = reader.parse(corpus_path(MODULE_BLOBS[0]).read_bytes(), base=base)
     canonicalize_checked(module, dedup=True, index=index)
     assert base.packed is not None and base._types is None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sharing_is_the_references(seed, monkeypatch):
+    """dedup._sharing by the compiled part: the same ids as the Python count, also with
+    values past `last`, large values (left to Python) and nothing to count."""
+    from canonbtf.canon.dedup import _sharing
+
+    rng = random.Random(7000 + seed)
+    count = rng.randrange(0, 300)
+    spread = rng.choice([2, 10, count + 1, 5 * count + 50])
+    values = [rng.randrange(0, spread) for _ in range(count + 1)]
+    last = max(0, count - rng.randrange(0, 3))
+    fast = compiled.sharing(values, last)
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    reference = _sharing(values, last)
+    if last and max(values[1:last + 1]) > 4 * (last + 1) + 16:
+        assert fast is None  # a table that large is not worth it
+    else:
+        assert fast == reference
+    assert compiled.sharing([0, 2**33], 1) is None  # no u32: counted in Python

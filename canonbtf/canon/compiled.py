@@ -10,6 +10,7 @@ making its 95 k `Type`s."""
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Mapping, Sequence
 from types import ModuleType
@@ -146,6 +147,25 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
 
     return KeyedTypes(keys.tolist(), [token or None for token in tokens], declares, kinds,
                       edges_of)
+
+
+def sharing(values: Sequence[int], last: int) -> list[int] | None:
+    """dedup._sharing (ids 1..`last` whose value another of them has); None where the
+    compiled part does not apply or the values are not small non-negative ints. A
+    module's dedup asks it three times over its base's 95 k ids."""
+    module = _module()
+    if module is None:
+        return None
+    try:
+        table = array("I", itertools.islice(values, last + 1))
+    except (OverflowError, TypeError):
+        return None
+    raw = module.sharing(table)
+    if raw is None:
+        return None
+    ids = array("I")
+    ids.frombytes(raw)
+    return ids.tolist()
 
 
 def refers_to_func(btf: Btf) -> bool | None:

@@ -532,6 +532,41 @@ static PyObject *py_pack(PyObject *self, PyObject *types)
     return pack_types(types);
 }
 
+/* dedup._sharing: the indexes 1.. of `values` (u32) whose value another index 1.. has too,
+ * ascending, as u32 bytes; None when a value is too large to count in a table of a few
+ * entries per value (the caller then counts in Python). */
+static PyObject *py_sharing(PyObject *self, PyObject *values_obj)
+{
+    uint32_t *values, *counts = NULL;
+    size_t n;
+    if (u32_arg(values_obj, 0, &values, &n)) return NULL;
+    PyObject *result = NULL;
+    uint32_t most = 0;
+    for (size_t i = 1; i < n; i++)
+        if (values[i] > most) most = values[i];
+    if (n < 2 || most > 4 * (uint64_t)n + 16) {
+        free(values);
+        if (n < 2) return PyBytes_FromStringAndSize(NULL, 0);
+        Py_RETURN_NONE;
+    }
+    if (!(counts = big_zalloc((size_t)most + 1, sizeof *counts))) {
+        free(values);
+        return PyErr_NoMemory();
+    }
+    size_t shared = 0;
+    for (size_t i = 1; i < n; i++) counts[values[i]]++;
+    for (size_t i = 1; i < n; i++) shared += counts[values[i]] > 1;
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(shared * sizeof(uint32_t)));
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (size_t i = 1, k = 0; i < n; i++)
+            if (counts[values[i]] > 1) out[k++] = (uint32_t)i;
+    }
+    free(counts);
+    free(values);
+    return result;
+}
+
 /* (key, token key, declares, kind) of void and every type (dedup._abstract_keys; keys as
  * u32 bytes, declares and kinds one byte each: dedup.is_declaration); a BTF with a base is refused
  * (its keys continue the base's). */
@@ -887,6 +922,8 @@ static PyMethodDef methods[] = {
      "that kind (and a name in the set `names`)"},
     {"edges", py_edges, METH_VARARGS,
      "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
+    {"sharing", py_sharing, METH_O,
+     "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
      "abstract_keys(words, 1, strings, base_count=0) -> (u32 keys, u32 token keys, declaration "
      "flags, kinds), by id; the first base_count types are a split BTF's base"},
