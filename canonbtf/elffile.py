@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 MAGIC = b"\x7fELF"
-SHT_NOBITS = 8
+SHT_SYMTAB = 2
+SHT_STRTAB = 3
 SHT_RELA = 4
+SHT_NOBITS = 8
 SHT_REL = 9
+# Section types pyelftools makes a class of its own for, with checks of their own, that
+# this reader does not repeat: their files are left to it.
+LEFT_TO_PYELFTOOLS = frozenset({5, 6, 11, 18, 19, 0x6FFFFFF3, 0x6FFFFFF6, 0x6FFFFFFC,
+                                0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF, 0x70000003})
 SHF_COMPRESSED = 0x800
 ET_REL = 1
 ELF_TYPES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}  # pyelftools'
@@ -84,20 +90,40 @@ class ElfImage:
             raise Unusual("section table unreadable") from None
         names = self._contents(raw[shstrndx])
         self.sections: list[Section] = []
-        for index, (name_off, kind, flags, addr, offset, size, link, info, _, _) in \
+        for index, (name_off, kind, flags, addr, offset, size, link, info, _, entsize) in \
                 enumerate(raw):
             if kind != SHT_NOBITS and offset + size > self.file_size:
                 raise Unusual("a section runs past the end of the file")
             if flags & SHF_COMPRESSED:
                 raise Unusual("a compressed section")
+            if not self._as_pyelftools_takes(kind, size, link, entsize, len(raw)):
+                raise Unusual("a section pyelftools would judge")
             end = names.find(b"\0", name_off)
             if name_off >= len(names) or end < 0:
                 raise Unusual("a section name out of bounds")
-            self.sections.append(Section(index, names[name_off:end].decode("latin-1"), kind,
-                                         flags, addr, offset, size, link, info))
+            name = names[name_off:end].decode("latin-1")
+            if name == ".stab":
+                raise Unusual("a .stab section")
+            self.sections.append(Section(index, name, kind, flags, addr, offset, size, link,
+                                         info))
+        if any(s.type == SHT_SYMTAB and self.sections[s.link].type != SHT_STRTAB
+               for s in self.sections):
+            raise Unusual("a symbol table whose names are not a string table")
         self.by_name: dict[str, Section] = {}
         for section in self.sections:
             self.by_name.setdefault(section.name, section)
+
+    def _as_pyelftools_takes(self, kind: int, size: int, link: int, entsize: int,
+                             count: int) -> bool:
+        """Whether pyelftools' checks of a section of this type pass (relocation entry
+        sizes, a symbol table's entries and string table)."""
+        if kind in LEFT_TO_PYELFTOOLS:
+            return False
+        if kind in (SHT_REL, SHT_RELA):
+            return entsize == (8 if kind == SHT_REL else 12) * (2 if self.elf64 else 1)
+        if kind == SHT_SYMTAB:
+            return entsize > 0 and size % entsize == 0 and link < count
+        return True
 
     def _contents(self, header: tuple) -> bytes:
         kind, offset, size = header[1], header[4], header[5]

@@ -125,6 +125,8 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     except (ValueError, OverflowError) as e:
         # pyelftools seeking to an offset no file has
         raise InputError(path, f"corrupt ELF file: {e}") from None
+    except OSError as e:  # pyelftools seeking past what the system allows (EINVAL)
+        raise InputError(path, f"corrupt ELF file: {e.strerror or e}") from None
 
 
 def _open_plain(path: str) -> DwarfFile | None:
