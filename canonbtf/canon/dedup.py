@@ -284,11 +284,10 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
 
     definitions: dict[tuple, list[int]] = {}
     declarations: dict[tuple, list[int]] = {}
-    for node in range(1, last + 1):
-        token = tokens[node]
-        if token is not None:
-            group = declarations if declares[node] else definitions
-            group.setdefault(token, []).append(node)
+    # Tokens are truthy (tuples, or the compiled part's numbers from 1) or None.
+    for node in itertools.compress(range(1, last + 1), itertools.islice(tokens, 1, last + 1)):
+        group = declarations if declares[node] else definitions
+        group.setdefault(tokens[node], []).append(node)
     # Only refined types read ranks that change.
     preds: dict[int, list[int]] = {}
     for node in shared:

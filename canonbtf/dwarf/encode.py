@@ -32,7 +32,6 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
 
 from ..btf import format as f
@@ -306,7 +305,8 @@ def encode_fragments(dwarf: DwarfFile, jobs: int, seed: int | None = None,
 def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader: str,
                  meter: _Progress, convert_context: ConvertContext, keyed: bool
                  ) -> list[list[Fragment]]:
-    import multiprocessing
+    import multiprocessing  # not at start-up: a module's encode runs no workers
+    from multiprocessing.connection import wait
 
     context = multiprocessing.get_context("fork")
     jobs = min(jobs, len(batches))
