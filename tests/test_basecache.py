@@ -153,3 +153,18 @@ def test_no_cache_without_an_absolute_directory(tmp_path, monkeypatch):
     monkeypatch.delenv(basecache.CACHE_ENV)
     assert encode_split(base) == expected
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_cache_when_home_does_not_exist(tmp_path, monkeypatch):
+    """Debian's sbuild: HOME names a directory that does not exist; nothing is created."""
+    missing = tmp_path / "nonexistent"
+    monkeypatch.setenv("HOME", str(missing))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    base = golden_base()
+    assert basecache.cache_path(base) is None
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    expected = encode_split(base)
+    monkeypatch.delenv(basecache.CACHE_ENV)
+    assert encode_split(base) == expected
+    assert not missing.exists()
