@@ -168,3 +168,27 @@ def test_no_cache_when_home_does_not_exist(tmp_path, monkeypatch):
     monkeypatch.delenv(basecache.CACHE_ENV)
     assert encode_split(base) == expected
     assert not missing.exists()
+
+
+def test_parallel_cold_cache_encodes_give_the_bytes_of_no_cache(tmp_path):
+    """12 processes encoding a module over one base at once, the cache cold (the pure path
+    writes it; each process may find it half-made by another): every output is the bytes
+    of an encode with no cache, and the cache left behind is whole."""
+    import subprocess
+    import sys
+
+    base = golden_base()
+    (tmp_path / "base.btf").write_bytes(writer.write(base))
+    module = GOLDEN / "funcs_b.gcc-dwarf5.o"
+    env = {**os.environ, native.PURE_ENV: "1", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "PYTHONPATH": str(REPO)}
+    env.pop(basecache.CACHE_ENV, None)
+    command = [sys.executable, "-m", "canonbtf", "encode", "-j1", "--base",
+               str(tmp_path / "base.btf"), str(module), "-o"]
+    runs = [subprocess.Popen([*command, str(tmp_path / f"out{i}.btf")], env=env,
+                             stderr=subprocess.PIPE) for i in range(12)]
+    assert all(run.wait() == 0 for run in runs), [run.stderr.read() for run in runs]
+    expected = encode_split(base, module)
+    assert all((tmp_path / f"out{i}.btf").read_bytes() == expected for i in range(12))
+    [index] = (tmp_path / "cache" / "canonbtf").glob("base-*.idx")
+    assert basecache._read(index, base) is not None
