@@ -322,3 +322,27 @@ def test_real_module_with_distilled_base(tmp_path):
     out = modfinal_612(tmp_path, module, extmod=True)
     assert out.returncode == 0, out.stderr
     check_distilled(module, REAL_BASE, expected(REAL_MODULE, "default", REAL_BASE), tmp_path)
+
+
+def test_a_module_is_encoded_without_workers(tmp_path, monkeypatch):
+    """Kbuild passes -j to every module's pahole; a module (here 12 units over a base)
+    still runs in one process, and its bytes are those of a -j1 encode."""
+    from canonbtf import pahole_front
+    from canonbtf.dwarf import encode
+
+    base = GOLDEN / "funcs.gcc-dwarf5.o"
+    (tmp_path / "vmlinux.BTF").write_bytes(writer.write(encode_file(str(base), 1)[0]))
+
+    def module_btf(jobs: str) -> bytes:
+        out = tmp_path / f"mod{jobs}.BTF"
+        assert pahole_front.main(["-J", jobs, "--btf_base", str(tmp_path / "vmlinux.BTF"),
+                                  f"--btf_encode_detached={out}", str(VMLINUX_OBJ)]) == 0
+        return out.read_bytes()
+
+    alone = module_btf("-j1")
+
+    def no_workers(*args, **kwargs):
+        raise AssertionError("a worker pool for a module")
+
+    monkeypatch.setattr(encode, "_run_workers", no_workers)
+    assert module_btf("-j4") == alone

@@ -533,16 +533,51 @@ static PyObject *py_pack(PyObject *self, PyObject *types)
     return pack_types(types);
 }
 
+/* dedup._sharing: the indexes 1.. of `values` (u32) whose value another index 1.. has too,
+ * ascending, as u32 bytes; None when a value is too large to count in a table of a few
+ * entries per value (the caller then counts in Python). */
+static PyObject *py_sharing(PyObject *self, PyObject *values_obj)
+{
+    uint32_t *values, *counts = NULL;
+    size_t n;
+    if (u32_arg(values_obj, 0, &values, &n)) return NULL;
+    PyObject *result = NULL;
+    uint32_t most = 0;
+    for (size_t i = 1; i < n; i++)
+        if (values[i] > most) most = values[i];
+    if (n < 2 || most > 4 * (uint64_t)n + 16) {
+        free(values);
+        if (n < 2) return PyBytes_FromStringAndSize(NULL, 0);
+        Py_RETURN_NONE;
+    }
+    if (!(counts = big_zalloc((size_t)most + 1, sizeof *counts))) {
+        free(values);
+        return PyErr_NoMemory();
+    }
+    size_t shared = 0;
+    for (size_t i = 1; i < n; i++) counts[values[i]]++;
+    for (size_t i = 1; i < n; i++) shared += counts[values[i]] > 1;
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(shared * sizeof(uint32_t)));
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (size_t i = 1, k = 0; i < n; i++)
+            if (counts[values[i]] > 1) out[k++] = (uint32_t)i;
+    }
+    free(counts);
+    free(values);
+    return result;
+}
+
 /* (key, token key, declares, kind) of void and every type (dedup._abstract_keys; keys as
  * u32 bytes, declares and kinds one byte each: dedup.is_declaration); a BTF with a base is refused
  * (its keys continue the base's). */
 static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings;
-    unsigned long first_id;
-    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    unsigned long first_id, base_count = 0;
+    if (!PyArg_ParseTuple(args, "OkO|k", &words, &first_id, &strings, &base_count)) return NULL;
     if (first_id != 1) {
-        bad("abstract keys are for a BTF without a base");
+        bad("abstract keys are for a BTF without a base, or a base and its split BTF as one");
         return NULL;
     }
     view_t v;
@@ -554,7 +589,11 @@ static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
     if (!keys || !tokens) goto done;
     uint32_t *key = (uint32_t *)PyBytes_AS_STRING(keys), *token = (uint32_t *)PyBytes_AS_STRING(tokens);
     key[0] = token[0] = 0;
-    if (abstract_keys(&v.t, key + 1, token + 1)) {
+    if (base_count > v.t.count) {
+        bad("abstract keys: the base has more types than the section");
+        goto done;
+    }
+    if (abstract_keys(&v.t, (uint32_t)base_count, key + 1, token + 1)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -943,8 +982,11 @@ static PyMethodDef methods[] = {
     {"diff_joint", py_diff_joint, METH_VARARGS,
      "diff_joint(old words, old strings, old roots, new words, new strings, new roots) -> "
      "(old reach, old positions, new reach, new positions, joint classes), u32 arrays"},
+    {"sharing", py_sharing, METH_O,
+     "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
-     "abstract_keys(words, 1, strings) -> (u32 keys, u32 token keys, declaration flags, kinds), by id"},
+     "abstract_keys(words, 1, strings, base_count=0) -> (u32 keys, u32 token keys, declaration "
+     "flags, kinds), by id; the first base_count types are a split BTF's base"},
     {"decode", py_decode, METH_VARARGS,
      "decode(words, first_id, strings, Type, ids=None) -> [Type, ...] as the reader makes "
      "them (of every record, or of the own ids in u32 array `ids`)"},

@@ -324,7 +324,8 @@ def _base_functions(btf: Btf, names: set[str]) -> dict[tuple[str, int], int]:
     # A vmlinux base stays packed: no 95 k Types, and only its FUNCs of these names.
     funcs = compiled.heads(base, f.FUNC, names)
     if funcs is not None:
-        return {(btf.name(name_off), proto): type_id
+        name = base.strings.peek if base.base is None else btf.name
+        return {(name(name_off), proto): type_id
                 for type_id, name_off, linkage, proto in funcs if linkage == f.LINKAGE_STATIC}
     return {(btf.name(t.name_off), t.size_or_type): type_id
             for type_id, t in base.own() if t.kind == f.FUNC and t.extra == f.LINKAGE_STATIC}

@@ -14,14 +14,15 @@ import io
 import os
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
-from elftools.dwarf.dwarfinfo import DebugSectionDescriptor, DwarfConfig, DWARFInfo
-from elftools.elf.elffile import ELFFile
-from elftools.elf.relocation import RelocationHandler
-
+from ..elffile import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
 from ..errors import InputError
 from .core import compiled_module
+
+if TYPE_CHECKING:
+    from elftools.dwarf.dwarfinfo import DWARFInfo
+    from elftools.elf.elffile import ELFFile
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -61,7 +62,7 @@ class DwarfFile:
     """An ELF file's debug sections (bytes) and units, plus the pyelftools view of them."""
 
     def __init__(self, path: str, little_endian: bool, elf_type: str,
-                 sections: dict[str, bytes], dwarfinfo: DWARFInfo):
+                 sections: dict[str, bytes], dwarfinfo: DWARFInfo | None):
         self.path = path
         self.little_endian = little_endian
         self.elf_type = elf_type
@@ -95,8 +96,16 @@ def _check_extents(path: str, elf: ELFFile, file_size: int) -> None:
 def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     """Open `path`, load its debug sections and list its units; InputError if unusable.
 
-    `for_reference` also loads what the pyelftools reference reader needs.
+    `for_reference` also loads what the pyelftools reference reader needs. An ordinary
+    file is read with elffile.py (a module's encode needs no pyelftools); anything else,
+    and every broken file, through pyelftools (then its message is the one given).
     """
+    if not for_reference:
+        fast = _open_plain(path)
+        if fast is not None:
+            return fast
+    from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
+
     try:
         with open(path, "rb") as fh:
             magic = fh.read(4)
@@ -116,9 +125,60 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     except (ValueError, OverflowError) as e:
         # pyelftools seeking to an offset no file has
         raise InputError(path, f"corrupt ELF file: {e}") from None
+    except OSError as e:  # pyelftools seeking past what the system allows (EINVAL)
+        raise InputError(path, f"corrupt ELF file: {e.strerror or e}") from None
+
+
+def _open_plain(path: str) -> DwarfFile | None:
+    """`open_dwarf` of an ordinary file by elffile.py; None for pyelftools to judge it."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != ELF_MAGIC:
+                return None
+            image = ElfImage(fh)
+            sections = _plain_sections(image)
+    except (OSError, Unusual, struct.error):
+        return None
+    if sections is None:
+        return None
+    dwarf = DwarfFile(path, image.little_endian, ELF_TYPES.get(image.type, ""), sections, None)
+    dwarf.units = list_units(dwarf)
+    return dwarf
+
+
+def _plain_sections(image: ElfImage) -> dict[str, bytes] | None:
+    """The debug sections `_load` would give, or None where it would say something (no
+    .debug_info, several, type units, ...) or relocate otherwise than `_relocated`."""
+    info = [s for s in image.sections if s.name == ".debug_info"]
+    types_section = image.by_name.get(".debug_types")
+    if len(info) != 1 or (types_section is not None and types_section.size):
+        return None
+    sections: dict[str, bytes] = {}
+    for name in SECTION_NAMES:
+        section = image.by_name.get(name)
+        if section is None or section.type == SHT_NOBITS:
+            continue
+        data = image.data(section)
+        reloc = image.relocations_for(section) if image.type == ET_REL else None
+        if reloc is not None:
+            sizes = _ABSOLUTE_RELOCATIONS.get(MACHINE_NAMES.get(image.machine, ""))
+            if sizes is None or reloc.type != SHT_RELA or not image.elf64:
+                return None
+            symtab = image.data(image.section(reloc.link))
+            data = _relocate(data, image.data(reloc), symtab, image.little_endian, sizes)
+            if data is None:
+                return None
+        sections[name] = data
+    if not sections.get(".debug_info") or ".debug_abbrev" not in sections:
+        return None
+    return sections
 
 
 def _load(path: str, fh, for_reference: bool) -> DwarfFile:
+    from elftools.dwarf.dwarfinfo import DebugSectionDescriptor, DwarfConfig, DWARFInfo
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.relocation import RelocationHandler
+
     elf = ELFFile(fh)
     _check_extents(path, elf, os.fstat(fh.fileno()).st_size)
     if elf.get_section_by_name(".debug_info") is None:
@@ -208,10 +268,15 @@ def _relocated(elf: ELFFile, data: bytes, reloc) -> bytes | None:
     if sizes is None or reloc["sh_type"] != "SHT_RELA" or elf.elfclass != 64:
         return None
     symtab = elf.get_section(reloc["sh_link"]).data()
+    return _relocate(data, reloc.data(), symtab, elf.little_endian, sizes)
+
+
+def _relocate(data: bytes, entries: bytes, symtab: bytes, little_endian: bool,
+              sizes: dict[int, int]) -> bytes | None:
     core = compiled_module()
     if core is not None:
-        return core.relocate(data, reloc.data(), symtab, elf.little_endian, sizes)
-    return apply_relocations(data, reloc.data(), symtab, elf.little_endian, sizes)
+        return core.relocate(data, entries, symtab, little_endian, sizes)
+    return apply_relocations(data, entries, symtab, little_endian, sizes)
 
 
 def apply_relocations(data: bytes, entries: bytes, symtab: bytes, little_endian: bool,
