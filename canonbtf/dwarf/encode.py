@@ -466,7 +466,9 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
         # made canonical once, at the end.
         btf, alone = canonicalize_checked(place_variables(merged), dedup=True,
                                           strings=False, index=index)
-        choice, stats.functions = decide_functions(btf, "consistent_func" in features)
+        ambiguous = context.symbols.ambiguous if context.symbols else frozenset()
+        choice, stats.functions = decide_functions(btf, "consistent_func" in features,
+                                                   ambiguous)
         if stats.functions.candidates or stats.functions.overlapping_variables:
             btf = reorder(btf, choice, alone) or canonicalize(rebuild(btf, choice))
         else:

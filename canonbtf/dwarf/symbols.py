@@ -57,6 +57,8 @@ class ElfSymbols:
     sections: dict[int, Section] = field(default_factory=dict)
     percpu_index: int | None = None
     kfuncs: frozenset[str] = frozenset()
+    # Names whose code sits at more than one address (ambiguous_functions).
+    ambiguous: frozenset[str] = frozenset()
 
     def place_variable(self, name: str, address: int, every_section: bool
                        ) -> tuple[str, int, int] | None:
@@ -112,7 +114,29 @@ def _read_symbols(path: str) -> ElfSymbols | None:
     percpu = next((i for i, s in sorted(sections.items()) if s.name == PERCPU_SECTION), None)
     kfuncs = _kfuncs(btf_id_symbols, sections.get(btf_ids_index), btf_ids_data,
                      "<" if little else ">")
-    return ElfSymbols(relocatable, functions, objects, sections, percpu, kfuncs)
+    return ElfSymbols(relocatable, functions, objects, sections, percpu, kfuncs,
+                      ambiguous_functions(functions))
+
+
+NOT_A_FUNCTION_SUFFIXES = (".cold", ".part")
+
+
+def ambiguous_functions(functions: dict[str, frozenset[int]]) -> frozenset[str]:
+    """Names that stand for code at several addresses, pahole 1.31's `ambiguous_addr`:
+    STT_FUNC symbols grouped by their name up to the first '.', leaving out the pieces
+    of one function (`.cold` and `.part` in the suffix); a group whose symbols sit at
+    more than one address is ambiguous. So are two static functions of one name in two
+    units, and a function beside its `.isra`/`.constprop` clone: fentry, fexit and
+    kprobe-multi attach by name, and such a name does not say which code is meant."""
+    addresses: dict[str, set[int]] = {}
+    for name, at in functions.items():
+        dot = name.find(".")
+        if dot >= 0:
+            if any(suffix in name[dot:] for suffix in NOT_A_FUNCTION_SUFFIXES):
+                continue
+            name = name[:dot]
+        addresses.setdefault(name, set()).update(at)
+    return frozenset(name for name, at in addresses.items() if len(at) > 1)
 
 
 def scan_symbols(data: bytes, strtab: bytes, elf64: bool, little_endian: bool,
