@@ -45,7 +45,6 @@ from __future__ import annotations
 from ..btf import format as f
 from . import constants as c
 from .numbering import FAILED, ConvertContext, Record, Skips
-from .symbols import PERCPU_SECTION
 from .type_records import STRUCT_TAGS, TypeRecords
 from .unit_types import TypeDie, UnitTypes
 
@@ -58,8 +57,6 @@ _PROGRAM_TAGS = frozenset({c.TAG_subprogram, c.TAG_variable})
 _TAG_pointer_type, _TAG_formal_parameter = c.TAG_pointer_type, c.TAG_formal_parameter
 _AT_type = c.AT_type
 KFUNC_TAG = "bpf_kfunc"
-UNNAMED_PERCPU_AT_ZERO = ("per-CPU variable at address 0 named only by its declaration "
-                          "(left out as pahole 1.24 does)")
 
 # Flags a FUNC candidate carries in its linkage field until functions.py decides: a
 # candidate is never a valid linkage (so it never merges into a base BTF's FUNC), LINKED
@@ -227,13 +224,6 @@ class UnitConverter(TypeRecords):
                 continue
             place = symbols.place_variable(name, address, every_section)
             if place is None:
-                continue
-            if (address == 0 and not symbols.relocatable and place[0] == PERCPU_SECTION
-                    and c.AT_name not in die.attrs):
-                # pahole 1.24 takes address 0 for one of the unnamed helper variables
-                # (__UNIQUE_ID, __ADDRESSABLE) unless the DIE names itself; x86-64's
-                # fixed_percpu_data is named only by its declaration (docs/ENCODE.md).
-                self.skips.add(UNNAMED_PERCPU_AT_ZERO)
                 continue
             var_type = self._ref(attrs)
             if var_type == FAILED or var_type == 0:

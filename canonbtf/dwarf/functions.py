@@ -174,8 +174,11 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[
     for name in sorted(by_name):
         group = by_name[name]
         if name in ambiguous:
+            # pahole 1.31 names the prototypes' mismatch first, when there is one.
+            signatures = {loose.signature(types[c].size_or_type): c for c in group}
             report.ambiguous.append(name)
-            report.reasons[name] = AMBIGUOUS_ADDRESS
+            report.reasons[name] = (_mismatch(btf, loose, sorted(signatures.values()))
+                                    if len(signatures) > 1 else AMBIGUOUS_ADDRESS)
             redirect.update(dict.fromkeys(group, 0))
             continue
         if len(group) == 1:
@@ -227,7 +230,7 @@ AMBIGUOUS_ADDRESS = "ambiguous address"
 NOCALL = "calling convention DW_CC_nocall"
 
 
-def _mismatch(btf: Btf, loose: "_LooseTypes", candidates: list[int]) -> str:
+def _mismatch(btf: Btf, loose: _LooseTypes, candidates: list[int]) -> str:
     """Why the prototypes of two `candidates` disagree, in pahole's words (its tests
     parse "return type mismatch" and "due to param ")."""
     first, second = (btf.type_by_id(btf.type_by_id(c).size_or_type) for c in candidates[:2])

@@ -14,7 +14,7 @@ enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4 };
 /* Skip reasons (the reference's strings are made in commit_skips). */
 enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC,
        R_BY_VALUE, R_MEMBER, R_IN_STRUCT, R_IN_ARRAY, R_IN_ENUM, R_IN_PROTO,
-       R_FUNC_PARAM, R_FUNC_RET, R_VAR, R_PERCPU_AT_ZERO };
+       R_FUNC_PARAM, R_FUNC_RET, R_VAR };
 
 static const name_t EMPTY = {(const uint8_t *)"", 0};
 
@@ -760,19 +760,6 @@ static int variables(encoder_t *e)
         Py_DECREF(address);
         if (!place) return -2;
         if (place == Py_None) { Py_DECREF(place); continue; }
-        if (location->v == 0 && !e->relocatable && !node_attr(e, n, S_NAME)) {
-            /* convert.UNNAMED_PERCPU_AT_ZERO: pahole 1.24's rule for address 0 */
-            PyObject *section = PySequence_GetItem(place, 0);
-            int percpu = section && PyUnicode_Check(section)
-                && PyUnicode_CompareWithASCIIString(section, ".data..percpu") == 0;
-            Py_XDECREF(section);
-            if (!section) { Py_DECREF(place); return -2; }
-            if (percpu) {
-                Py_DECREF(place);
-                if (skip(e, R_PERCPU_AT_ZERO, 0)) return -1;
-                continue;
-            }
-        }
         int64_t type = ref_number(e, view[S_TYPE]);
         if (type == ERR) { Py_DECREF(place); return -1; }
         if (type == FAILED || type == 0) {
@@ -880,8 +867,6 @@ static PyObject *reason_text(encoder_t *e, const skip_t *s)
         [R_FUNC_PARAM] = "function with a parameter of a skipped type",
         [R_FUNC_RET] = "function returning a skipped type",
         [R_VAR] = "variable of a skipped or void type",
-        [R_PERCPU_AT_ZERO] = "per-CPU variable at address 0 named only by its declaration "
-                             "(left out as pahole 1.24 does)",
     };
     static const char *const formats[] = {
         [R_TAG] = "DW_TAG_%U",

@@ -146,7 +146,6 @@ struct encoder {
     int little;
     int features;
     int has_symbols;
-    int relocatable;           /* ET_REL: DWARF addresses are section offsets */
     PyObject *functions;       /* dict name -> frozenset of addresses, or None */
     PyObject *kfuncs;          /* set of names, or None */
     PyObject *place_variable;  /* callable or None */

@@ -58,19 +58,19 @@ static int get_buffer(PyObject *obj, Py_buffer *b)
 static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"info", "abbrev", "str", "line_str", "str_offsets", "addr",
-                            "little_endian", "features", "has_symbols", "relocatable",
+                            "little_endian", "features", "has_symbols",
                             "functions", "kfuncs", "place_variable", "tag_names", "fallback",
                             NULL};
     PyObject *info, *abbrev, *str, *line_str, *str_offsets, *addr;
-    int little, features, has_symbols, relocatable;
+    int little, features, has_symbols;
     PyObject *functions, *kfuncs, *place_variable, *tag_names, *fallback;
     if (e->skips) {
         PyErr_SetString(PyExc_RuntimeError, "UnitEncoder is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOpippOOOO!O:UnitEncoder", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOpipOOOO!O:UnitEncoder", names,
                                      &info, &abbrev, &str, &line_str, &str_offsets, &addr,
-                                     &little, &features, &has_symbols, &relocatable,
+                                     &little, &features, &has_symbols,
                                      &functions, &kfuncs, &place_variable, &PyDict_Type,
                                      &tag_names, &fallback))
         return -1;
@@ -85,7 +85,6 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
     e->little = little;
     e->features = features;
     e->has_symbols = has_symbols;
-    e->relocatable = relocatable;
     Py_INCREF(functions); e->functions = functions;
     Py_INCREF(kfuncs); e->kfuncs = kfuncs;
     Py_INCREF(place_variable); e->place_variable = place_variable;
