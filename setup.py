@@ -14,7 +14,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c",
-           "merge.c", "pool.c"]
+           "merge.c", "pool.c", "locations.c"]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
 link = []

@@ -46,6 +46,7 @@ from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
+from .locations import PARAMETER_REGISTERS
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
@@ -429,7 +430,7 @@ def context_for(dwarf: DwarfFile, features: frozenset[str]) -> ConvertContext:
     symbols = None
     if features & {"func", "var", "global_var"}:
         symbols = read_symbols(dwarf.path)
-    return ConvertContext(features, symbols)
+    return ConvertContext(features, symbols, PARAMETER_REGISTERS.get(dwarf.machine, ()))
 
 
 def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = None,

@@ -32,7 +32,7 @@ from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..canon import compiled, renumbered
 from ..canon.renumber import new_ids
-from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_NOCALL
+from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL
 
 
 @dataclass
@@ -44,6 +44,7 @@ class FunctionReport:
     inconsistent: list[str] = field(default_factory=list)  # names dropped
     nocall: list[str] = field(default_factory=list)  # names dropped
     ambiguous: list[str] = field(default_factory=list)  # names dropped
+    moved: list[str] = field(default_factory=list)  # names dropped: FUNC_MOVED
     overlapping_variables: int = 0  # VARs dropped for sharing bytes with another
     # name dropped -> why, in pahole 1.31's words (`--verbose`)
     reasons: dict[str, str] = field(default_factory=dict)
@@ -186,7 +187,7 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[
             # here without the general case's generators and lambdas (0.20 -> 0.14 s).
             chosen = group[0]
             t = types[chosen]
-            if not t.extra & FUNC_NOCALL:
+            if not t.extra & (FUNC_NOCALL | FUNC_MOVED):
                 in_base = base_funcs.get((name, t.size_or_type)) if base_funcs else None
                 if in_base is not None:
                     redirect[chosen] = in_base
@@ -198,6 +199,12 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[
         if any(types[c].extra & FUNC_NOCALL for c in group):
             report.nocall.append(name)
             report.reasons[name] = NOCALL
+            redirect.update(dict.fromkeys(group, 0))
+            continue
+        if any(types[c].extra & FUNC_MOVED and not _misfit_parameter(btf, types[c])
+               for c in group):
+            report.moved.append(name)
+            report.reasons[name] = MOVED
             redirect.update(dict.fromkeys(group, 0))
             continue
         if consistent:
@@ -228,6 +235,28 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[
 
 AMBIGUOUS_ADDRESS = "ambiguous address"
 NOCALL = "calling convention DW_CC_nocall"
+MOVED = "unexpected register usage for parameter"
+_SEE_THROUGH = frozenset({f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
+_SIZED = frozenset({f.INT, f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.FLOAT})
+
+
+def _misfit_parameter(btf: Btf, func: Type) -> bool:
+    """Whether a parameter of `func`'s prototype fits no register (0 or over 8 bytes: a
+    struct passed in two registers or on the stack). Its registers then do not follow
+    the parameters one for one, and pahole 1.31 holds no unexpected register against
+    the function."""
+    for _, type_id in btf.type_by_id(func.size_or_type).items:
+        t = btf.type_by_id(type_id)
+        for _ in range(32):
+            if t is None or t.kind not in _SEE_THROUGH:
+                break
+            t = btf.type_by_id(t.size_or_type)
+        if t is None:
+            continue  # void: the "..." entry
+        size = 8 if t.kind == f.PTR else t.size_or_type if t.kind in _SIZED else 0
+        if size == 0 or size > 8:
+            return True
+    return False
 
 
 def _mismatch(btf: Btf, loose: _LooseTypes, candidates: list[int]) -> str:
