@@ -159,9 +159,10 @@ CLONE_ONLY = ("only in pahole: the code exists only as .isra/.constprop/.part cl
 PART_PIECE = ("only in ours: pahole compared the DWARF of a .part piece (code split off "
               "the function) with the function's and found the parameters differ; the "
               "function at its own symbol follows its DWARF prototype")
-PAHOLE_SILENT = ("UNEXPLAINED (only in ours): pahole 1.31 drops it without a --verbose "
-                 "line (parameters in unexpected registers; ours does not read parameter "
-                 "locations)")
+PAHOLE_SILENT = ("UNEXPLAINED (only in ours): pahole drops it without a --verbose line "
+                 "(pahole 1.31 says nothing of parameters in unexpected registers)")
+AMBIGUOUS = ("UNEXPLAINED (only in ours): its code sits at several addresses "
+             "(pahole 1.31's ambiguous_addr)")
 
 
 def clone_symbols(symbols) -> dict[str, set[str]]:
@@ -185,7 +186,8 @@ def class_label(cause: str) -> str:
 CLASS_WORDS = (
     ("only in pahole: clone only", "exists only as .isra"),
     ("only in ours: .part piece compared by pahole", "DWARF of a .part piece"),
-    ("only in ours: unexpected register (pahole silent)", "without a --verbose line"),
+    ("only in ours: pahole silent (unexpected register)", "without a --verbose line"),
+    ("only in ours: ambiguous address", "pahole 1.31's ambiguous_addr"),
     ("only in pahole: prototypes differ (ours drops)", "prototypes differ between units"),
     ("only in pahole: DW_CC_nocall (ours drops)", "DW_CC_nocall"),
     ("only in ours: address 0 per-CPU (pahole 1.24 drops)", "pahole 1.24 compares"),
@@ -193,8 +195,10 @@ CLASS_WORDS = (
 
 
 def cause_only_in_ours(name: str, skipped: dict[str, str] | None,
-                       clones: dict[str, set[str]]) -> str:
+                       clones: dict[str, set[str]], symbols) -> str:
     """Why pahole (run by us, with --verbose) has no FUNC `name` that ours has."""
+    if symbols is not None and name in symbols.ambiguous:
+        return AMBIGUOUS
     if skipped is None:
         return "UNEXPLAINED (only in ours)"
     if name in skipped:
@@ -240,7 +244,7 @@ def compare_functions(ours: Btf, theirs: Btf, stats, skipped: dict[str, str] | N
             unexplained += 1
         causes.setdefault(cause, []).append(name)
     for name in sorted(set(mine) - set(their)):
-        cause = cause_only_in_ours(name, skipped, clones)
+        cause = cause_only_in_ours(name, skipped, clones, symbols)
         causes.setdefault(cause, []).append(name)
         unexplained += cause.startswith("UNEXPLAINED")
     for cause, names in sorted(causes.items()):
