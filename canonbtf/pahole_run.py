@@ -126,11 +126,8 @@ def run(req: Request) -> int:
     btf, stats = encode(req, base)
     btf = in_order(btf, order, req.elf)
     sections = sections_for(req, btf)
-    if req.verbose:
+    if req.verbose:  # else quiet on success, as pahole
         print_verbose(req, stats, time.monotonic() - start)
-    else:
-        for note in req.notes:
-            print(f"canonbtf-pahole: note: {note}", file=sys.stderr)
     if req.detached is not None:
         write_atomically(req.detached, sections[".BTF"])
         return 0

