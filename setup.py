@@ -37,7 +37,7 @@ class BuildPyWithDocs(build_py):
                        cwd=HERE, env=env, check=True, stdout=subprocess.DEVNULL)
 
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c",
-           "merge.c", "pool.c"]
+           "merge.c", "pool.c", "locations.c"]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
 link = []

@@ -47,6 +47,7 @@ from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
+from .locations import PARAMETER_REGISTERS
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
@@ -434,7 +435,7 @@ def context_for(dwarf: DwarfFile, features: frozenset[str]) -> ConvertContext:
     symbols = None
     if features & {"func", "var", "global_var"}:
         symbols = read_symbols(dwarf.path)
-    return ConvertContext(features, symbols)
+    return ConvertContext(features, symbols, PARAMETER_REGISTERS.get(dwarf.machine, ()))
 
 
 def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = None,
@@ -469,7 +470,9 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
         # made canonical once, at the end.
         btf, alone = canonicalize_checked(place_variables(merged), dedup=True,
                                           strings=False, index=index)
-        choice, stats.functions = decide_functions(btf, "consistent_func" in features)
+        ambiguous = context.symbols.ambiguous if context.symbols else frozenset()
+        choice, stats.functions = decide_functions(btf, "consistent_func" in features,
+                                                   ambiguous)
         if stats.functions.candidates or stats.functions.overlapping_variables:
             btf = reorder(btf, choice, alone) or canonicalize(rebuild(btf, choice))
         else:

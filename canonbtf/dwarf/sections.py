@@ -28,10 +28,13 @@ ELF_MAGIC = b"\x7fELF"
 
 # Sections the encoder reads; the first is required.
 SECTION_NAMES = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
-                 ".debug_str_offsets", ".debug_addr")
+                 ".debug_str_offsets", ".debug_addr", ".debug_loclists", ".debug_loc")
+# Read unrelocated: the encoder takes only the shape of location lists and their
+# expressions from them, never an address (relocating xfs.ko's would cost time).
+LOCATION_SECTIONS = (".debug_loclists", ".debug_loc")
 # Sections only the pyelftools reference reader needs: it resolves every attribute's
-# value, location and range list indexes included (types never use them).
-REFERENCE_SECTION_NAMES = (".debug_loclists", ".debug_rnglists")
+# value, range list indexes included (types never use them).
+REFERENCE_SECTION_NAMES = (".debug_rnglists",)
 
 # Unit types (DWARF 5 header field); DWARF 2-4 units are all compile units.
 DW_UT_COMPILE = 1
@@ -73,6 +76,7 @@ class DwarfFile:
         self.str = sections.get(".debug_str", b"")
         self.line_str = sections.get(".debug_line_str", b"")
         self.str_offsets = sections.get(".debug_str_offsets", b"")
+        self.machine = ""  # e_machine as pyelftools names it ("EM_X86_64")
         self.units: list[Unit] = []
 
     def error(self, message: str) -> InputError:
@@ -204,7 +208,7 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
         if section is None or section["sh_type"] == "SHT_NOBITS":
             continue
         data = section.data()
-        if handler is not None:
+        if handler is not None and name not in LOCATION_SECTIONS:
             # In an ET_REL object, string and cross-unit offsets are relocations.
             reloc = handler.find_relocations_for_section(section)
             fast = _relocated(elf, data, reloc) if reloc is not None else None
@@ -240,6 +244,7 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
     kwargs.update(dict.fromkeys(absent))
     dwarfinfo = DWARFInfo(config=config, **kwargs)
     dwarf = DwarfFile(path, elf.little_endian, elf["e_type"], sections, dwarfinfo)
+    dwarf.machine = elf["e_machine"]
     dwarf.units = list_units(dwarf)
     return dwarf
 

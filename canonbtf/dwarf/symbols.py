@@ -55,6 +55,8 @@ class ElfSymbols:
     sections: dict[int, Section] = field(default_factory=dict)
     percpu_index: int | None = None
     kfuncs: frozenset[str] = frozenset()
+    # Names whose code sits at more than one address (ambiguous_functions).
+    ambiguous: frozenset[str] = frozenset()
 
     def place_variable(self, name: str, address: int, every_section: bool
                        ) -> tuple[str, int, int] | None:
@@ -143,7 +145,36 @@ def _symbols(sections: dict[int, Section], data: bytes, strtab: bytes, btf_ids_d
     percpu = next((i for i, s in sorted(sections.items()) if s.name == PERCPU_SECTION), None)
     kfuncs = _kfuncs(btf_id_symbols, sections.get(btf_ids_index), btf_ids_data,
                      "<" if little else ">")
-    return ElfSymbols(relocatable, functions, objects, sections, percpu, kfuncs)
+    return ElfSymbols(relocatable, functions, objects, sections, percpu, kfuncs,
+                      ambiguous_functions(functions))
+
+
+NOT_A_FUNCTION_SUFFIXES = (".cold", ".part")
+
+
+def ambiguous_functions(functions: dict[str, frozenset[int]]) -> frozenset[str]:
+    """Names that stand for code at several addresses, pahole 1.31's `ambiguous_addr`:
+    STT_FUNC symbols grouped by their name up to the first '.', leaving out the pieces
+    of one function (`.cold` and `.part` in the suffix); a group whose symbols sit at
+    more than one address is ambiguous. So are two static functions of one name in two
+    units, and a function beside its `.isra`/`.constprop` clone: fentry, fexit and
+    kprobe-multi attach by name, and such a name does not say which code is meant."""
+    # Names without a '.' first (most of them; one pass in C), then the few thousand
+    # suffixed ones onto their groups: 0.14 -> 0.03 s for the 6.1 kernel's table.
+    out = {name for name, at in functions.items() if len(at) > 1 and "." not in name}
+    groups: dict[str, set[int]] = {}
+    for name in [name for name in functions if "." in name]:
+        dot = name.index(".")
+        if any(suffix in name[dot:] for suffix in NOT_A_FUNCTION_SUFFIXES):
+            continue
+        prefix = name[:dot]
+        group = groups.get(prefix)
+        if group is None:
+            group = groups[prefix] = set(functions.get(prefix, ()))
+        group.update(functions[name])
+        if len(group) > 1:
+            out.add(prefix)
+    return frozenset(out)
 
 
 def scan_symbols(data: bytes, strtab: bytes, elf64: bool, little_endian: bool,
