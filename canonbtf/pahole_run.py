@@ -106,8 +106,6 @@ def run(req: Request) -> int:
     base = reader.load(req.base) if req.base else None
     btf = in_order(encode(req, base), order, req.elf)
     sections = sections_for(req, btf)
-    for note in req.notes:
-        print(f"canonbtf-pahole: note: {note}", file=sys.stderr)
     if req.detached is not None:
         write_atomically(req.detached, sections[".BTF"])
         return 0
