@@ -112,7 +112,7 @@ def need_tools() -> dict[str, str]:
     wanted = {"make": "make", "gcc": "gcc", "clang": "clang", "bpftool": "bpftool",
               "qemu-system-x86_64": "qemu-system-x86", "objcopy": "binutils",
               "readelf": "binutils", PAHOLE_124: "dwarves", "depmod": "kmod",
-              "flex": "flex", "bison": "bison", "bc": "bc", "cpio": "cpio",
+              "flex": "flex", "bison": "bison", "bc": "bc",
               "canonbtf-pahole": "canonbtf (pip install .)", "canonbtf": "canonbtf"}
     beside_python = Path(sys.executable).parent
     found, missing = {}, []
@@ -258,7 +258,8 @@ def compile_programs(kernel: Kernel, work: Path, ambiguous: str, report: Report
     shutil.rmtree(progs, ignore_errors=True)
     full = progs / "full"
     full.mkdir(parents=True)
-    run([kernel.tools["canonbtf"], "dump", "--format", "c", kernel.vmlinux, "-o", full / "vmlinux.h"])
+    canonbtf = kernel.tools["canonbtf"]
+    run([canonbtf, "dump", "--format", "c", kernel.vmlinux, "-o", full / "vmlinux.h"])
     for name in (*PROGRAMS, AMBIGUOUS_PROGRAM):
         defines = (f'-DAMBIGUOUS_NAME="{ambiguous}"',) if name == AMBIGUOUS_PROGRAM else ()
         proc = clang_bpf(HERE / "progs" / f"{name}.bpf.c", full, full / f"{name}.bpf.o",
@@ -270,7 +271,7 @@ def compile_programs(kernel: Kernel, work: Path, ambiguous: str, report: Report
     for name in PROGRAMS:
         include = progs / "slim-headers" / name
         include.mkdir(parents=True)
-        run([kernel.tools["canonbtf"], "dump", "--format", "c", kernel.vmlinux, "--types-from",
+        run([canonbtf, "dump", "--format", "c", kernel.vmlinux, "--types-from",
              full / f"{name}.bpf.o", "-o", include / "vmlinux.h"])
         (progs / "slim").mkdir(exist_ok=True)
         proc = clang_bpf(HERE / "progs" / f"{name}.bpf.c", include,
@@ -806,12 +807,16 @@ def times_stage(args: argparse.Namespace, kernel: Kernel, report: Report) -> Non
         return
     say(f"times: {tool.name} --log {log} --tree {kernel.tree} (load: "
         f"{os.getloadavg()[0]:.1f})")
+    # The build's environment: Kbuild's flags depend on KBUILD_BUILD_TIMESTAMP.
     proc = run([sys.executable, tool, "--log", log, "--tree", kernel.tree, "--canonbtf",
-                kernel.tools["canonbtf-pahole"]], check=False)
+                kernel.tools["canonbtf-pahole"]], env=BUILD_IDENTITY, check=False)
     print(proc.stdout, end="", flush=True)
     ratios = [line for line in proc.stdout.splitlines() if " ratios (wall): " in line]
     if proc.returncode == 0 and ratios:
-        report.parts.append("BTF-step times " + ratios[-1])
+        ours = re.findall(r"(vmlinux|\d+ modules) canonbtf: ([\d.]+x) 1\.31, ([\d.]+x) 1\.24",
+                          ratios[-1])
+        report.parts.append("BTF steps (wall, last run): " + ", ".join(
+            f"{what} {to_131} of 1.31, {to_124} of 1.24" for what, to_131, to_124 in ours))
     else:
         say(f"times: tools/btf_steps.py failed (exit {proc.returncode}): "
             f"{proc.stderr.strip()[-500:]}")
