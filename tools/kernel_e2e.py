@@ -52,7 +52,7 @@ AMBIGUOUS_PROGRAM = "fentry_ambiguous"
 BUILD_IDENTITY = {
     "KBUILD_BUILD_TIMESTAMP": "2026-01-01 00:00:00 UTC",
     "KBUILD_BUILD_USER": "canonbtf",
-    "KBUILD_BUILD_HOST": "kernel-e2e",
+    "KBUILD_BUILD_HOST": "e2e",
     "KBUILD_BUILD_VERSION": "1",
 }
 BUSYBOX = Path("/bin/busybox")
@@ -750,8 +750,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="make -j of the first build (default: the CPU count)")
     p.add_argument("--reuse-build", action="store_true",
-                   help="keep the tree already built in --work (no unpack, configure, "
-                        "build or relink): for working on the guest's checks")
+                   help="keep the tree already built in --work (no unpack, configure or "
+                        "first build; its build.log is the one timed)")
+    p.add_argument("--relink", action=argparse.BooleanOptionalAction, default=True,
+                   help="relink at -j1 and -j2 and compare (default on)")
     p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
                    help="qemu accelerator (auto: KVM where /dev/kvm opens and the guest "
                         "finishes, else TCG)")
@@ -768,10 +770,11 @@ def build_stage(args: argparse.Namespace, tools: dict[str, str], report: Report)
         if not kernel.vmlinux.exists():
             raise JobError(f"--reuse-build: no vmlinux in {kernel.tree}")
         report.parts.append("build reused")
-        return kernel
-    kernel = unpack_and_configure(args.work, tools, args.jobs, report)
-    build(kernel, args.work, report)
-    relink(kernel, args.work, report)
+    else:
+        kernel = unpack_and_configure(args.work, tools, args.jobs, report)
+        build(kernel, args.work, report)
+    if args.relink:
+        relink(kernel, args.work, report)
     return kernel
 
 
