@@ -46,7 +46,8 @@ BTF_FEATURES: dict[str, str | None] = {
     "distilled_base": None,  # handled by the writer: .BTF.base next to .BTF
     "global_var": "global_var",
 }
-# Known to pahole, accepted, but done differently; one note on stderr each time.
+# Known to pahole, accepted, but done differently. Noted in Request.notes, never printed on
+# success: pahole prints nothing there, and Kbuild runs us once per module (docs/PAHOLE.md).
 NOTED_FEATURES = {
     "optimized_func": "optimized_func: canonbtf makes no FUNC for functions that exist only "
                       "as .isra/.constprop clones (docs/ENCODE.md)",

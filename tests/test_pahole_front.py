@@ -217,6 +217,27 @@ def test_612_module_against_vmlinux(tmp_path):
     check_readers(blob, tmp_path, base=section(vmlinux, ".BTF"))
 
 
+def test_kbuild_runs_print_nothing(tmp_path):
+    """Quiet like pahole: vmlinux with 6.1's flags (--btf_gen_optimized) and with 6.12's
+    (optimized_func), then a module through 6.12's Makefile.modfinal: no line from us,
+    although optimized_func is honoured differently (docs/PAHOLE.md "Quiet on success")."""
+    legacy = run([str(kbuild_61() / "pahole-flags.sh")], tmp_path,
+                 {"PAHOLE": front()}).stdout.split()
+    modern, _ = flags_612(tmp_path)
+    assert "--btf_gen_optimized" in legacy and any("optimized_func" in f for f in modern)
+    vmlinux = tmp_path / "vmlinux"
+    for flags in (legacy, modern):
+        shutil.copy(VMLINUX_OBJ, vmlinux)
+        out = run([front(), "-J", *flags, vmlinux.name], tmp_path,
+                  {"LLVM_OBJCOPY": "objcopy"})
+        assert out.returncode == 0 and (out.stdout, out.stderr) == ("", ""), out.stderr
+    module = tmp_path / "mod.ko"
+    shutil.copy(MODULE_OBJ, module)
+    out = modfinal_612(tmp_path, module, extmod=False)
+    assert out.returncode == 0 and (out.stdout, out.stderr) == ("", ""), out.stderr
+    assert section(module, ".BTF") == expected(MODULE_OBJ, "default", base=vmlinux)
+
+
 def check_distilled(module: Path, base_path: Path, direct: bytes, tmp_path: Path) -> None:
     """.BTF/.BTF.base are distill_base of the direct split BTF; relocated onto the full
     base and deduplicated they give the direct split BTF's bytes back."""
