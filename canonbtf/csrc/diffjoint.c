@@ -212,7 +212,7 @@ static int joint_classes(const types_t *t, uint32_t *cls)
     uint32_t *token = big_alloc((size_t)n + 1, sizeof *token);
     names_ctx_t c = {.t = t, .token = token, .declares = big_alloc((size_t)n + 1, 1)};
     int rc = -1;
-    if (!key || !token || !c.declares || abstract_keys(t, key, token)) goto done;
+    if (!key || !token || !c.declares || abstract_keys(t, 0, key, token)) goto done;
     for (uint32_t i = 0; i < n; i++) {
         c.declares[i] = (uint8_t)is_declaration_of(t, i);
         if (token[i] + 1 > c.ntokens) c.ntokens = token[i] + 1;
