@@ -320,21 +320,20 @@ def _best_match(olds: list[Root], news: list[Root]) -> list[tuple[Root, Root]]:
     go in in sort-key and score order, so ties are settled by the types too.
 
     Most groups (a kernel upgrade's are 2 by 1 or 1 by 2) are settled without networkx,
-    whose import is a tenth of diff's time, as it would settle them (held to it by
-    tests/test_diff_duplicates.py): one root on a side pairs with its best-scored
-    counterpart, on a tie the first old one or the last new one (the blossom algorithm
-    grows its first tree from the last node put in); a small group whose best pairing is
-    the only one of its score pairs that way, in sort-key order, all the caller keeps of
-    networkx's order when no two old roots tie."""
+    whose import is a tenth of diff's time: one root on a side pairs with its best-scored
+    counterpart, on a tie the first old one or the last new one (as networkx's blossom
+    algorithm, which grows its first tree from the last node put in); a small group of
+    distinct sort keys takes its best pairing, and of several that tie the first in
+    `_first_best`'s order, a rule of ours where networkx's choice follows its internals
+    (tests/test_diff_duplicates.py holds both to networkx's best total). Only larger
+    groups, or old roots of equal sort keys, go to networkx."""
     scored = _scores(olds, news, anonymous=False)
     if scored and (len(olds) == 1 or len(news) == 1):
         best = [(i, j) for score, i, j in scored if score == scored[0][0]]
         i, j = best[0] if len(news) == 1 else max(best, key=lambda pair: pair[1])
         return [(olds[i], news[j])]
     if len(scored) <= _SMALL_MATCHING and len({r.sort_key for r in olds}) == len(olds):
-        only = _only_best(scored)
-        if only is not None:
-            return [(olds[i], news[j]) for i, j in sorted(only)]
+        return [(olds[i], news[j]) for i, j in sorted(_first_best(scored))]
     import networkx as nx
 
     graph = nx.Graph()
@@ -349,18 +348,18 @@ def _best_match(olds: list[Root], news: list[Root]) -> list[tuple[Root, Root]]:
     return found
 
 
-def _only_best(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]] | None:
-    """The pairs of the one pairing of the highest total score, None if several share it
-    (every score is positive, so a best pairing leaves no edge that could be added)."""
-    best: list = [-1, 0, ()]  # score, how many pairings reach it, the first of them
+def _first_best(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """The pairs of a pairing of the highest total score: of several that tie, the one
+    that takes the earliest pair of `scored` (best score first, then sort-key order of
+    the old root and of the new one), then the earliest of the rest, and so on. Every
+    score is positive, so a best pairing leaves no edge that could be added."""
+    best: list = [-1, ()]  # score, the first pairing that reaches it
 
     def walk(at: int, total: int, used_old: frozenset, used_new: frozenset,
              chosen: tuple) -> None:
         if at == len(scored):
             if total > best[0]:
-                best[:] = [total, 1, chosen]
-            elif total == best[0]:
-                best[1] += 1
+                best[:] = [total, chosen]
             return
         score, i, j = scored[at]
         if i not in used_old and j not in used_new:
@@ -368,7 +367,7 @@ def _only_best(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]] | No
         walk(at + 1, total, used_old, used_new, chosen)
 
     walk(0, 0, frozenset(), frozenset(), ())
-    return list(best[2]) if best[1] == 1 else None
+    return list(best[1])
 
 
 def _unambiguous(scored: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
