@@ -9,12 +9,35 @@ once that way); CANONBTF_SANITIZE=fuzzer adds libFuzzer's instrumentation (tools
 
 import os
 import platform
+import subprocess
+import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Man pages and bash completion, written at build time from the argument parsers by
+# canonbtf/clidocs.py (the one source), installed under <prefix>/share.
+SHARE = os.path.join("build", "share")
+SHARE_FILES = {
+    "share/man/man1": ["man/man1/canonbtf.1", "man/man1/canonbtf-pahole.1"],
+    "share/bash-completion/completions": ["bash-completion/completions/canonbtf",
+                                          "bash-completion/completions/canonbtf-pahole"],
+}
+
+
+class BuildPyWithDocs(build_py):
+    """build_py, then the generated man pages and completion (python -m canonbtf.clidocs)."""
+
+    def run(self):
+        super().run()
+        env = dict(os.environ, PYTHONPATH=HERE, CANONBTF_PURE="1")
+        subprocess.run([sys.executable, "-m", "canonbtf.clidocs", os.path.join(HERE, SHARE)],
+                       cwd=HERE, env=env, check=True, stdout=subprocess.DEVNULL)
 
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c",
-           "merge.c", "pool.c"]
+           "merge.c", "pool.c", "locations.c"]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
 link = []
@@ -48,7 +71,7 @@ BUILD_CORE = platform.python_implementation() == "CPython"
 
 BTF_SOURCES = ["module.c", "types.c", "labelsort.c", "partition.c", "renumber.c", "records.c",
                "abstract.c", "cdump.c", "check.c", "diffkeys.c", "rawdump.c",
-               "difffacts.c", "diffreport.c", "diffwrite.c", "text.c"]
+               "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c", "text.c"]
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core", [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
               depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],
@@ -57,12 +80,15 @@ EXTENSIONS = [
               depends=["canonbtf/csrc/types.h", "canonbtf/csrc/records.h", "canonbtf/csrc/cdump.h",
                        "canonbtf/csrc/check.h", "canonbtf/csrc/diffkeys.h",
                        "canonbtf/csrc/difffacts.h", "canonbtf/csrc/diffreport.h",
-                       "canonbtf/csrc/diffwrite.h", "canonbtf/csrc/text.h",
+                       "canonbtf/csrc/diffwrite.h", "canonbtf/csrc/diffjoint.h",
+                       "canonbtf/csrc/text.h",
                        "canonbtf/csrc/rawdump.h"],
               extra_compile_args=flags, extra_link_args=link),
 ]
 
 setup(
     ext_modules=EXTENSIONS if BUILD_CORE else [],
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithDocs},
+    data_files=[(target, [os.path.join(SHARE, name) for name in names])
+                for target, names in SHARE_FILES.items()],
 )

@@ -89,8 +89,19 @@ def cmd_dump(args: argparse.Namespace) -> int:
     slim = args.types or args.types_from
     if slim and args.format != "c":
         raise InputError(None, "--types and --types-from need --format c")
-    btf = reader.load_with_base(args.input, args.base)
-    refuse_overwriting_input_paths(args)
+    if args.cflags is not None and not any(p.endswith(".c") for p in args.types_from or ()):
+        raise InputError(None, "--cflags goes with --types-from PROG.bpf.c")
+    inputs = args.inputs or [reader.DEFAULT_INPUT]
+    args.input = inputs[0]
+    if len(inputs) > 1:
+        if args.format != "c":
+            raise InputError(None, "several inputs (a base and its modules) need --format c")
+        if args.base:
+            raise InputError(None, "--base goes with one module; with several inputs the "
+                             "first is the base")
+    refuse_overwriting_input_paths(args, inputs[1:])
+    btf = _merged_inputs(inputs) if len(inputs) > 1 else reader.load_with_base(args.input,
+                                                                                args.base)
     if slim:
         return _dump_slim(args, btf)
     if args.format == "raw":
@@ -104,13 +115,28 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _merged_inputs(paths: list[str]):
+    """The base (first path) and its modules (split BTF over it) as one BTF."""
+    from .canon.merge import merged
+
+    base = reader.load(paths[0])
+    modules = [reader.load(path, base) for path in paths[1:]]
+    with _naming(paths[0]):
+        return merged(base, modules)
+
+
 def _dump_slim(args: argparse.Namespace, btf) -> int:
     from .emit import slim
 
     with _naming(args.input):
         selection = slim.Selection()
         for path in args.types_from or ():
-            slim.select_object(btf, path, selection)
+            if path.endswith(".c"):
+                from .emit.slim_source import select_source
+
+                select_source(btf, path, args.cflags, selection)
+            else:
+                slim.select_object(btf, path, selection)
         for text in args.types or ():
             slim.select_names(btf, slim.split_names(text), selection)
     with _naming(args.input), _text_output(args.output) as out:
@@ -223,42 +249,53 @@ def cmd_encode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def refuse_overwriting_input_paths(args: argparse.Namespace) -> None:
+def refuse_overwriting_input_paths(args: argparse.Namespace, more: list[str] = ()) -> None:
     if args.output and args.output != "-":
         refuse_overwriting_input(args.output, [args.input, getattr(args, "base", None),
-                                               *(getattr(args, "types_from", None) or ())])
+                                               *(getattr(args, "types_from", None) or ()),
+                                               *more])
+
+
+EXIT_STATUS_TEXT = ("Exit status: 0 done, 1 check found violations or diff found "
+                    "differences, 2 the job could not be done.")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .clidocs import command_table
+
     parser = argparse.ArgumentParser(
         prog="canonbtf",
         description="Canonical, reproducible BTF: a total order on types that depends only on "
                     "what the types are, so the same types always give the same bytes.",
-        epilog="Exit status: 0 done, 1 check found violations or diff found differences, "
-               "2 the job could not be done.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version",
                         version=f"canonbtf {__version__} (canonical order v{ORDER_VERSION}, "
                                 f"{active_core()})")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                help="one of the commands below")
     sub.required = True
     for add_command in (_add_check, _add_dump, _add_sort, _add_diff, _add_encode):
         add_command(sub)
+    parser.epilog = command_table(parser) + "\n\n" + EXIT_STATUS_TEXT
     return parser
 
 
-def _command(sub, name: str, func, summary: str, description: str) -> argparse.ArgumentParser:
-    """A subcommand's parser, `func` running it: one function a command keeps each
-    command's options together."""
-    parser = sub.add_parser(name, help=summary, description=description)
+def _command(sub, name: str, func, summary: str, description: str,
+             example: str) -> argparse.ArgumentParser:
+    """A subcommand's parser, `func` running it, `example` its epilog (and its line in
+    `canonbtf --help`, the man page and nowhere else)."""
+    parser = sub.add_parser(name, description=description, epilog=f"Example: {example}")
     parser.set_defaults(func=func)
+    parser.summary = summary
     return parser
 
 
 def _add_check(sub) -> None:
     p = _command(sub, "check", cmd_check, "validate BTF against the kernel's rules",
                  "Validate BTF against the kernel's rules; with --kernel also ask the running "
-                 "kernel (BPF_BTF_LOAD, needs root).")
+                 "kernel (BPF_BTF_LOAD, needs root).",
+                 "canonbtf check /sys/kernel/btf/vmlinux --kernel")
     _add_input(p)
     p.add_argument("--kernel", action="store_true",
                    help="also load the blob into the running kernel and print its verdict")
@@ -267,24 +304,37 @@ def _add_check(sub) -> None:
 def _add_dump(sub) -> None:
     p = _command(sub, "dump", cmd_dump, "print BTF as bpftool-style raw text, JSON or C",
                  "Print BTF: 'raw' is what `bpftool btf dump file IN format raw` prints, "
-                 "'json' the form in docs/JSON.md, 'c' a vmlinux.h.")
-    _add_input(p)
+                 "'json' the form in docs/JSON.md, 'c' a vmlinux.h (with modules after the "
+                 "base: one header for all).",
+                 "canonbtf dump --format c --types-from prog.bpf.c -o vmlinux.h")
+    p.add_argument("inputs", nargs="*", metavar="IN",
+                   help="raw BTF, an ELF with a .BTF section, or split BTF with --base "
+                        f"(default: {reader.DEFAULT_INPUT}); with --format c, further files "
+                        "are modules' split BTF over the first (raw, ELF, "
+                        "/sys/kernel/btf/MODULE), all in one header")
+    p.add_argument("--base", "-B", metavar="BASE",
+                   help="base BTF (raw or ELF) when IN is split BTF, e.g. a kernel module's")
     p.add_argument("--format", "-f", choices=("raw", "json", "c"), default="raw",
                    help="output format (default: raw)")
     p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout")
     p.add_argument("--types", action="append", metavar="NAME[,NAME...]",
                    help="with --format c: a slim header of these types ('struct foo' or "
                         "'foo'; kfuncs and enumerators too) and what they need")
-    p.add_argument("--types-from", action="append", metavar="OBJ.bpf.o",
-                   help="with --format c: a slim header of the types a BPF object uses "
-                        "(its CO-RE relocations and BTF); repeatable, adds to --types")
+    p.add_argument("--types-from", action="append", metavar="PROG.bpf.o|PROG.bpf.c",
+                   help="with --format c: a slim header of the types a BPF program uses: "
+                        "of an object, its CO-RE relocations and BTF; of a C source (.c), "
+                        "what clang finds it uses; repeatable, adds to --types")
+    p.add_argument("--cflags", metavar="FLAGS",
+                   help="with --types-from PROG.bpf.c: the flags the program is compiled "
+                        "with (one string, shell-quoted; -target bpf unless it names one)")
 
 
 def _add_sort(sub) -> None:
     p = _command(sub, "sort", cmd_sort, "put BTF into the canonical order (docs/ORDER.md)",
                  f"Write IN's types in canonical order v{ORDER_VERSION} (docs/ORDER.md), every "
                  "reference renumbered and the string section rebuilt; the same types always "
-                 "give the same bytes. Split BTF: only the module's types move.")
+                 "give the same bytes. Split BTF: only the module's types move.",
+                 "canonbtf sort vmlinux --dedup -o vmlinux.btf")
     _add_input(p)
     p.add_argument("-o", "--output", metavar="OUT",
                    help="where to write the raw BTF (written atomically; '-' for stdout)")
@@ -301,7 +351,8 @@ def _add_diff(sub) -> None:
                  "Compare two BTFs type by type: types are matched by kind and name "
                  "(anonymous ones through the named types holding them), never by id, so "
                  "renumbered but identical types are not reported. Exit status like diff(1): "
-                 "0 same, 1 different, 2 trouble.")
+                 "0 same, 1 different, 2 trouble.",
+                 "canonbtf diff old/vmlinux new/vmlinux")
     p.add_argument("old", metavar="OLD", help="the old BTF (raw, ELF with .BTF, or split)")
     p.add_argument("new", metavar="NEW", help="the new BTF")
     p.add_argument("--base-old", metavar="B1", help="base BTF of OLD when OLD is split BTF")
@@ -314,7 +365,8 @@ def _add_encode(sub) -> None:
     p = _command(sub, "encode", cmd_encode, "DWARF to canonical BTF, in parallel",
                  "Encode the DWARF types of an ELF file (vmlinux, a .o) as deduplicated BTF in "
                  "canonical order: the same bytes for every -j and every run. Progress goes to "
-                 "stderr when it is a terminal, then a one-line summary.")
+                 "stderr when it is a terminal, then a one-line summary.",
+                 "canonbtf encode -j4 vmlinux -o vmlinux.btf")
     p.add_argument("input", metavar="ELF", nargs="?",
                    help="an ELF file with DWARF (.debug_info): vmlinux, a module, a .o")
     p.add_argument("-o", "--output", metavar="OUT",

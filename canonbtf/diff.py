@@ -598,14 +598,20 @@ def compiled_report(old: Btf, new: Btf, json: bool = False) -> tuple[bytes, int]
     to `diff_btfs` (the pure path; input whose spelling needs the reference's
     placeholders)."""
     compiled = native.compiled("canonbtf._btf", "diff_report")
-    chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
+    if compiled is None:
+        return None
+    chains = [_chain_words(old), _chain_words(new)]
     if None in chains:
+        native.fell_back("diff report", "types not packed as read")
         return None
     sides = [(words, strings, btf.first_id) for (words, strings), btf in zip(chains, (old, new))]
     pairing = _CompiledPairing([_Lookup(btf, chain, compiled) for btf, chain in
                                 zip((old, new), chains)])
     with paused_gc():
-        return compiled.diff_report(*sides, pairing, json)
+        made = compiled.diff_report(*sides, pairing, json)
+    if made is None:
+        native.fell_back("diff report", "diff_report declined")
+    return made
 
 
 class _Lookup:
@@ -618,7 +624,8 @@ class _Lookup:
 
     def lookup(self, roots: Iterable[Root]) -> Lookup:
         need = array("I", sorted(root.type_id for root in roots)).tobytes()
-        return Lookup(_Decoded(self.btf, self.chain, need, self.compiled), self.names)
+        return Lookup(_Decoded(self.btf, self.chain, need, self.compiled), self.names,
+                      self.chain)
 
 
 class _CompiledPairing:
@@ -707,8 +714,9 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
     # Anonymous roots are paired by their facts without tags, as duplicated names are.
     old_anon = _anonymous_roots(old_side, old_anon_ids)
     new_anon = _anonymous_roots(new_side, new_anon_ids)
-    settle_duplicates(Lookup(old_side.types, old_side.name),
-                      Lookup(new_side.types, new_side.name), old_dups, new_dups)
+    old_chain, new_chain = plan.chains or (None, None)
+    settle_duplicates(Lookup(old_side.types, old_side.name, old_chain),
+                      Lookup(new_side.types, new_side.name, new_chain), old_dups, new_dups)
 
     entries = _named_entries(old_side, new_side, old_named, new_named, dup_keys)
     entries += _anonymous_entries(old_anon, new_anon)
@@ -731,10 +739,15 @@ class _Plan:
         self.old = self.new = self.old_spell = self.new_spell = None
         self.old_types = self.new_types = self.old_names = self.new_names = None
         self.old_made = self.new_made = None
+        self.chains: list | None = None
         compiled = native.compiled("canonbtf._btf", "diff_plan")
-        chains = [_chain_words(old), _chain_words(new)] if compiled is not None else [None]
-        if None in chains:
+        if compiled is None:
             return
+        chains = [_chain_words(old), _chain_words(new)]
+        if None in chains:
+            native.fell_back("diff plan", "types not packed as read")
+            return
+        self.chains = chains
         sides = [(words, strings, btf.first_id)
                  for (words, strings), btf in zip(chains, (old, new))]
         (old_roots, self.old_spell, old_anon, old_need, *old_texts), \

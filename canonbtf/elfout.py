@@ -19,9 +19,7 @@ import stat
 import subprocess
 import tempfile
 
-from elftools.common.exceptions import ELFError, ELFParseError
-from elftools.elf.elffile import ELFFile
-
+from .elffile import ElfImage, Unusual
 from .errors import InputError
 from .output import TEMP_PREFIX
 
@@ -50,6 +48,14 @@ def find_objcopy() -> list[str]:
 
 def has_section(path: str, name: str = SECTION) -> bool:
     """Whether the ELF file `path` has section `name`; InputError if it is no ELF file."""
+    with open(path, "rb") as fh:
+        try:
+            return name in ElfImage(fh).by_name
+        except Unusual:  # pyelftools judges it
+            pass
+    from elftools.common.exceptions import ELFError, ELFParseError
+    from elftools.elf.elffile import ELFFile
+
     try:
         with open(path, "rb") as fh:
             return ELFFile(fh).get_section_by_name(name) is not None

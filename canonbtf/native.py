@@ -13,9 +13,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections import Counter
 from types import ModuleType
 
 PURE_ENV = "CANONBTF_PURE"
+# Set (to anything but 0), every fallback from a compiled part to the reference prints a
+# line on stderr: "canonbtf: fallback: PART: WHY" (tools/bench_all.py counts them).
+FALLBACK_ENV = "CANONBTF_FALLBACKS"
+# Fallbacks of this process by part: a compiled part that was used and declined the
+# input, so the reference ran instead (never counted: not built, PyPy, CANONBTF_PURE).
+FALLBACKS: Counter[str] = Counter()
 
 
 def pure_requested() -> bool:
@@ -32,6 +39,14 @@ def compiled(name: str, marker: str) -> ModuleType | None:
     except ImportError:
         return None
     return module if hasattr(module, marker) else None
+
+
+def fell_back(part: str, why: str) -> None:
+    """Counts a fallback of `part` to the reference; a line on stderr with FALLBACK_ENV.
+    On a real kernel a fallback is a bug to fix: it costs the compiled part's speed."""
+    FALLBACKS[part] += 1
+    if os.environ.get(FALLBACK_ENV, "") not in ("", "0"):
+        print(f"canonbtf: fallback: {part}: {why}", file=sys.stderr)
 
 
 # What each compiled part is called in `canonbtf --version`: (module, marker, name).

@@ -110,6 +110,7 @@ class Request:
     languages: set[int] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
     distilled_base: bool = False
+    verbose: bool = False  # -V / --verbose: what was skipped and why, phase timings
     action: str = "encode"  # or "version", "supported_btf_features"
 
 
@@ -178,6 +179,8 @@ def _parse_long(req: Request, arg: str, rest: list[str]) -> None:
             req.languages.add(LANGUAGES[lang.strip()])
     elif name in LEGACY_FLAGS and "=" not in arg:
         req.legacy.append(name)
+    elif name == "--verbose" and "=" not in arg:
+        req.verbose = True
     elif name == "--version" and "=" not in arg:
         req.action = "version"
     elif name == "--supported_btf_features" and "=" not in arg:
@@ -203,6 +206,8 @@ def parse_args(argv: list[str]) -> Request:
         elif arg.startswith("-") and len(arg) > 1:
             if arg == "-J":
                 req.encode_in_place = True
+            elif arg == "-V":
+                req.verbose = True
             elif arg.startswith("-j"):
                 req.jobs = _parse_jobs(arg[2:])
             else:

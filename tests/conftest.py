@@ -57,6 +57,16 @@ def fetched_kernel_sample(step: int):
     return dwarf
 
 
+PAHOLE_131 = CORPUS.parent / "tools" / "pahole-1.31"
+
+
+def pahole_131() -> str:
+    """pahole 1.31 (../shared/tools), the judge of the FUNC and VAR rules it brought."""
+    if not os.access(PAHOLE_131, os.X_OK):
+        pytest.skip(f"{PAHOLE_131} not present")
+    return str(PAHOLE_131)
+
+
 def need_tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:

@@ -916,7 +916,9 @@ def _output_problems(command: str, case: Case, outcome: Outcome) -> list[str]:
         if len(doc["types"]) != len(btf):
             return ["JSON dump does not have one object per type"]
     elif command == "dump-c":
-        if not text.startswith("#ifndef ") or not text.endswith("*/\n"):
+        from canonbtf.emit.c import SPLIT_NOTE
+
+        if not text.removeprefix(SPLIT_NOTE).startswith("#ifndef ") or not text.endswith("*/\n"):
             return ["C dump is not a complete header"]
     return []
 

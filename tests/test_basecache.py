@@ -1,6 +1,7 @@
 """The base index a module's dedup reads (canon/dedup.BaseIndex) and its disk cache
 (canon/basecache.py): the same bytes with no index, a cold cache, a warm one and a
-damaged one."""
+damaged one. Only the pure path reads the index (the compiled part keys the base itself,
+compiled.keyed_types), so the cache's tests run it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 
 import pytest
 
+from canonbtf import native
 from canonbtf.btf import writer
 from canonbtf.canon import basecache, canonicalize, canonicalize_checked
 from canonbtf.canon.dedup import BaseIndex
@@ -21,6 +23,26 @@ from .conftest import BASE_61, FETCHED_DEBUG, REPO, corpus_path, load_cached
 GOLDEN = REPO / "golden" / "obj"
 VIRTIO = (FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel" / "drivers"
           / "net" / "virtio_net.ko")
+
+
+@pytest.fixture(autouse=True)
+def pure_path(monkeypatch):
+    monkeypatch.setenv(native.PURE_ENV, "1")
+
+
+def test_the_compiled_path_needs_no_index(tmp_path, monkeypatch):
+    """A module's encode by the compiled part neither reads nor writes the cache."""
+    monkeypatch.delenv(native.PURE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    if native.compiled("canonbtf._btf", "order") is None:
+        pytest.skip("the compiled part is not built")
+    base = golden_base()
+    compiled = encode_split(base)
+    assert not (tmp_path / "canonbtf").exists()
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert encode_split(base) == compiled
+    assert basecache.cache_path(base).exists()
 
 
 def golden_base():
@@ -119,10 +141,16 @@ def test_old_indexes_are_pruned(tmp_path, monkeypatch):
     assert f"base-{0:064x}.idx" not in left
 
 
-def test_no_cache_without_an_absolute_directory(tmp_path, monkeypatch):
-    """A relative $XDG_CACHE_HOME (or an unknown home) is not a place to write to."""
+@pytest.mark.parametrize("where", ["relative", "missing home"])
+def test_no_cache_without_a_usable_directory(tmp_path, monkeypatch, where):
+    """A relative $XDG_CACHE_HOME is not a place to write to, nor a HOME that does not
+    exist (Debian's sbuild): no index is kept, nothing is created, the bytes are the same."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    if where == "relative":
+        monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    else:
+        monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
     base = golden_base()
     assert basecache.cache_path(base) is None
@@ -131,3 +159,27 @@ def test_no_cache_without_an_absolute_directory(tmp_path, monkeypatch):
     monkeypatch.delenv(basecache.CACHE_ENV)
     assert encode_split(base) == expected
     assert list(tmp_path.iterdir()) == []
+
+
+def test_parallel_cold_cache_encodes_give_the_bytes_of_no_cache(tmp_path):
+    """12 processes encoding a module over one base at once, the cache cold (the pure path
+    writes it; each process may find it half-made by another): every output is the bytes
+    of an encode with no cache, and the cache left behind is whole."""
+    import subprocess
+    import sys
+
+    base = golden_base()
+    (tmp_path / "base.btf").write_bytes(writer.write(base))
+    module = GOLDEN / "funcs_b.gcc-dwarf5.o"
+    env = {**os.environ, native.PURE_ENV: "1", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "PYTHONPATH": str(REPO)}
+    env.pop(basecache.CACHE_ENV, None)
+    command = [sys.executable, "-m", "canonbtf", "encode", "-j1", "--base",
+               str(tmp_path / "base.btf"), str(module), "-o"]
+    runs = [subprocess.Popen([*command, str(tmp_path / f"out{i}.btf")], env=env,
+                             stderr=subprocess.PIPE) for i in range(12)]
+    assert all(run.wait() == 0 for run in runs), [run.stderr.read() for run in runs]
+    expected = encode_split(base, module)
+    assert all((tmp_path / f"out{i}.btf").read_bytes() == expected for i in range(12))
+    [index] = (tmp_path / "cache" / "canonbtf").glob("base-*.idx")
+    assert basecache._read(index, base) is not None

@@ -400,13 +400,15 @@ def _same_partition(a: list, b: list) -> bool:
 
 
 def _keyed_alike(btf: Btf) -> None:
-    """compiled.keyed_types gives what dedup._reference_inputs computes from the Types:
-    the same key numbers, tokens grouping the same ids, flags, kinds and edges."""
-    from canonbtf.canon.dedup import _reference_inputs
+    """compiled.keyed_types gives what dedup._reference_inputs computes from the Types
+    (over a base: from the base's index, as a module's dedup does): the same key numbers,
+    tokens grouping the same ids, flags, kinds and edges."""
+    from canonbtf.canon.dedup import BaseIndex, _reference_inputs
 
     fast = compiled.keyed_types(btf)
     assert fast is not None
-    reference = _reference_inputs(btf, None, None)
+    index = None if btf.base is None else BaseIndex.of(btf.base)
+    reference = _reference_inputs(btf, None, index)
     ids = list(range(1, btf.last_id + 1))
     assert list(fast.keys) == list(reference.keys)
     assert _same_partition(list(fast.tokens), list(reference.tokens))
@@ -429,10 +431,30 @@ def test_dedup_keys_match_the_reference_on_kernels(name):
     _keyed_alike(load_cached(corpus_path(name)))
 
 
-def test_dedup_keys_are_not_made_over_a_base():
-    """A module's keys continue its base's (BaseIndex): the reference makes them."""
-    base = reader.parse(writer.write(random_btf(random.Random(5), 20)))
-    assert compiled.keyed_types(random_btf(random.Random(6), 20, base)) is None
+@pytest.mark.parametrize("seed", range(20))
+def test_dedup_keys_over_a_base_continue_its_index(seed):
+    """A module's keys continue its base's as BaseIndex numbers them: base and module
+    read as one section, the base's tokens and keys numbered first."""
+    rng = random.Random(4000 + seed)
+    for _ in range(5):
+        base = reader.parse(writer.write(random_btf(rng, rng.randrange(1, 40))))
+        module = reader.parse(writer.write(random_btf(rng, rng.randrange(1, 40), base)),
+                              base=base)
+        _keyed_alike(module)
+
+
+def test_dedup_keys_over_a_base_of_a_base_are_the_references():
+    """Split BTF over split BTF is not one section the compiled part reads."""
+    rng = random.Random(5)
+    base = reader.parse(writer.write(random_btf(rng, 20)))
+    middle = reader.parse(writer.write(random_btf(rng, 20, base)), base=base)
+    assert compiled.keyed_types(random_btf(rng, 20, middle)) is None
+
+
+@pytest.mark.parametrize("name", MODULE_BLOBS)
+def test_dedup_keys_of_a_module_match_the_reference(name):
+    base = load_cached(corpus_path(VMLINUX_BLOBS[0]))
+    _keyed_alike(reader.parse(corpus_path(name).read_bytes(), base=base))
 
 
 @pytest.mark.parametrize("kind", [f.FUNC, f.STRUCT, f.ENUM, f.DATASEC])
@@ -461,3 +483,24 @@ def test_a_modules_dedup_leaves_its_base_packed():
     module = reader.parse(corpus_path(MODULE_BLOBS[0]).read_bytes(), base=base)
     canonicalize_checked(module, dedup=True, index=index)
     assert base.packed is not None and base._types is None
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_sharing_is_the_references(seed, monkeypatch):
+    """dedup._sharing by the compiled part: the same ids as the Python count, also with
+    values past `last`, large values (left to Python) and nothing to count."""
+    from canonbtf.canon.dedup import _sharing
+
+    rng = random.Random(7000 + seed)
+    count = rng.randrange(0, 300)
+    spread = rng.choice([2, 10, count + 1, 5 * count + 50])
+    values = [rng.randrange(0, spread) for _ in range(count + 1)]
+    last = max(0, count - rng.randrange(0, 3))
+    fast = compiled.sharing(values, last)
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    reference = _sharing(values, last)
+    if last and max(values[1:last + 1]) > 4 * (last + 1) + 16:
+        assert fast is None  # a table that large is not worth it
+    else:
+        assert fast == reference
+    assert compiled.sharing([0, 2**33], 1) is None  # no u32: counted in Python

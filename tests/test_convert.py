@@ -217,7 +217,8 @@ def test_children_come_in_the_order_the_converter_unpacks():
         (c.AT_data_bit_offset, c.AT_bit_offset, c.AT_bit_size, c.AT_byte_size,
          c.AT_declaration, c.AT_external),
         c.ANNOTATIONS)
-    assert c.CHILD_FIELDS[c.TAG_formal_parameter] == (c.AT_name, c.AT_type, c.ANNOTATIONS)
+    assert c.CHILD_FIELDS[c.TAG_formal_parameter] == (c.AT_name, c.AT_type, c.AT_location,
+                                                      c.ANNOTATIONS)
     assert c.CHILD_FIELDS[c.TAG_enumerator] == (c.AT_name, c.AT_const_value, c.ANNOTATIONS)
     assert c.CHILD_FIELDS[c.TAG_LLVM_annotation] == (c.AT_name, c.AT_const_value,
                                                      c.ANNOTATIONS)

@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import io
 import random
+from array import array
 
 import pytest
 
-from canonbtf import native
+from canonbtf import diff_pairing, native
 from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.model import Btf, Type
-from canonbtf.diff import compiled_report, diff_btfs
+from canonbtf.canon.dedup import equivalence_classes
+from canonbtf.canon.order import canonical_order
+from canonbtf.diff import _chain_words, compiled_report, diff_btfs
+from canonbtf.diff_pairing import Lookup
 from canonbtf.emit.diff_text import render_json, render_text
 from canonbtf.errors import InputError
 
 from . import fuzzing
-from .conftest import corpus_path, resolve_input
+from .conftest import corpus_path, load_cached, resolve_input
 from .leftovers import with_leftovers
 from .shuffle import shuffle
 from .test_compiled_dump import random_c_btf
@@ -334,3 +338,92 @@ def test_a_name_at_a_nul_is_not_no_name(pure):  # noqa: F811
     reference, fast = both_ways(pure, report, make(0), make(empty))
     assert "~ varargs: yes -> no" in reference[0]
     assert fast == reference
+
+
+def joint_reference(old: Btf, new: Btf, roots: tuple[list[int], list[int]]) -> tuple:
+    """What settle_duplicates' reference computes for `roots` (_reference_joint's parts):
+    per side the ids reached and each one's place in that side's canonical order, and the
+    partition of both sides' reached types into the joint graph's classes."""
+    sides = [Lookup(btf.all_types(), btf.names) for btf in (old, new)]
+    reached = [diff_pairing._reach(side.types, ids) for side, ids in zip(sides, roots)]
+    classes, _ = equivalence_classes(diff_pairing._Graph(list(zip(sides, reached))))
+    places = []
+    for side, reach in zip(sides, reached):
+        order = canonical_order(diff_pairing._Graph([(side, reach)]))
+        place = [0] * len(reach)
+        for n, node in enumerate(order):
+            place[node - 1] = n
+        places.append(place)
+    return reached[0], places[0], reached[1], places[1], partition(classes[1:])
+
+
+def joint_compiled(old: Btf, new: Btf, roots: tuple[list[int], list[int]]) -> tuple:
+    """The same by csrc/diffjoint.c."""
+    module = native.compiled("canonbtf._btf", "diff_joint")
+    args = [*_chain_words(old), array("I", roots[0]), *_chain_words(new), array("I", roots[1])]
+    *sides, classes = (memoryview(done).cast("I").tolist() for done in module.diff_joint(*args))
+    return (*sides, partition(classes[1:]))
+
+
+def partition(classes: list[int]) -> list[list[int]]:
+    """Positions grouped by equal class: what the class numbers say, not the numbers."""
+    groups: dict[int, list[int]] = {}
+    for position, value in enumerate(classes):
+        groups.setdefault(value, []).append(position)
+    return sorted(groups.values())
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_joint_classes_and_orders_are_the_references(seed):
+    """Random BTF (few names: declarations, same-named definitions, loops) and a changed
+    copy, from random roots: the same types reached, the same places in each side's
+    order, the same classes."""
+    rng = random.Random(seed)
+    count = rng.choice([3, 10, 40, 120])
+    old = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
+    new = changed(old, random.Random(seed + 1), seed)
+    if rng.random() < 0.3:
+        new = shuffle(new, seed)
+    roots = tuple(rng.sample(range(1, len(btf.types) + 1), rng.randint(1, min(6, len(btf.types))))
+                  for btf in (old, new))
+    assert joint_compiled(old, new, roots) == joint_reference(old, new, roots)
+
+
+def with_twin(btf: Btf, name: str) -> tuple[Btf, int]:
+    """`btf` with a second `struct name` of equal facts appended (a generic kernel's two
+    `struct dma_chan`), and the first one's id."""
+    first = next(n for n, t in enumerate(btf.types, btf.first_id)
+                 if t.kind == f.STRUCT and btf.names(t.name_off) == name)
+    return Btf([*btf.types, btf.types[first - btf.first_id]], btf.strings), first
+
+
+def test_joint_work_over_most_of_a_kernel_is_the_references():
+    """Twins of `struct task_struct` reach thousands of types on each side, 6.1 and 6.12
+    (as the two `struct dma_chan` of a generic kernel reach 7,520)."""
+    (old, old_first), (new, new_first) = (with_twin(load_cached(corpus_path(name)),
+                                                    "task_struct") for name in (OLD, NEW))
+    roots = ([old_first, old.last_id], [new_first, new.last_id])
+    fast = joint_compiled(old, new, roots)
+    assert len(fast[0]) > 5000 and len(fast[2]) > 5000
+    assert fast == joint_reference(old, new, roots)
+
+
+def test_twins_reaching_most_of_the_kernel(pure):  # noqa: F811
+    """The report where alike twins reach thousands of types in both kernels (6.1 against 6.12
+    renumbered): the compiled pairing pairs and numbers them as the reference."""
+    old = loader(OLD, lambda btf: with_twin(btf, "task_struct")[0])
+    new = loader(NEW, lambda btf: shuffle(with_twin(btf, "task_struct")[0], 5))
+    reference, fast = both_ways(pure, report, old, new)
+    assert fast == reference
+
+
+def test_joint_work_on_split_btf_is_the_references():
+    """Modules over their vmlinux: the roots are the modules' own types, what they reach
+    runs into the base."""
+    old, new = (loader(name)() for name in ("mod-6.1.0-56-cloud-virtio_net.btf",
+                                            "mod-6.1.0-56-cloud-bridge.btf"))
+    rng = random.Random(3)
+    roots = tuple(rng.sample(range(btf.first_id, btf.last_id + 1), 8) for btf in (old, new))
+    fast = joint_compiled(old, new, roots)
+    assert fast[0][0] < old.first_id  # base types reached
+    assert fast == joint_reference(old, new, roots)

@@ -838,6 +838,7 @@ def test_cli_writes_the_same_header(tmp_path):
     assert main(["dump", str(path), "--base", str(base), "--format", "c", "-o", str(out)]) == 0
     text = out.read_text(encoding="latin-1")
     assert text == real_header(path, base)
-    guard = text.split("\n", 1)[0]
+    note, guard = text.split("\n", 2)[:2]
+    assert note.startswith("/* Split BTF:") and "base" in note
     assert re.fullmatch(r"#ifndef __VMLINUX_SPLIT_[0-9A-F]{16}_H__", guard)
     assert text.count("\nstruct xfs_inode {\n") == 1

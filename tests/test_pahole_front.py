@@ -286,7 +286,7 @@ def test_today_gen_btf_detached_is_in_name_order(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["-J", "--frobnicate", "x.o"], "option --frobnicate is not supported"),
-    (["-V", "-J", "x.o"], "option -V is not supported"),
+    (["-F", "btf", "-J", "x.o"], "option -F is not supported"),
     (["-J", "--btf_features=attributes", "x.o"], "attributes"),
     (["-J", "--btf_features_strict=var,optimized_func", "x.o"], "'optimized_func'"),
     (["-J", "--btf_gen_floats", "--btf_features=var", "x.o"], "--btf_gen_floats together"),
@@ -318,11 +318,14 @@ def test_in_place_failure_leaves_the_elf_as_it_was(tmp_path):
     assert elf.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["nodwarf.o"]
 
 
-def test_unknown_btf_feature_is_ignored_silently_like_pahole(tmp_path):
+def test_unknown_btf_feature_is_ignored_like_pahole_but_said(tmp_path):
+    """Quiet on success as pahole; with -V the note says what was ignored."""
     shutil.copy(MODULE_OBJ, tmp_path / "x.o")
-    out = run([front(), "--btf_features=var,frob", "--btf_encode_detached=x.btf", "x.o"],
-              tmp_path)
-    assert out.returncode == 0 and out.stdout == out.stderr == ""
+    command = [front(), "--btf_features=var,frob", "--btf_encode_detached=x.btf", "x.o"]
+    quiet = run(command, tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == "" and quiet.stdout == ""
+    out = run([*command, "-V"], tmp_path)
+    assert out.returncode == 0 and "unknown feature 'frob' ignored" in out.stderr
     assert (tmp_path / "x.btf").read_bytes() == expected(MODULE_OBJ, "none,func,var")
 
 
@@ -343,3 +346,27 @@ def test_real_module_with_distilled_base(tmp_path):
     out = modfinal_612(tmp_path, module, extmod=True)
     assert out.returncode == 0, out.stderr
     check_distilled(module, REAL_BASE, expected(REAL_MODULE, "default", REAL_BASE), tmp_path)
+
+
+def test_a_module_is_encoded_without_workers(tmp_path, monkeypatch):
+    """Kbuild passes -j to every module's pahole; a module (here 12 units over a base)
+    still runs in one process, and its bytes are those of a -j1 encode."""
+    from canonbtf import pahole_front
+    from canonbtf.dwarf import encode
+
+    base = GOLDEN / "funcs.gcc-dwarf5.o"
+    (tmp_path / "vmlinux.BTF").write_bytes(writer.write(encode_file(str(base), 1)[0]))
+
+    def module_btf(jobs: str) -> bytes:
+        out = tmp_path / f"mod{jobs}.BTF"
+        assert pahole_front.main(["-J", jobs, "--btf_base", str(tmp_path / "vmlinux.BTF"),
+                                  f"--btf_encode_detached={out}", str(VMLINUX_OBJ)]) == 0
+        return out.read_bytes()
+
+    alone = module_btf("-j1")
+
+    def no_workers(*args, **kwargs):
+        raise AssertionError("a worker pool for a module")
+
+    monkeypatch.setattr(encode, "_run_workers", no_workers)
+    assert module_btf("-j4") == alone

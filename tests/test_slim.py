@@ -4,7 +4,10 @@ The oracles: the full header's own text (every slim definition is one of its blo
 its order), gcc and clang (the slim header compiles and gives the BTF's layout), clang's
 CO-RE relocations (the same records from the slim header as from the full one), libbpf
 (bpftool's debug log lists the relocations it read, against our .BTF.ext reader) and the
-running kernel (the program built against the slim header loads).
+running kernel (the program built against the slim header loads). The programs of
+golden/bpf/ take libbpf's own headers where libbpf-dev is installed (golden/bpf/mini_bpf.h),
+so their slim headers must hold what those headers need; tests/test_slim_source.py has
+programs written against libbpf's headers alone.
 """
 
 from __future__ import annotations

@@ -2,12 +2,25 @@
 """Every speed and memory target of issue 15 in one run, beside the reference tools.
 
     python3 tools/bench_all.py [--runs N] [--quick] [--scales 1 4 16]
+    python3 tools/bench_all.py --kernel L=BTF ... [--dwarf L=VMLINUX ...] [--pair A:B ...]
 
 Not a test: times depend on the machine, so each figure is printed as a ratio to a
 reference tool (bpftool, pahole) measured in the same run, next to the absolute times.
 Every command is a subprocess (`python3 -m canonbtf ...` with this checkout's package),
 so interpreter start-up and imports count, as for a user. Inputs: the corpus vmlinux
 BTFs of 6.1 and 6.12 (../shared/corpus, or $CANONBTF_SHARED/corpus).
+
+Any other kernels (a generality run): `--kernel LABEL=PATH` (a .BTF section or
+/sys/kernel/btf/vmlinux), repeated; `--dwarf LABEL=VMLINUX` gives a kernel's vmlinux with
+DWARF, which pahole encodes for the sort ratios; `--pair OLD:NEW` (labels) adds a diff
+measured beside bpftool's C dump of both, where a label ending in `~` is that kernel
+renumbered (tests/shuffle.py: random ids and string order, the same types; written once).
+With --kernel, the scaling runs only if --scales is given; --diff-only times the pairs only.
+
+Fallbacks: every command runs with CANONBTF_FALLBACKS=1, so each fallback of a compiled
+part to the pure reference prints a line on stderr (canonbtf/native.py); the tables give
+their count per command and kernel, and the summary every one found. On a real kernel a
+fallback is a bug (the reference is slower), not a figure.
 
 Targets (ours / reference of the same run; the kernels are named in the output):
 - sort <= 0.1 x and sort --dedup <= 0.2 x `pahole -j2 --btf_encode_detached` of the same
@@ -18,7 +31,7 @@ Targets (ours / reference of the same run; the kernels are named in the output):
   `bpftool btf dump file X format raw > /dev/null`; it must give the input's bytes.
 - dump --format c <= 2 x bpftool's C dump, dump --format raw <= 1.5 x bpftool's raw dump
   (both write their text to a file; ours must equal bpftool's for raw).
-- diff of 6.1 against 6.12 <= 1 x bpftool dumping both to C.
+- diff of 6.1 against 6.12 (or of each --pair) <= 1 x bpftool dumping both to C.
 - check <= 0.3 s (absolute).
 - memory: the peak RSS of each command (os.wait4) <= 5 x the BTF's size in memory
   + 150 MB, the size being the raw blob's (the input file's; for diff both files'),
@@ -104,11 +117,19 @@ def progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+FALLBACK_LINE = b"canonbtf: fallback: "
+# Every child says when a compiled part falls back to the reference (native.FALLBACK_ENV).
+CHILD_ENV = {**os.environ, "CANONBTF_FALLBACKS": "1"}
+RENUMBERED = "~"  # a pair label's suffix: that kernel renumbered
+RENUMBER_SEED = 11
+
+
 @dataclass
 class Measure:
     wall: float  # seconds
     cpu: float  # user + system seconds of the process
     peak: float  # peak RSS, MB
+    fallbacks: int = 0  # lines of fallbacks to the reference on stderr
 
 
 def run_once(argv: list[str], stdout: Path | None = None, ok: tuple = (0,)) -> Measure:
@@ -119,15 +140,20 @@ def run_once(argv: list[str], stdout: Path | None = None, ok: tuple = (0,)) -> M
     """
     with open(stdout or os.devnull, "wb") as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO, env=CHILD_ENV)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        said = err.read()
         if proc.returncode not in ok:
-            err.seek(0)
             sys.exit(f"bench_all: {' '.join(argv)} failed (exit {proc.returncode}): "
-                     f"{err.read().decode(errors='replace').strip()}")
-    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024 / MB)
+                     f"{said.decode(errors='replace').strip()}")
+    fallbacks = [line for line in said.splitlines() if line.startswith(FALLBACK_LINE)]
+    for line in fallbacks:
+        progress(f"  {line.decode(errors='replace')} ({' '.join(argv[-3:])})")
+    return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024 / MB,
+                   len(fallbacks))
 
 
 def memory_limit(size: int) -> float:
@@ -164,6 +190,10 @@ class Bench:
     kernels: dict[str, Path]
     sizes: dict[str, int]  # kernel or scale label -> BTF bytes
     types: dict[str, int]
+    dwarf: dict[str, Path] = field(default_factory=dict)  # label -> vmlinux with DWARF
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    renumbered: dict[str, Path] = field(default_factory=dict)  # "label~" -> its file
+    fallbacks: dict[str, list[int]] = field(default_factory=dict)  # "label command" -> per run
     scaled: dict[int, tuple[Path, Path]] = field(default_factory=dict)
     targets: dict[str, Target] = field(default_factory=dict)
     findings: dict[int, int] = field(default_factory=dict)  # check's lines per scale
@@ -172,6 +202,13 @@ class Bench:
         target = self.targets.setdefault(what, Target(what, kind, limit))
         target.values.append((ours, ref))
         return target.show(ours, ref)
+
+    def path(self, label: str) -> Path:
+        """A kernel's file, or for "label~" its renumbered copy."""
+        return self.renumbered.get(label) or self.kernels[label]
+
+    def count_fallbacks(self, what: str, m: Measure) -> None:
+        self.fallbacks.setdefault(what, []).append(m.fallbacks)
 
 
 def ours_argv(command: str, btf: Path, out: Path) -> tuple[list[str], Path | None, tuple]:
@@ -192,9 +229,9 @@ def bpftool_argv(bpftool: str, fmt: str, btf: Path) -> list[str]:
     return [bpftool, "btf", "dump", "file", str(btf), "format", fmt]
 
 
-def time_pahole(tmp: Path) -> Measure:
-    """`pahole -j2 --btf_encode_detached` of the fetched 6.1 kernel, as bench_encode runs it."""
-    args = argparse.Namespace(jobs=[2], elf=str(FETCHED_VMLINUX), skip_ours=True, modules=[],
+def time_pahole(tmp: Path, vmlinux: Path) -> Measure:
+    """`pahole -j2 --btf_encode_detached` of a kernel with DWARF, as bench_encode runs it."""
+    args = argparse.Namespace(jobs=[2], elf=str(vmlinux), skip_ours=True, modules=[],
                               python=[], pure=False)
     ((_, _, m, _),) = bench_encode.measure_all(args, need("pahole"), str(tmp))
     return Measure(m["wall"], m["cpu"], m["one"])
@@ -215,13 +252,13 @@ def measure_kernel(bench: Bench, label: str) -> tuple[list[tuple], list[str]]:
     notes = []
     sorts = [("sort", "pahole -j2 encode", 0.1, tmp / "sorted.btf"),
              ("sort --dedup", "pahole -j2 encode", 0.2, tmp / "dedup.btf")]
-    if label == "6.1" and bench.pahole_note is None:
-        progress(f"  {label}: pahole -j2 --btf_encode_detached {FETCHED_VMLINUX}")
-        measured["pahole -j2 encode"] = time_pahole(tmp)
-    elif label == "6.1":
+    if label in bench.dwarf and bench.pahole_note is None:
+        progress(f"  {label}: pahole -j2 --btf_encode_detached {bench.dwarf[label]}")
+        measured["pahole -j2 encode"] = time_pahole(tmp, bench.dwarf[label])
+    elif label in bench.dwarf:
         notes.append(f"sort ratios skipped: {bench.pahole_note}")
     else:
-        notes.append("sort: no pahole reference, the vmlinux with DWARF exists for 6.1 only "
+        notes.append("sort: no pahole reference, no vmlinux with DWARF given for this kernel "
                      "(pahole encodes DWARF, not BTF): times are absolute")
     rows = []
     for command, ref, limit, out in plan + sorts:
@@ -230,7 +267,9 @@ def measure_kernel(bench: Bench, label: str) -> tuple[list[tuple], list[str]]:
             measured[ref] = run_once(refs[ref][0], refs[ref][1])
         progress(f"  {label}: canonbtf {command}")
         argv, stdout, ok = ours_argv(command, btf, out)
-        rows.append((command, run_once(argv, stdout, ok), ref, measured.get(ref), limit))
+        m = run_once(argv, stdout, ok)
+        bench.count_fallbacks(f"{label} {command}", m)
+        rows.append((command, m, ref, measured.get(ref), limit))
     if not filecmp.cmp(tmp / "rw.btf", btf, shallow=False):
         sys.exit(f"bench_all: read + write of {btf} does not give its bytes back")
     if not filecmp.cmp(tmp / "ours.txt", tmp / "bpftool.txt", shallow=False):
@@ -239,7 +278,8 @@ def measure_kernel(bench: Bench, label: str) -> tuple[list[tuple], list[str]]:
 
 
 HEADER = (f"  {'command':<14}{'wall s':>7}{'cpu s':>7}{'peak MB':>8}{'limit':>6}   "
-          f"{'reference':<24}{'wall s':>7}{'cpu s':>7}   {'wall ratio':<16}{'cpu x':>6}   target")
+          f"{'reference':<24}{'wall s':>7}{'cpu s':>7}   {'wall ratio':<16}{'cpu x':>6}   "
+          f"{'target':<16}fallbacks")
 
 
 def print_row(command: str, m: Measure, limit_mb: float, ref: str | None,
@@ -252,7 +292,7 @@ def print_row(command: str, m: Measure, limit_mb: float, ref: str | None,
     if ref_m is not None:
         cpu_ratio = f"{m.cpu / ref_m.cpu:.3g}x"
     print(f"  {command:<14}{m.wall:>7.2f}{m.cpu:>7.2f}{m.peak:>8.0f}{limit_mb:>6.0f}   "
-          f"{refs:<38}   {value:<16}{cpu_ratio:>6}   {goal}")
+          f"{refs:<38}   {value:<16}{cpu_ratio:>6}   {goal:<16}{m.fallbacks}")
 
 
 def report_kernel(bench: Bench, label: str, rows: list[tuple], notes: list[str]) -> None:
@@ -279,20 +319,23 @@ def report_kernel(bench: Bench, label: str, rows: list[tuple], notes: list[str])
         print(f"  note: {note}")
 
 
-def measure_diff(bench: Bench) -> None:
-    """diff of 6.1 against 6.12 beside bpftool's C dump of both; prints and records it."""
-    old, new = KERNELS["6.1"], KERNELS["6.12"]
-    progress("  diff: bpftool C dump of both")
+def measure_diff(bench: Bench, old_label: str, new_label: str) -> None:
+    """diff of one pair beside bpftool's C dump of both; prints and records it."""
+    old, new = bench.path(old_label), bench.path(new_label)
+    pair = f"{old_label} {new_label}"
+    progress(f"  diff {pair}: bpftool C dump of both")
     refs = [run_once(bpftool_argv(bench.bpftool, "c", p), bench.tmp / f"b{i}.h")
             for i, p in enumerate((old, new))]
     ref = Measure(sum(m.wall for m in refs), sum(m.cpu for m in refs), max(m.peak for m in refs))
-    progress("  diff: canonbtf diff")
+    progress(f"  diff {pair}: canonbtf diff")
     m = run_once(canonbtf_argv("diff", str(old), str(new)), bench.tmp / "diff.txt", (0, 1))
-    limit_mb = memory_limit(old.stat().st_size + new.stat().st_size)
-    value = bench.record("diff 6.1 6.12 <= 1 x bpftool C dump of both", "ratio", 1.0,
+    bench.count_fallbacks(f"diff {pair}", m)
+    size = old.stat().st_size + new.stat().st_size
+    limit_mb = memory_limit(size)
+    value = bench.record(f"diff {pair} <= 1 x bpftool C dump of both", "ratio", 1.0,
                          m.wall, ref.wall)
-    bench.record(f"diff 6.1 6.12 peak RSS <= {limit_mb:.0f} MB", "memory", limit_mb, m.peak)
-    print(f"diff 6.1 6.12 (both files, {(old.stat().st_size + new.stat().st_size) / MB:.2f} MB)")
+    bench.record(f"diff {pair} peak RSS <= {limit_mb:.0f} MB", "memory", limit_mb, m.peak)
+    print(f"diff {pair} (both files, {size / MB:.2f} MB)")
     print(HEADER)
     print_row("diff", m, limit_mb, "bpftool C dump of both", ref, value, "<= 1.0 x")
 
@@ -383,11 +426,17 @@ def in_child(*args: str) -> str:
 
 
 def child(args: list[str]) -> int:
-    """`--child count PATH` prints the type count; `--child synth K OUT VARIANT` writes."""
+    """`--child count PATH` prints the type count; `--child renumber IN OUT` writes IN
+    renumbered; `--child synth K OUT VARIANT` writes the scaled BTFs."""
     if args[0] == "count":
         from canonbtf.btf import reader
 
         print(len(reader.load(args[1])))
+    elif args[0] == "renumber":
+        from canonbtf.btf import reader, writer
+        from tests.shuffle import shuffle
+
+        Path(args[2]).write_bytes(writer.write(shuffle(reader.load(args[1]), RENUMBER_SEED)))
     else:
         print(write_synthetic(int(args[1]), args[2], args[3]))
     return 0
@@ -462,6 +511,18 @@ def report_scaled(bench: Bench, times: dict[tuple[str, int], Measure]) -> None:
           f"of its time): {found}")
 
 
+def fallback_summary(bench: Bench) -> None:
+    """Every command and kernel whose run fell back to the reference, with the counts."""
+    found = {what: counts for what, counts in bench.fallbacks.items() if any(counts)}
+    if not found:
+        print(f"fallbacks to the reference: none ({len(bench.fallbacks)} commands x kernels, "
+              f"every run)")
+        return
+    print("fallbacks to the reference (per run; each is a bug to fix):")
+    for what, counts in found.items():
+        print(f"  {what}: {' '.join(map(str, counts))}")
+
+
 def summary(bench: Bench) -> None:
     runs = bench.args.runs
     print(f"\nsummary ({runs} run{'s' * (runs > 1)}; best = best-of-{runs} times, ours over "
@@ -479,16 +540,25 @@ def summary(bench: Bench) -> None:
 
 
 def setup(args: argparse.Namespace, tmp: Path) -> Bench:
-    for path in KERNELS.values():
+    kernels = dict(args.kernel) or {k: v for k, v in KERNELS.items()
+                                     if not args.quick or k == "6.1"}
+    dwarf = dict(args.dwarf) if args.kernel else {"6.1": FETCHED_VMLINUX}
+    pairs = args.pair if args.kernel else [("6.1", "6.12")]
+    for path in [*kernels.values(), *dwarf.values()]:
         if not path.exists():
             sys.exit(f"bench_all: {path} not found")
-    kernels = {k: v for k, v in KERNELS.items() if not args.quick or k == "6.1"}
+    for label in [*dwarf, *(side.removesuffix(RENUMBERED) for pair in pairs for side in pair)]:
+        if label not in kernels:
+            sys.exit(f"bench_all: {label} is no --kernel label")
     note = None
     if shutil.which("pahole") is None:
         note = "pahole is not installed (apt-get install dwarves)"
-    elif not FETCHED_VMLINUX.exists():
-        note = f"no vmlinux with DWARF at {FETCHED_VMLINUX} (run ../shared/tools/fetch-kernel-dbg)"
-    bench = Bench(args, tmp, need("bpftool"), note, kernels, {}, {})
+    bench = Bench(args, tmp, need("bpftool"), note, kernels, {}, {}, dwarf, pairs)
+    for label in {side for pair in pairs for side in pair if side.endswith(RENUMBERED)}:
+        out = tmp / f"renumbered-{len(bench.renumbered)}.btf"
+        progress(f"renumbering {label.removesuffix(RENUMBERED)}")
+        in_child("renumber", str(kernels[label.removesuffix(RENUMBERED)]), str(out))
+        bench.renumbered[label] = out
     # As an installed package runs: every module already compiled to bytecode (a
     # PYTHONDONTWRITEBYTECODE environment would otherwise compile the changed ones anew
     # in every timed run).
@@ -499,17 +569,42 @@ def setup(args: argparse.Namespace, tmp: Path) -> Bench:
     return bench
 
 
+def labelled(text: str) -> tuple[str, Path]:
+    label, sep, path = text.partition("=")
+    if not sep or not label or label.endswith(RENUMBERED):
+        raise argparse.ArgumentTypeError(f"{text}: LABEL=PATH expected (LABEL not ending in ~)")
+    return label, Path(path)
+
+
+def paired(text: str) -> tuple[str, str]:
+    old, sep, new = text.partition(":")
+    if not sep or not old or not new:
+        raise argparse.ArgumentTypeError(f"{text}: OLD:NEW expected")
+    return old, new
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2, help="full runs (default 2)")
     parser.add_argument("--quick", action="store_true", help="6.1 only, sizes 1x and 4x")
     parser.add_argument("--scales", type=int, nargs="+", default=None,
                         help="type-count multiples to synthesise (default 1 4 16)")
+    parser.add_argument("--kernel", type=labelled, action="append", default=[],
+                        metavar="LABEL=PATH", help="a kernel's BTF (default: the corpus')")
+    parser.add_argument("--dwarf", type=labelled, action="append", default=[],
+                        metavar="LABEL=VMLINUX", help="its vmlinux with DWARF (sort ratios)")
+    parser.add_argument("--pair", type=paired, action="append", default=[],
+                        metavar="OLD:NEW", help="a diff to time (LABEL~: renumbered)")
+    parser.add_argument("--diff-only", action="store_true",
+                        help="only the pairs' diffs (no per-kernel tables)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(args.child)
-    args.scales = sorted(args.scales or ([1, 4] if args.quick else [1, 4, 16]))
+    if args.kernel and not args.scales:
+        args.scales = []
+    else:
+        args.scales = sorted(args.scales or ([1, 4] if args.quick else [1, 4, 16]))
     with tempfile.TemporaryDirectory(prefix="bench_all-") as tmp:
         bench = setup(args, Path(tmp))
         tools = [[bench.bpftool, "version"], canonbtf_argv("--version")]
@@ -522,14 +617,17 @@ def main() -> int:
         prepare_scaled(bench)
         for run in range(1, args.runs + 1):
             print(f"\n=== run {run} of {args.runs} ===")
-            for label in bench.kernels:
+            for label in [] if args.diff_only else bench.kernels:
                 progress(f"run {run}: {label}")
                 report_kernel(bench, label, *measure_kernel(bench, label))
-            progress(f"run {run}: diff")
-            measure_diff(bench)
-            progress(f"run {run}: scaling")
-            report_scaled(bench, measure_scaled(bench))
+            for old, new in bench.pairs:
+                progress(f"run {run}: diff {old} {new}")
+                measure_diff(bench, old, new)
+            if args.scales:
+                progress(f"run {run}: scaling")
+                report_scaled(bench, measure_scaled(bench))
         summary(bench)
+        fallback_summary(bench)
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

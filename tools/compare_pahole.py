@@ -4,6 +4,7 @@
     python tools/compare_pahole.py [--elf VMLINUX] [--btf VMLINUX.btf] [-j N] [--ours OURS]
     python tools/compare_pahole.py --module virtio_net|bridge|nf_tables|xfs [-j N]
     python tools/compare_pahole.py --elf MOD.ko --btf MOD.btf --base VMLINUX.btf
+    python tools/compare_pahole.py --elf VMLINUX --pahole PATH [--btf_features LIST]
 
 Defaults: the 6.1 cloud kernel fetched by ../shared/tools/fetch-kernel-dbg and its .BTF
 from ../shared/corpus; `--module` takes a corpus module (split BTF over that kernel's).
@@ -13,6 +14,10 @@ member types written out as C-like type expressions, enum values) or that only o
 has, whether the types are byte-identical once both are in canonical order, then the
 functions (names on each side, every name one side lacks with its cause, prototypes whose
 types differ) and the variables (VAR names, DATASEC placement).
+`--pahole PATH` runs that pahole on the same ELF with `--btf_features=LIST` (default:
+`default`) and `--verbose` instead of reading `--btf`, encodes ours with the features
+canonbtf-pahole takes from that list, and sorts every FUNC and VAR name one side lacks
+into a class (`--table` prints the counts per class as one Markdown row).
 Exit status 0 when no named type differs and every function and variable difference has
 a known cause, 1 otherwise, 2 on bad input.
 """
@@ -21,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -145,9 +152,69 @@ def placed_variables(btf: Btf) -> dict[str, tuple[str, int, int, int]]:
     return out
 
 
-def compare_functions(ours: Btf, theirs: Btf, stats) -> int:
-    """Print the function comparison; returns how many differences have no known cause."""
+# Classes of names one side lacks; "UNEXPLAINED" ones fail the comparison.
+CLONE_ONLY = ("only in pahole: the code exists only as .isra/.constprop/.part clones "
+              "(pahole's optimized_func names the clone after the function; ours makes no "
+              "FUNC without a symbol of the exact name)")
+PART_PIECE = ("only in ours: pahole compared the DWARF of a .part piece (code split off "
+              "the function) with the function's and found the parameters differ; the "
+              "function at its own symbol follows its DWARF prototype")
+PAHOLE_SILENT = ("UNEXPLAINED (only in ours): pahole drops it without a --verbose line "
+                 "(pahole 1.31 says nothing of parameters in unexpected registers)")
+AMBIGUOUS = ("UNEXPLAINED (only in ours): its code sits at several addresses "
+             "(pahole 1.31's ambiguous_addr)")
+
+
+def clone_symbols(symbols) -> dict[str, set[str]]:
+    """Function name up to its first '.' -> the suffixed STT_FUNC names of that prefix."""
+    out: dict[str, set[str]] = {}
+    for name in symbols.functions if symbols is not None else ():
+        dot = name.find(".")
+        if dot > 0:
+            out.setdefault(name[:dot], set()).add(name)
+    return out
+
+
+def class_label(cause: str) -> str:
+    """A cause's short name for the table."""
+    for label, words in CLASS_WORDS:
+        if words in cause:
+            return label
+    return cause.split(":")[0]
+
+
+CLASS_WORDS = (
+    ("only in pahole: clone only", "exists only as .isra"),
+    ("only in ours: .part piece compared by pahole", "DWARF of a .part piece"),
+    ("only in ours: pahole silent (unexpected register)", "without a --verbose line"),
+    ("only in ours: ambiguous address", "pahole 1.31's ambiguous_addr"),
+    ("only in pahole: prototypes differ (ours drops)", "prototypes differ between units"),
+    ("only in pahole: DW_CC_nocall (ours drops)", "DW_CC_nocall"),
+    ("only in ours: address 0 per-CPU (pahole 1.24 drops)", "pahole 1.24 compares"),
+)
+
+
+def cause_only_in_ours(name: str, skipped: dict[str, str] | None,
+                       clones: dict[str, set[str]], symbols) -> str:
+    """Why pahole (run by us, with --verbose) has no FUNC `name` that ours has."""
+    if symbols is not None and name in symbols.ambiguous:
+        return AMBIGUOUS
+    if skipped is None:
+        return "UNEXPLAINED (only in ours)"
+    if name in skipped:
+        if any(".part" in clone for clone in clones.get(name, ())):
+            return PART_PIECE
+        return f"UNEXPLAINED (only in ours): pahole: {skipped[name]}"
+    return PAHOLE_SILENT
+
+
+def compare_functions(ours: Btf, theirs: Btf, stats, skipped: dict[str, str] | None = None,
+                      symbols=None, classes: Counter | None = None) -> int:
+    """Print the function comparison; returns how many differences have no known cause.
+    `skipped`: the names pahole's --verbose said it skipped, with why; `classes` counts
+    the names per cause."""
     mine, their = prototypes(ours), prototypes(theirs)
+    clones = clone_symbols(symbols)
     common = set(mine) & set(their)
     share = len(common) / len(their) if their else 1.0
     print(f"\nfunctions: {len(their)} names in pahole's ({sum(map(len, their.values()))} "
@@ -156,9 +223,15 @@ def compare_functions(ours: Btf, theirs: Btf, stats) -> int:
     nocall = set(stats.functions.nocall) if stats else set()
     unexplained = 0
     causes: dict[str, list[str]] = {}
+    ambiguous = set(stats.functions.ambiguous) if stats else set()
     for name in sorted(set(their) - set(mine)):
         kinds = {types for types, _ in their[name]}
-        if name in nocall:
+        if symbols is not None and name not in symbols.functions and name in clones:
+            cause = CLONE_ONLY
+        elif name in ambiguous:
+            cause = "UNEXPLAINED: ambiguous address: dropped by ours, kept by pahole"
+            unexplained += 1
+        elif name in nocall:
             cause = "marked DW_CC_nocall (ABI changed): dropped by ours"
         elif inconsistent is not None and name in inconsistent:
             cause = ("prototypes differ between units: dropped by ours (consistent_func); "
@@ -171,9 +244,12 @@ def compare_functions(ours: Btf, theirs: Btf, stats) -> int:
             unexplained += 1
         causes.setdefault(cause, []).append(name)
     for name in sorted(set(mine) - set(their)):
-        causes.setdefault("UNEXPLAINED (only in ours)", []).append(name)
-        unexplained += 1
+        cause = cause_only_in_ours(name, skipped, clones, symbols)
+        causes.setdefault(cause, []).append(name)
+        unexplained += cause.startswith("UNEXPLAINED")
     for cause, names in sorted(causes.items()):
+        if classes is not None:
+            classes[class_label(cause)] += len(names)
         print(f"  {len(names)} names, {cause}:")
         for chunk in range(0, len(names), 6):
             print("    " + ", ".join(names[chunk:chunk + 6]))
@@ -206,7 +282,7 @@ def _unconst(spelled: str) -> str:
     return " ".join(word for word in re.findall(r"\w+|[^\w\s]", spelled) if word != "const")
 
 
-def compare_variables(ours: Btf, theirs: Btf) -> int:
+def compare_variables(ours: Btf, theirs: Btf, classes: Counter | None = None) -> int:
     mine, their = placed_variables(ours), placed_variables(theirs)
     print(f"\nvariables: {len(their)} VARs in pahole's, {len(mine)} in ours")
     unexplained = 0
@@ -219,6 +295,8 @@ def compare_variables(ours: Btf, theirs: Btf) -> int:
         else:
             cause = "UNEXPLAINED"
             unexplained += 1
+        if classes is not None:
+            classes["VAR " + class_label(cause)] += 1
         print(f"  only in {side}: {name} {place}: {cause}")
     moved = sorted(n for n in set(mine) & set(their) if mine[n] != their[n])
     for name in moved:
@@ -230,6 +308,61 @@ def kind_counts(btf: Btf) -> Counter:
     return Counter(f.kind_name(t.kind) for t in btf.types)
 
 
+SKIP_LINE = re.compile(r"^(\S+) : skipping BTF encoding of function due to (.*)$")
+
+
+def run_pahole(pahole: str, elf: str, features: str, base: str | None, out: Path,
+               jobs: int | None) -> dict[str, str]:
+    """Run `pahole` on `elf` as a kernel build would with `--btf_features=features`, into
+    `out`; the functions its --verbose says it skipped -> why."""
+    command = [pahole, f"--btf_features={features}", f"-j{jobs or 2}", "--verbose",
+               f"--btf_encode_detached={out}"]
+    if base:
+        command.append(f"--btf_base={base}")
+    skipped: dict[str, str] = {}
+    with subprocess.Popen([*command, elf], stdout=subprocess.PIPE, text=True,
+                          errors="replace") as process:
+        for line in process.stdout:
+            found = SKIP_LINE.match(line.rstrip("\n"))
+            if found:
+                skipped[found.group(1)] = found.group(2)
+    if process.returncode:
+        raise InputError(elf, f"{pahole} exited with status {process.returncode}")
+    return skipped
+
+
+def load_sides(args, workdir: Path):
+    """(ours, theirs, base, encode stats or None, pahole's skips or None, symbols)."""
+    from canonbtf.dwarf.encode import encode_file
+    from canonbtf.dwarf.features import DEFAULT as DEFAULT_FEATURES
+    from canonbtf.dwarf.symbols import read_symbols
+    from canonbtf.pahole_front import parse_args
+
+    stats = skipped = None
+    base = reader.load(args.base) if args.base else None
+    features = DEFAULT_FEATURES
+    if args.pahole:
+        out = workdir / "pahole.btf"
+        skipped = run_pahole(args.pahole, args.elf, args.btf_features, args.base, out,
+                             args.jobs)
+        args.btf = f"{args.pahole} --btf_features={args.btf_features}"
+        theirs = reader.load(str(out), base)
+        features = frozenset(parse_args([f"--btf_features={args.btf_features}", "-J",
+                                          args.elf]).features)
+    else:
+        theirs = reader.load(args.btf, base)
+    if args.ours:
+        ours = reader.load(args.ours, base)
+        print(f"ours: {args.ours}")
+    else:
+        start = time.monotonic()
+        ours, stats = encode_file(args.elf, args.jobs, base=base, features=features)
+        print(f"ours: canonbtf encode -j{args.jobs or 'auto'} --features="
+              f"{','.join(sorted(features))} {args.elf}: {time.monotonic() - start:.1f}s, "
+              f"{stats.units} units, {stats.merged_records} records merged in the parent")
+    return ours, theirs, base, stats, skipped, read_symbols(args.elf)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--elf", default=KERNEL, help="ELF with DWARF to encode")
@@ -239,32 +372,44 @@ def main() -> int:
                         help="a corpus module: sets --elf, --btf and --base")
     parser.add_argument("-j", "--jobs", type=int, default=None, help="encode with N workers")
     parser.add_argument("--ours", help="an already encoded BTF instead of encoding --elf")
+    parser.add_argument("--pahole", help="run this pahole on --elf instead of reading --btf")
+    parser.add_argument("--btf_features", default="default",
+                        help="with --pahole: its --btf_features (ours takes the same)")
+    parser.add_argument("--table", metavar="LABEL",
+                        help="also print the FUNC/VAR counts per class as a Markdown row")
     args = parser.parse_args()
     if args.module:
         args.elf = f"{DEBUG}lib/modules/6.1.0-56-cloud-amd64/kernel/{MODULES[args.module]}"
         args.btf = str(CORPUS / f"mod-6.1.0-56-cloud-{args.module}.btf")
         args.base = str(CORPUS_BTF)
-    from canonbtf.canon import canonicalize
-
-    stats = None
     try:
-        base = reader.load(args.base) if args.base else None
-        theirs = reader.load(args.btf, base)
-        if args.ours:
-            ours = reader.load(args.ours, base)
-            print(f"ours: {args.ours}")
-        else:
-            from canonbtf.dwarf.encode import encode_file
-
-            start = time.monotonic()
-            ours, stats = encode_file(args.elf, args.jobs, base=base)
-            print(f"ours: canonbtf encode -j{args.jobs or 'auto'} {args.elf}: "
-                  f"{time.monotonic() - start:.1f}s, {stats.units} units, "
-                  f"{stats.merged_records} records merged in the parent")
+        with tempfile.TemporaryDirectory() as workdir:
+            ours, theirs, base, stats, skipped, symbols = load_sides(args, Path(workdir))
     except InputError as e:
         print(f"compare_pahole: {e}", file=sys.stderr)
         return 2
     print(f"theirs: {args.btf}")
+    unexplained = compare_types(ours, theirs, base)
+    classes: Counter = Counter()
+    unexplained += (compare_functions(ours, theirs, stats, skipped, symbols, classes)
+                    + compare_variables(ours, theirs, classes))
+    if args.table:
+        print_table_row(args.table, ours, theirs, classes)
+    return 0 if not unexplained else 1
+
+
+def print_table_row(label: str, ours: Btf, theirs: Btf, classes: Counter) -> None:
+    """One Markdown row: FUNC and VAR counts on both sides, then each class's count."""
+    counts = [sum(1 for t in btf.types if t.kind == kind)
+              for kind in (f.FUNC, f.VAR) for btf in (ours, theirs)]
+    parts = "; ".join(f"{name} {count}" for name, count in sorted(classes.items()))
+    print(f"\n| {label} | {counts[0]} / {counts[1]} | {counts[2]} / {counts[3]} | "
+          f"{parts or 'none'} |")
+
+
+def compare_types(ours: Btf, theirs: Btf, base: Btf | None) -> int:
+    """Print the type comparison; returns how many named types differ."""
+    from canonbtf.canon import canonicalize
 
     ours_counts, theirs_counts = kind_counts(ours), kind_counts(theirs)
     print(f"\n{'kind':<12}{'ours':>10}{'pahole':>10}")
@@ -303,8 +448,7 @@ def main() -> int:
             == writer.write(canonicalize(without_functions(ours), dedup=True)))
     print(f"\ntypes (functions and variables left out) byte-identical, both in canonical "
           f"order: {'yes' if same else 'no'}")
-    unexplained = compare_functions(ours, theirs, stats) + compare_variables(ours, theirs)
-    return 0 if not (missing or extra or different or unexplained) else 1
+    return len(missing) + len(extra) + len(different)
 
 
 if __name__ == "__main__":

@@ -74,9 +74,23 @@ def _section(path: str, stream: BinaryIO, file_size: int, name: str) -> bytes:
     whatever exception it meets first (struct.error, OverflowError, ValueError, ...), so
     the section's extent is checked here and the rest is caught as a whole.
     """
+    from ..elffile import SHT_NOBITS, ElfImage, Unusual
+
+    try:
+        image = ElfImage(stream, file_size)
+    except (Unusual, struct.error):
+        image = None  # pyelftools judges it below
+    if image is not None:
+        section = image.by_name.get(name)
+        if section is None:
+            raise InputError(path, f"ELF file has no {name} section")
+        if section.type == SHT_NOBITS:
+            raise InputError(path, f"ELF section {name} has no contents (NOBITS)")
+        return image.data(section)
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
+    stream.seek(0)
     try:
         elf = ELFFile(stream)
         section = elf.get_section_by_name(name)

@@ -138,15 +138,20 @@ def compiled_findings(btf: Btf) -> Iterator[tuple] | None:
     while chain is not None:
         if not isinstance(chain, Btf) or chain.packed is None \
                 or not isinstance(chain.strings, StringTable):
+            native.fell_back("check", "a level not packed as read")
             return None
         levels.append(chain.packed.words)
         chain = chain.base
     try:
         found = module.rules_check(levels[0], btf.first_id, btf.string_sections(),
                                    levels[:0:-1])
-    except ValueError:
+    except ValueError as e:
+        native.fell_back("check", f"rules_check: {e}")
         return None
-    return None if found is None else _in_chunks(module.rules_findings, found)
+    if found is None:
+        native.fell_back("check", "rules_check declined")
+        return None
+    return _in_chunks(module.rules_findings, found)
 
 
 def _in_chunks(take: Callable[[object, int, int], list[tuple]], found: object

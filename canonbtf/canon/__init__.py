@@ -6,7 +6,7 @@ Works on the btf/ model only; knows nothing of DWARF or of output formats.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..btf.model import Btf
@@ -34,12 +34,14 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
 
 
 def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
-                         strings: bool = True, index: BaseIndex | None = None
+                         strings: bool = True,
+                         index: BaseIndex | Callable[[], BaseIndex] | None = None
                          ) -> tuple[Btf, bool]:
     """`canonicalize`, and whether refinement by referenced types alone made the order (no
     tie broken): then dropping types nothing left refers to keeps the others' order, which
     lets encode skip a second full ordering after choosing functions (functions.py).
-    `index`: what the dedup reads of `btf.base`, made beforehand (basecache.py)."""
+    `index`: what the dedup reads of `btf.base` (basecache.py), or what makes it; only
+    the reference reads it: the compiled part keys the base itself (compiled.keyed_types)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     btf = compiled.packed(btf)
@@ -53,7 +55,9 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
         if dedup:
             from .dedup import all_labels, merge_map
 
-            inputs = compiled.keyed_types(btf) if index is None else None
+            inputs = compiled.keyed_types(btf)
+            if inputs is None and callable(index):
+                index = index()
             labels = None if inputs is not None else all_labels(btf, index)
             into = merge_map(btf, labels, index, inputs)
             del inputs  # a list per type: 0.1 GB at 1.5 M types, not needed past here
@@ -73,11 +77,12 @@ def _kept_ids(btf: Btf, into: dict[int, int]) -> array:
     """`btf`'s own ids that merge into nothing, ascending: runs between the merged ones
     (a test per id was 0.19 s of `sort --dedup` at 1.5 M types, bench_all's 16 x)."""
     kept = array("I")
-    start = btf.first_id
-    for merged in sorted(n for n in into if btf.first_id <= n <= btf.last_id):
+    first, last = btf.first_id, btf.last_id  # properties that walk the base chain
+    start = first
+    for merged in sorted(n for n in into if first <= n <= last):
         kept.extend(range(start, merged))
         start = merged + 1
-    kept.extend(range(start, btf.last_id + 1))
+    kept.extend(range(start, last + 1))
     return kept
 
 

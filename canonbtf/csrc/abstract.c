@@ -1,9 +1,14 @@
-/* canon/dedup._abstract_keys for a BTF without a base: the dedup's first partition.
+/* canon/dedup._abstract_keys: the dedup's first partition, of a BTF without a base or of a
+ * split BTF laid after its base as one section (`base_count` leading types).
  *
  * A type's key is its label and its edges, where an edge to a named struct, union or
  * enum (a token) is that name and any other edge is the target's key. The numbers are
  * the reference's, not only its equalities: tokens are numbered first, in id order, then
- * keys in the order its depth-first walk finishes them (the refinement sorts by them). */
+ * keys in the order its depth-first walk finishes them (the refinement sorts by them).
+ * With a base, the numbers are those of the reference's base index continued over the
+ * module (dedup.BaseIndex, then `_reference_inputs`): the base's tokens and keys first,
+ * then the module's tokens, then its keys; nothing in the base refers to the module, so
+ * walking the base's roots first finishes only base types. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,14 +32,13 @@ static int label_classes(const types_t *t, const uint32_t *ids, const ranks_t *n
     return rc;
 }
 
-/* Token numbers (token_key, by own index; 0 for none), in id order of first use: a
- * token is dedup.token_of's (group, name), group 0/1 a struct/union name, 2 an enum's. */
-static int token_keys(const types_t *t, const ranks_t *names, uint32_t *token_key,
-                      uint32_t *next)
+/* Token numbers (token_key, by own index; 0 for none) of types [from, to), in id order of
+ * first use, continuing `number` (3 * names->distinct slots, zeroed at first): a token is
+ * dedup.token_of's (group, name), group 0/1 a struct/union name, 2 an enum's. */
+static void token_keys(const types_t *t, const ranks_t *names, uint32_t from, uint32_t to,
+                       uint32_t *number, uint32_t *token_key, uint32_t *next)
 {
-    uint32_t *number = big_zalloc(3 * (size_t)names->distinct, sizeof *number);
-    if (!number) return -1;
-    for (uint32_t i = 0; i < t->count; i++) {
+    for (uint32_t i = from; i < to; i++) {
         uint32_t kind = t_kind(t, i), name = names->rank[names->first[i]], group = 3;
         if (kind == K_STRUCT || kind == K_UNION) group = kind == K_UNION;
         else if (kind == K_FWD) group = t_kflag(t, i);
@@ -44,8 +48,6 @@ static int token_keys(const types_t *t, const ranks_t *names, uint32_t *token_ke
         uint32_t *slot = &number[group * (size_t)names->distinct + name];
         token_key[i] = *slot ? *slot : (*slot = (*next)++);
     }
-    free(number);
-    return 0;
 }
 
 typedef struct {
@@ -113,7 +115,7 @@ static int walk_from(walk_t *w, uint32_t root)
     return 0;
 }
 
-int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key)
+int abstract_keys(const types_t *t, uint32_t base_count, uint32_t *key, uint32_t *token_key)
 {
     walk_t w = {.t = t, .token_key = token_key, .key = key, .next = 1};
     uint32_t most = 0;
@@ -123,8 +125,10 @@ int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key)
     }
     uint32_t *label = big_alloc((size_t)t->count + 1, sizeof *label);
     uint32_t *ids = big_alloc((size_t)t->count + 1, sizeof *ids);
+    uint32_t *number = NULL;
     ranks_t names;
     memset(&names, 0, sizeof names);
+    if (base_count > t->count) base_count = t->count;
     w.label = label;
     w.on_path = big_zalloc((size_t)t->count + 1, 1);
     w.edges = big_alloc((size_t)most + 1, sizeof *w.edges);
@@ -133,17 +137,21 @@ int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key)
     for (uint32_t i = 0; i < t->count; i++) ids[i] = i;
     if (name_ranks(t, ids, t->count, 0, &names)) goto done;
     if (label_classes(t, ids, &names, label)) goto done;
-    if (token_keys(t, &names, token_key, &w.next))
-        goto done;
-    ranks_free(&names);
+    if (!(number = big_zalloc(3 * (size_t)names.distinct, sizeof *number))) goto done;
     free(ids);
     ids = NULL;
     memset(key, 0, (size_t)t->count * sizeof *key);
     if (intern_reserve(&w.in, t->count)) goto done;  /* a key per type at most */
-    for (uint32_t i = 0; i < t->count; i++)
-        if (!key[i] && walk_from(&w, i)) goto done;
+    /* The base's tokens and keys, then the module's: [0, base_count), [base_count, count). */
+    const uint32_t bounds[3] = {0, base_count, t->count};
+    for (int part = 0; part < 2; part++) {
+        token_keys(t, &names, bounds[part], bounds[part + 1], number, token_key, &w.next);
+        for (uint32_t i = bounds[part]; i < bounds[part + 1]; i++)
+            if (!key[i] && walk_from(&w, i)) goto done;
+    }
     rc = 0;
 done:
+    free(number);
     free(label), free(ids), free(w.on_path), free(w.edges), free(w.stack), free(w.item);
     ranks_free(&names);
     intern_free(&w.in);

@@ -1403,6 +1403,62 @@ done:
     return result;
 }
 
+/* DefinitionSpeller.declaration: (text, [(id, mode) mentioned]) of `name` declared with
+ * the prototype of FUNC `fid` (a kfunc's `extern` line). */
+static PyObject *declaration(ctx_t *c, uint32_t fid, PyObject *name)
+{
+    c->out.len = 0;
+    c->refs = PyList_New(0);
+    c->enumerators = PyList_New(0);
+    PyObject *result = NULL;
+    if (!c->refs || !c->enumerators) goto done;
+    if (decl(c, sot_of(c, fid), (const uint8_t *)PyBytes_AS_STRING(name),
+             (uint32_t)PyBytes_GET_SIZE(name), 0, REF, 0)) {
+        if (!PyErr_Occurred()) fail(c, "spelling failed");
+        goto done;
+    }
+    PyObject *text = PyUnicode_DecodeLatin1(c->out.p, (Py_ssize_t)c->out.len, NULL);
+    if (text) result = PyTuple_Pack(2, text, c->refs);
+    Py_XDECREF(text);
+done:
+    Py_CLEAR(c->refs);
+    Py_CLEAR(c->enumerators);
+    return result;
+}
+
+PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
+                             PyObject *display)
+{
+    ctx_t c;
+    PyObject *result = NULL, *seq = NULL;
+    if (start(&c, t, ptr_size) || read_display(&c, display)) goto done;
+    seq = PySequence_Fast(funcs, "funcs must be a sequence");
+    result = seq ? PyList_New(0) : NULL;
+    if (!result) goto done;
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq); k++) {
+        unsigned long fid;
+        PyObject *name;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "kS", &fid, &name)) goto fail;
+        if (fid < t->first_id || fid >= c.nids || kind_of(&c, (uint32_t)fid) != K_FUNC) {
+            fail(&c, "funcs must be own FUNC ids");
+            goto fail;
+        }
+        PyObject *spelled = declaration(&c, (uint32_t)fid, name);
+        if (!spelled || PyList_Append(result, spelled)) {
+            Py_XDECREF(spelled);
+            goto fail;
+        }
+        Py_DECREF(spelled);
+    }
+    goto done;
+fail:
+    Py_CLEAR(result);
+done:
+    Py_XDECREF(seq);
+    ctx_free(&c);
+    return result;
+}
+
 /* ---- placement (emit/c_order.py) ---- */
 
 enum { R_COMPOSITE, R_TYPEDEF, R_BUILTIN, R_OTHER };

@@ -18,6 +18,10 @@ PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size);
  * ({id: bytes}) and enumerator `suffixes` ({id: {occurrence: str}}). */
 PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
                        PyObject *display, PyObject *suffixes);
+/* [(text, [(id, mode)])] of each (FUNC id, name bytes) of `funcs`: the name declared with
+ * the function's prototype (DefinitionSpeller.declaration), with `display` names. */
+PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
+                             PyObject *display);
 
 /* (definitions in header order, tags to declare first) as c_order.Placement.order, from
  * `defs` [id], `refs` {id: [(id, mode)]} and canonical `ranks` {id: int}. */

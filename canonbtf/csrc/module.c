@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "cdump.h"
+#include "diffjoint.h"
 #include "diffkeys.h"
 #include "diffreport.h"
 #include "rawdump.h"
@@ -532,16 +533,51 @@ static PyObject *py_pack(PyObject *self, PyObject *types)
     return pack_types(types);
 }
 
+/* dedup._sharing: the indexes 1.. of `values` (u32) whose value another index 1.. has too,
+ * ascending, as u32 bytes; None when a value is too large to count in a table of a few
+ * entries per value (the caller then counts in Python). */
+static PyObject *py_sharing(PyObject *self, PyObject *values_obj)
+{
+    uint32_t *values, *counts = NULL;
+    size_t n;
+    if (u32_arg(values_obj, 0, &values, &n)) return NULL;
+    PyObject *result = NULL;
+    uint32_t most = 0;
+    for (size_t i = 1; i < n; i++)
+        if (values[i] > most) most = values[i];
+    if (n < 2 || most > 4 * (uint64_t)n + 16) {
+        free(values);
+        if (n < 2) return PyBytes_FromStringAndSize(NULL, 0);
+        Py_RETURN_NONE;
+    }
+    if (!(counts = big_zalloc((size_t)most + 1, sizeof *counts))) {
+        free(values);
+        return PyErr_NoMemory();
+    }
+    size_t shared = 0;
+    for (size_t i = 1; i < n; i++) counts[values[i]]++;
+    for (size_t i = 1; i < n; i++) shared += counts[values[i]] > 1;
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(shared * sizeof(uint32_t)));
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (size_t i = 1, k = 0; i < n; i++)
+            if (counts[values[i]] > 1) out[k++] = (uint32_t)i;
+    }
+    free(counts);
+    free(values);
+    return result;
+}
+
 /* (key, token key, declares, kind) of void and every type (dedup._abstract_keys; keys as
  * u32 bytes, declares and kinds one byte each: dedup.is_declaration); a BTF with a base is refused
  * (its keys continue the base's). */
 static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
 {
     PyObject *words, *strings;
-    unsigned long first_id;
-    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    unsigned long first_id, base_count = 0;
+    if (!PyArg_ParseTuple(args, "OkO|k", &words, &first_id, &strings, &base_count)) return NULL;
     if (first_id != 1) {
-        bad("abstract keys are for a BTF without a base");
+        bad("abstract keys are for a BTF without a base, or a base and its split BTF as one");
         return NULL;
     }
     view_t v;
@@ -553,7 +589,11 @@ static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
     if (!keys || !tokens) goto done;
     uint32_t *key = (uint32_t *)PyBytes_AS_STRING(keys), *token = (uint32_t *)PyBytes_AS_STRING(tokens);
     key[0] = token[0] = 0;
-    if (abstract_keys(&v.t, key + 1, token + 1)) {
+    if (base_count > v.t.count) {
+        bad("abstract keys: the base has more types than the section");
+        goto done;
+    }
+    if (abstract_keys(&v.t, (uint32_t)base_count, key + 1, token + 1)) {
         PyErr_NoMemory();
         goto done;
     }
@@ -713,6 +753,53 @@ static PyObject *u32_bytes(const uint32_t *ids, size_t n)
     return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
 }
 
+/* diff_pairing.settle_duplicates' graph work (diffjoint.c): each side's chain of words
+ * from id 1, strings and root ids (u32). */
+static PyObject *py_diff_joint(PyObject *self, PyObject *args)
+{
+    PyObject *words[2], *strings[2], *roots_obj[2];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &words[0], &strings[0], &roots_obj[0], &words[1],
+                          &strings[1], &roots_obj[1]))
+        return NULL;
+    view_t v[2];
+    memset(v, 0, sizeof v);
+    uint32_t *roots[2] = {NULL, NULL};
+    size_t nroots[2];
+    PyObject *result = NULL;
+    for (int k = 0; k < 2; k++)
+        if (view_init(&v[k], words[k], 1, strings[k]) || u32_arg(roots_obj[k], 0, &roots[k], &nroots[k]))
+            goto done;
+    if (!roots[0] || !roots[1] || nroots[0] > UINT32_MAX || nroots[1] > UINT32_MAX) {
+        bad("roots must be u32 arrays");
+        goto done;
+    }
+    const types_t *t[2] = {&v[0].t, &v[1].t};
+    const uint32_t *r[2] = {roots[0], roots[1]};
+    const uint32_t n[2] = {(uint32_t)nroots[0], (uint32_t)nroots[1]};
+    joint_t j;
+    int rc = diff_joint(t, r, n, &j);
+    if (rc == -2) {
+        bad("a root is no type id of its side");
+        goto done;
+    }
+    if (rc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(NNNNN)", u32_bytes(j.side[0].reach, j.side[0].n),
+                           u32_bytes(j.side[0].position, j.side[0].n),
+                           u32_bytes(j.side[1].reach, j.side[1].n),
+                           u32_bytes(j.side[1].position, j.side[1].n),
+                           u32_bytes(j.classes, j.side[0].n + j.side[1].n + 1));
+    joint_free(&j);
+done:
+    for (int k = 0; k < 2; k++) {
+        free(roots[k]);
+        view_free(&v[k]);
+    }
+    return result;
+}
+
 /* (roots, spell, anon, need, spellings of need, briefs of roots) of one side's plan:
  * the texts made here (cdump_diff_spell) while the view is at hand. */
 static PyObject *plan_result(const diff_side_t *d)
@@ -848,6 +935,15 @@ static PyObject *py_c_render(PyObject *self, PyObject *args)
     return t ? cdump_render(t, ptr_size, ids, display, suffixes) : NULL;
 }
 
+static PyObject *py_c_declarations(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *funcs, *display;
+    unsigned long ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOO", &capsule, &ptr_size, &funcs, &display)) return NULL;
+    const types_t *t = view_of(capsule);
+    return t ? cdump_declarations(t, ptr_size, funcs, display) : NULL;
+}
+
 static PyObject *py_c_placement(PyObject *self, PyObject *args)
 {
     PyObject *capsule, *defs, *refs, *ranks;
@@ -883,8 +979,14 @@ static PyMethodDef methods[] = {
      "that kind (and a name in the set `names`)"},
     {"edges", py_edges, METH_VARARGS,
      "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
+    {"diff_joint", py_diff_joint, METH_VARARGS,
+     "diff_joint(old words, old strings, old roots, new words, new strings, new roots) -> "
+     "(old reach, old positions, new reach, new positions, joint classes), u32 arrays"},
+    {"sharing", py_sharing, METH_O,
+     "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
-     "abstract_keys(words, 1, strings) -> (u32 keys, u32 token keys, declaration flags, kinds), by id"},
+     "abstract_keys(words, 1, strings, base_count=0) -> (u32 keys, u32 token keys, declaration "
+     "flags, kinds), by id; the first base_count types are a split BTF's base"},
     {"decode", py_decode, METH_VARARGS,
      "decode(words, first_id, strings, Type, ids=None) -> [Type, ...] as the reader makes "
      "them (of every record, or of the own ids in u32 array `ids`)"},
@@ -916,6 +1018,8 @@ static PyMethodDef methods[] = {
      "c_shape_ok(view, ptr_size) -> True: spellable as C; False: ask c_shape"},
     {"c_definitions", py_c_definitions, METH_VARARGS,
      "c_definitions(view, ptr_size) -> (ids, [(text, refs, enumerators)])"},
+    {"c_declarations", py_c_declarations, METH_VARARGS,
+     "c_declarations(view, ptr_size, [(FUNC id, name bytes)], display) -> [(text, refs)]"},
     {"c_render", py_c_render, METH_VARARGS,
      "c_render(view, ptr_size, ids, display, suffixes) -> [(text, refs, enumerators)]"},
     {"c_placement", py_c_placement, METH_VARARGS,

@@ -169,20 +169,22 @@ done:
     return rc;
 }
 
-/* The next name of the records, in the order name_ranks met them. */
-static uint32_t next_name(ordered_names_t *o, size_t *use, uint32_t off)
+/* The next name of the records, in the order name_ranks met them (without placed names:
+ * the offset moved by `shift`). */
+static uint32_t next_name(ordered_names_t *o, size_t *use, uint32_t off, uint32_t shift)
 {
-    if (!o) return off;
+    if (!o) return off + shift;
     return o->offset[o->r.rank[(*use)++]];
 }
 
-/* One record with ids through new_id and names through the placed names (Type.remap). */
-static void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id,
-                         ordered_names_t *o, size_t *use, uint32_t *out)
+/* One record with ids through new_id and names through the placed names, or without
+ * them moved by `shift` (Type.remap). */
+static void remap_names(const types_t *t, uint32_t i, const uint32_t *new_id,
+                        ordered_names_t *o, size_t *use, uint32_t shift, uint32_t *out)
 {
     uint32_t kind = t_kind(t, i), words = t->start[i + 1] - t->start[i];
     memcpy(out, t->w + t->start[i], words * sizeof *out);
-    out[0] = next_name(o, use, out[0]);
+    out[0] = next_name(o, use, out[0], shift);
     if (typed_kind(kind)) out[2] = new_id[out[2]];
     if (kind == K_ARRAY) {
         out[3] = new_id[out[3]];
@@ -195,10 +197,16 @@ static void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id,
             item[0] = new_id[item[0]];
             continue;
         }
-        item[0] = next_name(o, use, item[0]);
+        item[0] = next_name(o, use, item[0], shift);
         if (kind == K_STRUCT || kind == K_UNION || kind == K_FUNC_PROTO)
             item[1] = new_id[item[1]];
     }
+}
+
+void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id, uint32_t shift,
+                  uint32_t *out)
+{
+    remap_names(t, i, new_id, NULL, NULL, shift, out);
 }
 
 int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
@@ -229,7 +237,7 @@ int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
     if (!out->words) goto done;
     size_t pos = 0, use = 0;
     for (uint32_t j = 0; j < n; j++) {
-        remap_record(t, own[j], new_id, names ? &o : NULL, &use, out->words + pos);
+        remap_names(t, own[j], new_id, names ? &o : NULL, &use, 0, out->words + pos);
         pos += t->start[own[j] + 1] - t->start[own[j]];
     }
     out->nwords = words;

@@ -100,10 +100,11 @@ int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx);
 int canonical_order(const types_t *t, const uint32_t *nodes, uint32_t nnodes,
                     const uint32_t *redirect, int by_name, uint32_t *out, int *alone);
 
-/* dedup._abstract_keys of a BTF without a base: key and token number (0: none) of every
- * own type, by own index, numbered as the reference numbers them. 0, or -1 when out of
- * memory. */
-int abstract_keys(const types_t *t, uint32_t *key, uint32_t *token_key);
+/* dedup._abstract_keys: key and token number (0: none) of every own type, by own index,
+ * numbered as the reference numbers them; `base_count` > 0: the first `base_count` types
+ * are a split BTF's base (numbered as dedup.BaseIndex numbers them, the rest after).
+ * 0, or -1 when out of memory. */
+int abstract_keys(const types_t *t, uint32_t base_count, uint32_t *key, uint32_t *token_key);
 
 /* The renumbered type section (host-order words) and its new string section. */
 typedef struct {
@@ -119,6 +120,11 @@ typedef struct {
  * (else names and strings stay as they are). */
 int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
                    const uint32_t *redirect, int nlenders, int names, renumbered_t *out);
+
+/* Own record i with ids through new_id (indexed by id) and name offsets moved by
+ * `shift`, into out (as many words as the record). */
+void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id, uint32_t shift,
+                  uint32_t *out);
 
 /* Interned u32 strings -> numbers from 1, open addressing: equal strings, equal numbers
  * (a zeroed intern_t is empty). A slot is 8 bytes (the hash's high half and an entry),

@@ -112,6 +112,7 @@ AT_signature = 0x69
 AT_data_bit_offset = 0x6B
 AT_str_offsets_base = 0x72
 AT_addr_base = 0x73
+AT_loclists_base = 0x8C
 # Not a DWARF attribute: the last field of every child (CHILD_FIELDS), its own children
 # (annotations of a member or parameter): a list when the DIE has children, else None.
 ANNOTATIONS = -1
@@ -130,6 +131,9 @@ V_SECTION_OFFSET = "section offset"
 V_TEXT = "text"  # a string when the form is a string form, else nothing (annotation values)
 V_ADDRESS = "address"  # DW_FORM_addr, or an index into .debug_addr (DW_FORM_addrx*)
 V_ADDRESS_EXPR = "address expression"  # a location that is one DW_OP_addr / DW_OP_addrx
+# A parameter's location: its summary (locations.py) when an expression, else a
+# LocationList / LocationListIndex the converter sums up when it needs to.
+V_PARAM_LOCATION = "parameter location"
 
 TYPE_ATTRS = {
     AT_name: V_STRING, AT_type: V_REF, AT_byte_size: V_CONST, AT_declaration: V_FLAG,
@@ -144,7 +148,7 @@ WANTED_ATTRS = {
     TAG_enumerator: {AT_name: V_STRING, AT_const_value: V_CONST},
     TAG_subrange_type: {AT_type: V_REF, AT_lower_bound: V_CONST, AT_upper_bound: V_CONST,
                         AT_count: V_CONST},
-    TAG_formal_parameter: {AT_name: V_STRING, AT_type: V_REF},
+    TAG_formal_parameter: {AT_name: V_STRING, AT_type: V_REF, AT_location: V_PARAM_LOCATION},
     TAG_unspecified_parameters: {},
     TAG_LLVM_annotation: {AT_name: V_STRING, AT_const_value: V_TEXT},
     TAG_subprogram: {
@@ -159,8 +163,10 @@ WANTED_ATTRS = {
     TAG_generic_subrange: {},
     TAG_inheritance: {},
     TAG_variant_part: {},
-    TAG_compile_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET},
-    TAG_partial_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET},
+    TAG_compile_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET,
+                       AT_loclists_base: V_SECTION_OFFSET},
+    TAG_partial_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET,
+                       AT_loclists_base: V_SECTION_OFFSET},
 }
 for _tag in TYPE_TAGS:
     WANTED_ATTRS[_tag] = TYPE_ATTRS
@@ -195,6 +201,12 @@ OP_constu = 0x10
 OP_plus_uconst = 0x23
 OP_addrx = 0xA1
 OP_GNU_addr_index = 0xFB
+# ... and those that say where a parameter is (locations.py).
+OP_reg0 = 0x50
+OP_reg31 = 0x6F
+OP_stack_value = 0x9F
+OP_entry_value = 0xA3
+OP_GNU_entry_value = 0xF3
 
 # Forms.
 FORM_addr = 0x01

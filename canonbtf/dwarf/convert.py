@@ -44,8 +44,8 @@ from __future__ import annotations
 
 from ..btf import format as f
 from . import constants as c
+from .locations import unexpected_register
 from .numbering import FAILED, ConvertContext, Record, Skips
-from .symbols import PERCPU_SECTION
 from .type_records import STRUCT_TAGS, TypeRecords
 from .unit_types import TypeDie, UnitTypes
 
@@ -58,16 +58,16 @@ _PROGRAM_TAGS = frozenset({c.TAG_subprogram, c.TAG_variable})
 _TAG_pointer_type, _TAG_formal_parameter = c.TAG_pointer_type, c.TAG_formal_parameter
 _AT_type = c.AT_type
 KFUNC_TAG = "bpf_kfunc"
-UNNAMED_PERCPU_AT_ZERO = ("per-CPU variable at address 0 named only by its declaration "
-                          "(left out as pahole 1.24 does)")
 
 # Flags a FUNC candidate carries in its linkage field until functions.py decides: a
 # candidate is never a valid linkage (so it never merges into a base BTF's FUNC), LINKED
 # says the definition's code is at an address of its symbol, NOCALL that the function
-# was marked DW_CC_nocall (its ABI changed).
+# was marked DW_CC_nocall (its ABI changed), MOVED that a parameter of it or of a copy
+# of its code is in another register than the calling convention's (locations.py).
 FUNC_CANDIDATE = 4
 FUNC_LINKED = 1
 FUNC_NOCALL = 2
+FUNC_MOVED = 8
 
 
 class UnitConverter(TypeRecords):
@@ -77,6 +77,7 @@ class UnitConverter(TypeRecords):
     def __init__(self, unit: UnitTypes, little_endian: bool, skips: Skips,
                  context: ConvertContext | None = None):
         super().__init__(unit, little_endian, skips, context)
+        self.unit_locations = unit.locations
         self.programs: list[tuple[int, TypeDie]] = []  # subprograms and variables, in order
 
     def convert(self) -> list[Record | None]:
@@ -148,8 +149,8 @@ class UnitConverter(TypeRecords):
 
     def _functions(self) -> None:
         symbols = self.context.symbols
-        # Out-of-line copies of inlined functions: where their code is, by origin DIE.
-        copies: dict[int, list[int]] = {}
+        # Out-of-line copies of inlined functions (and clones): by origin DIE.
+        copies: dict[int, list[TypeDie]] = {}
         definitions = []
         for offset, die in self.programs:
             if die.tag != c.TAG_subprogram or die.attrs.get(c.AT_declaration):
@@ -158,7 +159,7 @@ class UnitConverter(TypeRecords):
             if origin is None:
                 definitions.append((offset, die))
             elif c.AT_low_pc in die.attrs:
-                copies.setdefault(origin, []).append(die.attrs[c.AT_low_pc])
+                copies.setdefault(origin, []).append(die)
         for offset, die in definitions:
             attrs = self._declared(die.attrs)
             name = attrs.get(c.AT_name)
@@ -170,16 +171,32 @@ class UnitConverter(TypeRecords):
                 addresses = symbols.functions.get(name)
             if addresses is None:
                 continue
-            self._function(name, attrs, die.children, addresses,
-                           [attrs.get(c.AT_low_pc), *copies.get(offset, ())])
+            self._function(name, attrs, die.children, addresses, copies.get(offset, ()))
+
+    def _moved(self, children: list) -> bool:
+        """Whether a parameter among `children` is in an unexpected register."""
+        registers = self.context.parameter_registers
+        index = 0
+        for tag, param in children:
+            if tag != _TAG_formal_parameter:
+                continue
+            if index == len(registers):
+                break
+            location = param[2]
+            if location is not None and self.unit_locations is not None and \
+                    unexpected_register(self.unit_locations.summary(location),
+                                        registers[index]):
+                return True
+            index += 1
+        return False
 
     def _function(self, name: str, attrs: dict, children: list, addresses: frozenset[int],
-                  code_at: list) -> None:
+                  copies: list[TypeDie]) -> None:
         self.decl_tags = []
         params = []
         for tag, param in children:
             if tag == _TAG_formal_parameter:
-                param_name, target, annotations = param
+                param_name, target, _, annotations = param
                 if not param_name:
                     return  # pahole encodes only functions with every parameter named
                 param_type = self._type_number(target)
@@ -198,10 +215,14 @@ class UnitConverter(TypeRecords):
             return
         self._collect_decl_tags(children, -1)
         flags = FUNC_CANDIDATE
+        code_at = [attrs.get(c.AT_low_pc), *(copy.attrs[c.AT_low_pc] for copy in copies)]
         if any(address in addresses for address in code_at if address is not None):
             flags |= FUNC_LINKED
         if attrs.get(c.AT_calling_convention) == c.CC_nocall:
             flags |= FUNC_NOCALL
+        if self.context.parameter_registers and (
+                self._moved(children) or any(self._moved(copy.children) for copy in copies)):
+            flags |= FUNC_MOVED
         proto = self._add((f.FUNC_PROTO, "", 0, returns, 0, tuple(params)))
         func = self._add((f.FUNC, name, 0, proto, flags, ()))
         symbols = self.context.symbols
@@ -227,13 +248,6 @@ class UnitConverter(TypeRecords):
                 continue
             place = symbols.place_variable(name, address, every_section)
             if place is None:
-                continue
-            if (address == 0 and not symbols.relocatable and place[0] == PERCPU_SECTION
-                    and c.AT_name not in die.attrs):
-                # pahole 1.24 takes address 0 for one of the unnamed helper variables
-                # (__UNIQUE_ID, __ADDRESSABLE) unless the DIE names itself; x86-64's
-                # fixed_percpu_data is named only by its declaration (docs/ENCODE.md).
-                self.skips.add(UNNAMED_PERCPU_AT_ZERO)
                 continue
             var_type = self._ref(attrs)
             if var_type == FAILED or var_type == 0:

@@ -63,8 +63,9 @@ def new_encoder(dwarf: DwarfFile, context: ConvertContext):
     return module.UnitEncoder(
         info=dwarf.info, abbrev=dwarf.abbrev, str=dwarf.str, line_str=dwarf.line_str,
         str_offsets=dwarf.str_offsets, addr=sections.get(".debug_addr", b""),
+        loc=sections.get(".debug_loc", b""), loclists=sections.get(".debug_loclists", b""),
+        registers=bytes(context.parameter_registers),
         little_endian=dwarf.little_endian, features=bits, has_symbols=symbols is not None,
-        relocatable=symbols is not None and symbols.relocatable,
         functions=symbols.functions if symbols is not None else None,
         kfuncs=symbols.kfuncs if symbols is not None else None,
         place_variable=symbols.place_variable if symbols is not None else None,

@@ -38,6 +38,7 @@ from .forms import (
     ULEB,
     forms_laid_out,
 )
+from .locations import LocationList, LocationListIndex, expression_summary, unit_locations
 from .sections import DwarfFile, Unit
 from .unit_types import DwarfFormatError, TypeDie, UnitTypes
 
@@ -606,6 +607,8 @@ class DieReader:
         namespace.update(uleb_tail=_uleb_tail, sleb=read_sleb, location=location_value,
                          strings=self._strings, line_strings=self._line_strings,
                          indexed=self.indexed_string, AddressIndex=AddressIndex,
+                         param_expr=expression_summary, LocationList=LocationList,
+                         LocationListIndex=LocationListIndex,
                          addr_expr=partial(address_expression, address_size=unit.address_size,
                                            little_endian=self.dwarf.little_endian))
         exec(code, namespace)  # noqa: S102
@@ -639,7 +642,7 @@ class DieReader:
         end = unit.end
         cu = unit.offset
         sob = None
-        aob = None
+        aob = lob = None
         types: dict[int, TypeDie] = {}
         skipped = self.skipped_tags
         quiet = c.QUIET_CHILD_TAGS
@@ -744,6 +747,7 @@ class DieReader:
             elif role == ROLE_UNIT:
                 sob = attrs.get(c.AT_str_offsets_base)
                 aob = attrs.get(c.AT_addr_base)
+                lob = attrs.get(c.AT_loclists_base)
             if has_children:
                 stack.append(parent)
                 parent = append = None
@@ -751,7 +755,7 @@ class DieReader:
         if aob is not None:
             resolve_addresses(types, aob, self.dwarf.sections.get(".debug_addr", b""),
                               unit.address_size, self.dwarf.little_endian)
-        return UnitTypes(unit.offset, types)
+        return UnitTypes(unit.offset, types, unit_locations(self.dwarf, unit, lob))
 
 
 ROLE_SKIP = 0
@@ -814,6 +818,12 @@ def _value_expr(kind: str, form: int, made_of, offset_size: int) -> str | None:
         return f"location({made_of[1]})"
     if kind == c.V_ADDRESS_EXPR:
         return f"addr_expr({made_of[1]})"
+    if kind == c.V_PARAM_LOCATION:
+        if form == c.FORM_sec_offset:
+            return f"LocationList({made_of})"
+        if form == c.FORM_loclistx:
+            return f"LocationListIndex({made_of})"
+        return f"param_expr({made_of[1]}, True)"
     if kind == c.V_ADDRESS and form in ADDRX_FORMS:
         return f"AddressIndex({made_of})"
     if isinstance(made_of, tuple):
@@ -858,5 +868,7 @@ def _readable(kind: str, form: int) -> bool:
         return form in BLOCK_FORMS
     if kind == c.V_LOCATION:
         return form in CONST_FORMS or form in BLOCK_FORMS
+    if kind == c.V_PARAM_LOCATION:
+        return form in BLOCK_FORMS or form == c.FORM_sec_offset or form == c.FORM_loclistx
     return True
 

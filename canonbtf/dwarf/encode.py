@@ -31,7 +31,8 @@ import traceback
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait
+from functools import partial
+from typing import TYPE_CHECKING
 
 from ..btf import format as f
 from ..btf.model import Btf
@@ -46,9 +47,13 @@ from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
+from .locations import PARAMETER_REGISTERS
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
+
+if TYPE_CHECKING:
+    from ..canon.dedup import BaseIndex
 
 SHUFFLE_ENV = "CANONBTF_SHUFFLE_SEED"
 # Batches per worker: more balance the load better, fewer send fewer repeated types.
@@ -301,7 +306,8 @@ def encode_fragments(dwarf: DwarfFile, jobs: int, seed: int | None = None,
 def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader: str,
                  meter: _Progress, convert_context: ConvertContext, keyed: bool
                  ) -> list[list[Fragment]]:
-    import multiprocessing
+    import multiprocessing  # not at start-up: a module's encode runs no workers
+    from multiprocessing.connection import wait
 
     context = multiprocessing.get_context("fork")
     jobs = min(jobs, len(batches))
@@ -429,7 +435,7 @@ def context_for(dwarf: DwarfFile, features: frozenset[str]) -> ConvertContext:
     symbols = None
     if features & {"func", "var", "global_var"}:
         symbols = read_symbols(dwarf.path)
-    return ConvertContext(features, symbols)
+    return ConvertContext(features, symbols, PARAMETER_REGISTERS.get(dwarf.machine, ()))
 
 
 def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = None,
@@ -458,21 +464,29 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
             raise InputError(dwarf.path, "no types to encode in its DWARF")
         index = None
         if base is not None:
-            from ..canon.basecache import base_index
-
             merged = as_split(merged, base)
-            index = base_index(base)
+            index = partial(_base_index, base)  # made only where the reference dedups
         # Choosing functions needs the merged types in canonical order; the strings are
         # made canonical once, at the end.
         btf, alone = canonicalize_checked(place_variables(merged), dedup=True,
                                           strings=False, index=index)
-        choice, stats.functions = decide_functions(btf, "consistent_func" in features)
+        ambiguous = context.symbols.ambiguous if context.symbols else frozenset()
+        choice, stats.functions = decide_functions(btf, "consistent_func" in features,
+                                                   ambiguous)
         if stats.functions.candidates or stats.functions.overlapping_variables:
             btf = reorder(btf, choice, alone) or canonicalize(rebuild(btf, choice))
         else:
             btf = renumbered(btf, range(btf.first_id, btf.last_id + 1))
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
+
+
+def _base_index(base: Btf) -> BaseIndex:
+    """basecache.base_index, imported only when the pure dedup asks for it (hashlib and
+    pathlib were 10 ms of a module's start-up)."""
+    from ..canon.basecache import base_index
+
+    return base_index(base)
 
 
 def as_split(btf: Btf, base: Btf) -> Btf:

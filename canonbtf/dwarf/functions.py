@@ -5,8 +5,10 @@ Workers send FUNC *candidates* (one per definition, flags in the linkage field, 
 convert.py) and VARs that still carry their place. Around the global dedup:
 - `place_variables` (before): one DATASEC per section, entries sorted by offset, each VAR
   back to a plain linkage; pahole's size rule (last entry's offset + size).
-- `choose_functions` (after, when equivalent types share one id): a name marked
-  DW_CC_nocall by any definition keeps no FUNC. With `consistent_func`, neither does a
+- `choose_functions` (after, when equivalent types share one id): a name whose code
+  sits at several addresses (symbols.ambiguous_functions) keeps no FUNC, nor does a name
+  marked DW_CC_nocall, or whose parameters are not where the calling convention puts
+  them, by any definition. With `consistent_func`, neither does a
   name whose prototypes are not equivalent the way pahole's consistent_func compares
   them: the same number of parameters, return and parameter types equal after dropping
   `const`, named types (typedef, struct, union, enum) compared by name; parameter names
@@ -30,7 +32,7 @@ from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..canon import compiled, renumbered
 from ..canon.renumber import new_ids
-from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_NOCALL
+from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL
 
 
 @dataclass
@@ -41,7 +43,16 @@ class FunctionReport:
     kept: int = 0
     inconsistent: list[str] = field(default_factory=list)  # names dropped
     nocall: list[str] = field(default_factory=list)  # names dropped
+    ambiguous: list[str] = field(default_factory=list)  # names dropped
+    moved: list[str] = field(default_factory=list)  # names dropped: FUNC_MOVED
     overlapping_variables: int = 0  # VARs dropped for sharing bytes with another
+    # name dropped -> why, in pahole 1.31's words (`--verbose`)
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    def skip_lines(self) -> list[str]:
+        """One line per dropped name, as pahole 1.31 `--verbose` prints them."""
+        return [f"{name} : skipping BTF encoding of function due to {why}"
+                for name, why in sorted(self.reasons.items())]
 
 
 def place_variables(btf: Btf) -> Btf:
@@ -90,10 +101,11 @@ class FunctionChoice:
     closed: bool = True
 
 
-def choose_functions(btf: Btf, consistent: bool = True) -> tuple[Btf, FunctionReport]:
+def choose_functions(btf: Btf, consistent: bool = True,
+                     ambiguous: frozenset[str] = frozenset()) -> tuple[Btf, FunctionReport]:
     """`btf` (deduplicated) with one FUNC per kept name and no candidate flags left; the
     result is not in canonical order yet."""
-    choice, report = decide_functions(btf, consistent)
+    choice, report = decide_functions(btf, consistent, ambiguous)
     return rebuild(btf, choice), report
 
 
@@ -123,13 +135,14 @@ class _TypesById:
         return self.btf.type_by_id(type_id).kind
 
 
-def decide_functions(btf: Btf, consistent: bool = True
+def decide_functions(btf: Btf, consistent: bool = True,
+                     ambiguous: frozenset[str] = frozenset()
                      ) -> tuple[FunctionChoice, FunctionReport]:
     """Which FUNC each candidate of `btf` (deduplicated) becomes, and what goes with the
-    dropped ones; `btf` itself is left as it is."""
+    dropped ones (a name of `ambiguous` keeps none); `btf` itself is left as it is."""
     report = FunctionReport()
     types = _TypesById(btf)
-    kept, redirect = _choose(btf, types, consistent, report)
+    kept, redirect = _choose(btf, types, consistent, ambiguous, report)
     report.kept = len(kept)
     dropped = {c for c, into in redirect.items() if into != c}
     orphaned = _overlapping_variables(btf)
@@ -146,8 +159,8 @@ def decide_functions(btf: Btf, consistent: bool = True
     return FunctionChoice(kept, redirect, dropped, orphaned, closed), report
 
 
-def _choose(btf: Btf, types: _TypesById, consistent: bool, report: FunctionReport
-            ) -> tuple[dict[int, Type], dict[int, int]]:
+def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[str],
+            report: FunctionReport) -> tuple[dict[int, Type], dict[int, int]]:
     """Name by name: the candidates kept (as their FUNC) and where every candidate goes."""
     by_name: dict[str, list[int]] = {}
     names = btf.names
@@ -161,12 +174,20 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, report: FunctionRepor
     loose = _LooseTypes(btf)
     for name in sorted(by_name):
         group = by_name[name]
+        if name in ambiguous:
+            # pahole 1.31 names the prototypes' mismatch first, when there is one.
+            signatures = {loose.signature(types[c].size_or_type): c for c in group}
+            report.ambiguous.append(name)
+            report.reasons[name] = (_mismatch(btf, loose, sorted(signatures.values()))
+                                    if len(signatures) > 1 else AMBIGUOUS_ADDRESS)
+            redirect.update(dict.fromkeys(group, 0))
+            continue
         if len(group) == 1:
             # Most names have one candidate (40,752 of the 6.1 kernel's 41,605): decided
             # here without the general case's generators and lambdas (0.20 -> 0.14 s).
             chosen = group[0]
             t = types[chosen]
-            if not t.extra & FUNC_NOCALL:
+            if not t.extra & (FUNC_NOCALL | FUNC_MOVED):
                 in_base = base_funcs.get((name, t.size_or_type)) if base_funcs else None
                 if in_base is not None:
                     redirect[chosen] = in_base
@@ -177,12 +198,20 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, report: FunctionRepor
                 continue
         if any(types[c].extra & FUNC_NOCALL for c in group):
             report.nocall.append(name)
+            report.reasons[name] = NOCALL
+            redirect.update(dict.fromkeys(group, 0))
+            continue
+        if any(types[c].extra & FUNC_MOVED and not _misfit_parameter(btf, types[c])
+               for c in group):
+            report.moved.append(name)
+            report.reasons[name] = MOVED
             redirect.update(dict.fromkeys(group, 0))
             continue
         if consistent:
-            if len(group) > 1 and len({loose.signature(types[c].size_or_type)
-                                       for c in group}) > 1:
+            signatures = {loose.signature(types[c].size_or_type): c for c in group}
+            if len(signatures) > 1:
                 report.inconsistent.append(name)
+                report.reasons[name] = _mismatch(btf, loose, sorted(signatures.values()))
                 redirect.update(dict.fromkeys(group, 0))
                 continue
             groups = [group]
@@ -202,6 +231,48 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, report: FunctionRepor
             kept[chosen] = Type(f.FUNC, t.name_off, 0, t.size_or_type, f.LINKAGE_STATIC)
             redirect.update(dict.fromkeys(same, chosen))
     return kept, redirect
+
+
+AMBIGUOUS_ADDRESS = "ambiguous address"
+NOCALL = "calling convention DW_CC_nocall"
+MOVED = "unexpected register usage for parameter"
+_SEE_THROUGH = frozenset({f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
+_SIZED = frozenset({f.INT, f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.FLOAT})
+
+
+def _misfit_parameter(btf: Btf, func: Type) -> bool:
+    """Whether a parameter of `func`'s prototype fits no register (0 or over 8 bytes: a
+    struct passed in two registers or on the stack). Its registers then do not follow
+    the parameters one for one, and pahole 1.31 holds no unexpected register against
+    the function."""
+    for _, type_id in btf.type_by_id(func.size_or_type).items:
+        t = btf.type_by_id(type_id)
+        for _ in range(32):
+            if t is None or t.kind not in _SEE_THROUGH:
+                break
+            t = btf.type_by_id(t.size_or_type)
+        if t is None:
+            continue  # void: the "..." entry
+        size = 8 if t.kind == f.PTR else t.size_or_type if t.kind in _SIZED else 0
+        if size == 0 or size > 8:
+            return True
+    return False
+
+
+def _mismatch(btf: Btf, loose: _LooseTypes, candidates: list[int]) -> str:
+    """Why the prototypes of two `candidates` disagree, in pahole's words (its tests
+    parse "return type mismatch" and "due to param ")."""
+    first, second = (btf.type_by_id(btf.type_by_id(c).size_or_type) for c in candidates[:2])
+    if loose.key(first.size_or_type) != loose.key(second.size_or_type):
+        return "return type mismatch"
+    if len(first.items) != len(second.items):
+        return (f"param count mismatch; {len(first.items)} params != "
+                f"{len(second.items)} params")
+    for number, (mine, theirs) in enumerate(zip(first.items, second.items), 1):
+        if loose.key(mine[1]) != loose.key(theirs[1]):
+            return (f"param type mismatch for param#{number} {btf.name(mine[0])} != "
+                    f"{btf.name(theirs[0])}")
+    return "inconsistent prototype"
 
 
 def _drop_decl_tags(btf: Btf, redirect: dict[int, int], orphaned: set[int],
@@ -324,7 +395,8 @@ def _base_functions(btf: Btf, names: set[str]) -> dict[tuple[str, int], int]:
     # A vmlinux base stays packed: no 95 k Types, and only its FUNCs of these names.
     funcs = compiled.heads(base, f.FUNC, names)
     if funcs is not None:
-        return {(btf.name(name_off), proto): type_id
+        name = base.strings.peek if base.base is None else btf.name
+        return {(name(name_off), proto): type_id
                 for type_id, name_off, linkage, proto in funcs if linkage == f.LINKAGE_STATIC}
     return {(btf.name(t.name_off), t.size_or_type): type_id
             for type_id, t in base.own() if t.kind == f.FUNC and t.extra == f.LINKAGE_STATIC}

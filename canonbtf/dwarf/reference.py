@@ -12,6 +12,7 @@ from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
 
 from . import constants as c
 from .forms import ADDRX_FORMS, BLOCK_FORMS, CONST_FORMS, CU_REF_FORMS, STRING_FORMS
+from .locations import LocationList, LocationListIndex, expression_summary, unit_locations
 from .sections import DwarfFile, Unit
 from .unit_types import DwarfFormatError, TypeDie, UnitTypes
 
@@ -55,7 +56,9 @@ class ReferenceReader:
                 siblings.append((tag, values))
                 if die.has_children:
                     annotations[die.offset] = values[-1]
-        return UnitTypes(unit.offset, types)
+        top = cu.get_top_DIE().attributes.get("DW_AT_loclists_base")
+        return UnitTypes(unit.offset, types, unit_locations(
+            self.dwarf, unit, top.value if top is not None else None))
 
     def _attrs(self, die, tag: int, cu) -> dict:
         wanted = c.WANTED_ATTRS[tag]
@@ -140,6 +143,12 @@ def _value(kind: str, form: int, attr, cu):
         if op.op_name in _INDEX_OPERATIONS:
             return cu.dwarfinfo.get_addr(cu, op.args[0])
         return None
+    if kind == c.V_PARAM_LOCATION:
+        if form == c.FORM_sec_offset:
+            return LocationList(attr.raw_value)
+        if form == c.FORM_loclistx:
+            return LocationListIndex(attr.raw_value)
+        return expression_summary(bytes(attr.value), True) if form in BLOCK_FORMS else None
     if kind == c.V_ADDRESS:
         # pyelftools resolves DW_FORM_addrx* through .debug_addr itself.
         return attr.value if form == c.FORM_addr or form in ADDRX_FORMS else None

@@ -14,23 +14,27 @@ import io
 import os
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
-from elftools.dwarf.dwarfinfo import DebugSectionDescriptor, DwarfConfig, DWARFInfo
-from elftools.elf.elffile import ELFFile
-from elftools.elf.relocation import RelocationHandler
-
+from ..elffile import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
 from ..errors import InputError
 from .core import compiled_module
+
+if TYPE_CHECKING:
+    from elftools.dwarf.dwarfinfo import DWARFInfo
+    from elftools.elf.elffile import ELFFile
 
 ELF_MAGIC = b"\x7fELF"
 
 # Sections the encoder reads; the first is required.
 SECTION_NAMES = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str",
-                 ".debug_str_offsets", ".debug_addr")
+                 ".debug_str_offsets", ".debug_addr", ".debug_loclists", ".debug_loc")
+# Read unrelocated: the encoder takes only the shape of location lists and their
+# expressions from them, never an address (relocating xfs.ko's would cost time).
+LOCATION_SECTIONS = (".debug_loclists", ".debug_loc")
 # Sections only the pyelftools reference reader needs: it resolves every attribute's
-# value, location and range list indexes included (types never use them).
-REFERENCE_SECTION_NAMES = (".debug_loclists", ".debug_rnglists")
+# value, range list indexes included (types never use them).
+REFERENCE_SECTION_NAMES = (".debug_rnglists",)
 
 # Unit types (DWARF 5 header field); DWARF 2-4 units are all compile units.
 DW_UT_COMPILE = 1
@@ -61,7 +65,7 @@ class DwarfFile:
     """An ELF file's debug sections (bytes) and units, plus the pyelftools view of them."""
 
     def __init__(self, path: str, little_endian: bool, elf_type: str,
-                 sections: dict[str, bytes], dwarfinfo: DWARFInfo):
+                 sections: dict[str, bytes], dwarfinfo: DWARFInfo | None):
         self.path = path
         self.little_endian = little_endian
         self.elf_type = elf_type
@@ -72,6 +76,7 @@ class DwarfFile:
         self.str = sections.get(".debug_str", b"")
         self.line_str = sections.get(".debug_line_str", b"")
         self.str_offsets = sections.get(".debug_str_offsets", b"")
+        self.machine = ""  # e_machine as pyelftools names it ("EM_X86_64")
         self.units: list[Unit] = []
 
     def error(self, message: str) -> InputError:
@@ -95,8 +100,16 @@ def _check_extents(path: str, elf: ELFFile, file_size: int) -> None:
 def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     """Open `path`, load its debug sections and list its units; InputError if unusable.
 
-    `for_reference` also loads what the pyelftools reference reader needs.
+    `for_reference` also loads what the pyelftools reference reader needs. An ordinary
+    file is read with elffile.py (a module's encode needs no pyelftools); anything else,
+    and every broken file, through pyelftools (then its message is the one given).
     """
+    if not for_reference:
+        fast = _open_plain(path)
+        if fast is not None:
+            return fast
+    from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
+
     try:
         with open(path, "rb") as fh:
             magic = fh.read(4)
@@ -116,9 +129,60 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     except (ValueError, OverflowError) as e:
         # pyelftools seeking to an offset no file has
         raise InputError(path, f"corrupt ELF file: {e}") from None
+    except OSError as e:  # pyelftools seeking past what the system allows (EINVAL)
+        raise InputError(path, f"corrupt ELF file: {e.strerror or e}") from None
+
+
+def _open_plain(path: str) -> DwarfFile | None:
+    """`open_dwarf` of an ordinary file by elffile.py; None for pyelftools to judge it."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != ELF_MAGIC:
+                return None
+            image = ElfImage(fh)
+            sections = _plain_sections(image)
+    except (OSError, Unusual, struct.error):
+        return None
+    if sections is None:
+        return None
+    dwarf = DwarfFile(path, image.little_endian, ELF_TYPES.get(image.type, ""), sections, None)
+    dwarf.units = list_units(dwarf)
+    return dwarf
+
+
+def _plain_sections(image: ElfImage) -> dict[str, bytes] | None:
+    """The debug sections `_load` would give, or None where it would say something (no
+    .debug_info, several, type units, ...) or relocate otherwise than `_relocated`."""
+    info = [s for s in image.sections if s.name == ".debug_info"]
+    types_section = image.by_name.get(".debug_types")
+    if len(info) != 1 or (types_section is not None and types_section.size):
+        return None
+    sections: dict[str, bytes] = {}
+    for name in SECTION_NAMES:
+        section = image.by_name.get(name)
+        if section is None or section.type == SHT_NOBITS:
+            continue
+        data = image.data(section)
+        reloc = image.relocations_for(section) if image.type == ET_REL else None
+        if reloc is not None:
+            sizes = _ABSOLUTE_RELOCATIONS.get(MACHINE_NAMES.get(image.machine, ""))
+            if sizes is None or reloc.type != SHT_RELA or not image.elf64:
+                return None
+            symtab = image.data(image.section(reloc.link))
+            data = _relocate(data, image.data(reloc), symtab, image.little_endian, sizes)
+            if data is None:
+                return None
+        sections[name] = data
+    if not sections.get(".debug_info") or ".debug_abbrev" not in sections:
+        return None
+    return sections
 
 
 def _load(path: str, fh, for_reference: bool) -> DwarfFile:
+    from elftools.dwarf.dwarfinfo import DebugSectionDescriptor, DwarfConfig, DWARFInfo
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.relocation import RelocationHandler
+
     elf = ELFFile(fh)
     _check_extents(path, elf, os.fstat(fh.fileno()).st_size)
     if elf.get_section_by_name(".debug_info") is None:
@@ -144,7 +208,7 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
         if section is None or section["sh_type"] == "SHT_NOBITS":
             continue
         data = section.data()
-        if handler is not None:
+        if handler is not None and name not in LOCATION_SECTIONS:
             # In an ET_REL object, string and cross-unit offsets are relocations.
             reloc = handler.find_relocations_for_section(section)
             fast = _relocated(elf, data, reloc) if reloc is not None else None
@@ -180,6 +244,7 @@ def _load(path: str, fh, for_reference: bool) -> DwarfFile:
     kwargs.update(dict.fromkeys(absent))
     dwarfinfo = DWARFInfo(config=config, **kwargs)
     dwarf = DwarfFile(path, elf.little_endian, elf["e_type"], sections, dwarfinfo)
+    dwarf.machine = elf["e_machine"]
     dwarf.units = list_units(dwarf)
     return dwarf
 
@@ -208,10 +273,15 @@ def _relocated(elf: ELFFile, data: bytes, reloc) -> bytes | None:
     if sizes is None or reloc["sh_type"] != "SHT_RELA" or elf.elfclass != 64:
         return None
     symtab = elf.get_section(reloc["sh_link"]).data()
+    return _relocate(data, reloc.data(), symtab, elf.little_endian, sizes)
+
+
+def _relocate(data: bytes, entries: bytes, symtab: bytes, little_endian: bool,
+              sizes: dict[int, int]) -> bytes | None:
     core = compiled_module()
     if core is not None:
-        return core.relocate(data, reloc.data(), symtab, elf.little_endian, sizes)
-    return apply_relocations(data, reloc.data(), symtab, elf.little_endian, sizes)
+        return core.relocate(data, entries, symtab, little_endian, sizes)
+    return apply_relocations(data, entries, symtab, little_endian, sizes)
 
 
 def apply_relocations(data: bytes, entries: bytes, symtab: bytes, little_endian: bool,

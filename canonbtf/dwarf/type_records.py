@@ -235,8 +235,7 @@ class TypeRecords(TypeNumbering):
         params = []
         for tag, param in die.children:
             if tag == _TAG_formal_parameter:
-                param_name, target, _ = param
-                params.append((param_name or "", self._type_number(target)))
+                params.append((param[0] or "", self._type_number(param[1])))
             elif tag == c.TAG_unspecified_parameters:
                 params.append(("", 0))
             elif tag != c.TAG_LLVM_annotation:

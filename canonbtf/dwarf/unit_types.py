@@ -41,8 +41,10 @@ class TypeDie:
 class UnitTypes:
     """The type DIEs of one unit, by DIE offset, in DIE order."""
 
-    __slots__ = ("offset", "types")
+    __slots__ = ("offset", "types", "locations")
 
-    def __init__(self, offset: int, types: dict[int, TypeDie]):
+    def __init__(self, offset: int, types: dict[int, TypeDie], locations=None):
         self.offset = offset
         self.types = types
+        # locations.UnitLocations: sums up the parameters' location lists (None: none).
+        self.locations = locations

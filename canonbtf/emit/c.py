@@ -73,6 +73,9 @@ _EPILOGUE = """\
 #endif /* {guard} */
 """
 VMLINUX_GUARD = "__VMLINUX_H__"
+# The first line of a split BTF's header: it names base types it does not define.
+SPLIT_NOTE = ("/* Split BTF: the types of a module only. Include the header of its base "
+              "(vmlinux.h) first. */\n")
 # Definitions per part of the body written at once (_Header.body_parts).
 _PART_DEFINITIONS = 4096
 
@@ -92,6 +95,7 @@ def dump_c(btf: Btf, out: TextIO) -> None:
             body = ["".join(body)]
             digest = hashlib.sha256(body[0].encode("latin-1")).hexdigest()[:16].upper()
             guard = f"__VMLINUX_SPLIT_{digest}_H__"
+            out.write(SPLIT_NOTE)
         write_header(out, guard, bool(header.kfuncs), body)
 
 
@@ -121,8 +125,8 @@ def kfunc_block(header: _Header, kfuncs: list[tuple[str, int, bool]]) -> str:
     if not kfuncs:
         return ""
     parts = ["/* BPF kfuncs */\n#ifndef BPF_NO_KFUNC_PROTOTYPES\n"]
-    for name, fid, fastcall in kfuncs:
-        decl = header.prototype(fid, name)[0]
+    spelled = header.prototypes([(fid, name) for name, fid, _ in kfuncs])
+    for (_, _, fastcall), (decl, _) in zip(kfuncs, spelled):
         parts.append(f"extern {'__bpf_fastcall ' if fastcall else ''}{decl} __weak __ksym;\n")
     parts.append("#endif\n\n")
     return "".join(parts)
@@ -338,12 +342,24 @@ class _Header:
             name_of[fid] = name
         kfuncs = [(name_of[fid], fid, FASTCALL_TAG in tags)
                   for fid, tags in tagged.items() if KFUNC_TAG in tags]
-        kfuncs.sort(key=lambda k: (k[0], self.prototype(k[1], k[0])[0]))
-        return kfuncs
+        spelled = self.prototypes([(fid, name) for name, fid, _ in kfuncs])
+        order = sorted(range(len(kfuncs)), key=lambda k: (kfuncs[k][0], spelled[k][0]))
+        return [kfuncs[k] for k in order]
 
     def prototype(self, fid: int, name: str) -> tuple[str, list[tuple[int, int]]]:
         """The declaration of function `fid` as `name`, and the types it mentions."""
-        return self.speller.declaration(self.types[fid].size_or_type, name)
+        return self.prototypes([(fid, name)])[0]
+
+    def prototypes(self, funcs: list[tuple[int, str]]) -> list[tuple[str, list[tuple[int, int]]]]:
+        """The declaration of each function (id, name) as that name, and the types it
+        mentions, with the display names known now; by the compiled part where it applies
+        (the reference's speller decodes every type)."""
+        if funcs and self.compiled is not None:
+            done = self.compiled.declarations(self.ptr_size, funcs, self.display)
+            if done is not None:
+                return done
+        return [self.speller.declaration(self.types[fid].size_or_type, name)
+                for fid, name in funcs]
 
     def order(self) -> tuple[list[int], list[int]]:
         """(definitions in header order, tags that need a forward declaration)."""

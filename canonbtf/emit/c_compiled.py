@@ -38,21 +38,32 @@ class CompiledSpelling:
     @classmethod
     def of(cls, btf: Btf) -> CompiledSpelling | None:
         module = _module()
-        if module is None or btf.base is not None or not isinstance(btf.strings, StringTable):
+        if module is None:
+            return None
+        if btf.base is not None or not isinstance(btf.strings, StringTable):
+            native.fell_back("dump c", "split BTF or strings not read from a file")
             return None
         words = writer.section_words(btf)
         if words is None:
+            native.fell_back("dump c", "types no longer packed as read")
             return None
         try:
             return cls(module, module.c_view(words, 1, btf.string_sections()))
-        except ValueError:
+        except ValueError as e:
+            native.fell_back("dump c", f"c_view: {e}")
             return None
 
     def _call(self, function: str, *args: object) -> object | None:
+        """`function` of the compiled part; None (counted: the reference runs) where it
+        declines."""
         try:
-            return getattr(self._module, function)(self._view, *args)
-        except ValueError:
+            done = getattr(self._module, function)(self._view, *args)
+        except ValueError as e:
+            native.fell_back("dump c", f"{function}: {e}")
             return None
+        if done is None:
+            native.fell_back("dump c", f"{function} declined")
+        return done
 
     def facts(self) -> tuple[int, bytes, list[str], list[tuple[int, str]]] | None:
         """c.type_facts without decoding a Type."""
@@ -60,7 +71,10 @@ class CompiledSpelling:
 
     def shape_ok(self, ptr_size: int) -> bool:
         """True when c_shape_problem would certainly find nothing."""
-        return self._call("c_shape_ok", ptr_size) is True
+        ok = self._call("c_shape_ok", ptr_size) is True
+        if not ok:
+            native.fell_back("dump c", "c_shape_ok cannot tell")
+        return ok
 
     def definitions(self, ptr_size: int) -> tuple[list[int], list[Spelled]] | None:
         """c._Header._definitions: the definitions in id order and their spellings."""
@@ -71,6 +85,13 @@ class CompiledSpelling:
         """The spellings of definitions `ids` with the `___N` names known."""
         shown = {d: name.encode("latin-1") for d, name in display.items()}
         return self._call("c_render", ptr_size, ids, shown, enumerator_suffix)
+
+    def declarations(self, ptr_size: int, funcs: list[tuple[int, str]],
+                     display: dict[int, str]) -> list[tuple[str, list]] | None:
+        """DefinitionSpeller.declaration of each (FUNC id, name) with the FUNC's prototype."""
+        shown = {d: name.encode("latin-1") for d, name in display.items()}
+        return self._call("c_declarations", ptr_size,
+                          [(fid, name.encode("latin-1")) for fid, name in funcs], shown)
 
     def placement(self, ptr_size: int, defs: list[int], refs: dict[int, list[tuple[int, int]]],
                   rank: dict[int, int]) -> tuple[list[int], list[int]] | None:

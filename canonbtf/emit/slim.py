@@ -14,6 +14,7 @@ each struct or union they reach only through a pointer or a prototype.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TextIO
 
@@ -24,6 +25,13 @@ from ..btf.model import Btf
 from ..errors import InputError
 from .c import VMLINUX_GUARD, _Header, _header_for, forward_block, kfunc_block, write_header
 
+# The typedefs libbpf's BPF headers (bpf_helpers.h, bpf_tracing.h, bpf_core_read.h,
+# bpf_endian.h and the bpf_helper_defs.h they include) take from vmlinux.h, as clang finds
+# them for a program that includes those headers and uses nothing (slim_source.
+# libbpf_probe_source; tests/test_slim_source.py asks the installed headers again). A
+# header cut from an object carries them: the object's BTF cannot say it includes them.
+LIBBPF_HEADER_TYPEDEFS = ("__be16", "__be32", "__s32", "__s64", "__u16", "__u32", "__u64",
+                          "__wsum")
 _TAG_WORDS = {"struct": (f.STRUCT, f.FWD), "union": (f.UNION, f.FWD),
               "enum": (f.ENUM, f.ENUM64)}
 
@@ -102,11 +110,22 @@ class _Names:
         return False
 
 
+_indexes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def slim_index(btf: Btf) -> _Names:
+    """The names of `btf`'s full header, made once per Btf."""
+    index = _indexes.get(btf)
+    if index is None:
+        index = _indexes[btf] = _Names(slim_header(btf))
+    return index
+
+
 def select_names(btf: Btf, names: Iterable[str], selection: Selection | None = None,
                  ) -> Selection:
     """The selection of `names` (`struct foo`, `foo`, a kfunc, an enumerator); an unknown
     name is an InputError naming every unknown one."""
-    index = _Names(slim_header(btf))
+    index = slim_index(btf)
     selection = selection or Selection()
     unknown = [name for name in names if not index.add(selection, name)]
     if unknown:
@@ -192,14 +211,16 @@ def _closure(header: _Header, roots: Iterable[int]) -> tuple[list[int], dict[int
 def select_object(btf: Btf, path: str, selection: Selection | None = None) -> Selection:
     """What BPF object `path` uses of `btf`'s header: the types its CO-RE relocations
     start from, the named types of its own BTF the header defines (declarations for those
-    it only declares) and the kfuncs it calls."""
+    it only declares), the kfuncs it calls and the typedefs libbpf's headers need."""
     header = slim_header(btf)
-    index = _Names(header)
+    index = slim_index(btf)
     selection = selection or Selection()
     data = reader.read_file(path)
     if data[:4] != reader.ELF_MAGIC:
         raise InputError(path, "not an ELF object (a BPF .o with .BTF and .BTF.ext)")
     local = reader.parse(reader.elf_section(path, data, ".BTF"), path)
+    for name in LIBBPF_HEADER_TYPEDEFS:
+        index.add(selection, name)
     string = _checked_strings(local, path)
     for relo in core_relos(reader.elf_section(path, data, ".BTF.ext"), string, path):
         _add_relo_root(index, selection, local, relo.type_id, path)

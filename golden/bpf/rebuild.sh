@@ -17,7 +17,7 @@ for src in "$here"/*.bpf.c; do
 	*_kfunc.bpf) # the corpus BTF tags no kfuncs: tests build these against the running kernel
 		continue ;;
 	esac
-	clang -target bpf -O2 -g -fdebug-prefix-map="$here=." -fdebug-prefix-map="$tmp=." \
+	clang -target bpf -O2 -g -DCANONBTF_MINI_BPF -fdebug-prefix-map="$here=." -fdebug-prefix-map="$tmp=." \
 		-I "$tmp" -I "$here" -c "$src" -o "$here/obj/$name.o"
 	# The DWARF is most of the object and nothing here reads it; .BTF and .BTF.ext stay.
 	llvm-strip --strip-debug "$here/obj/$name.o"

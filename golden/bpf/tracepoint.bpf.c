@@ -2,17 +2,12 @@
 #include "vmlinux.h"
 #include "mini_bpf.h"
 
-#define __uint(name, val) int (*name)[val]
-#define __type(name, val) typeof(val) *name
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
 } switches SEC(".maps");
-
-static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 
 SEC("tracepoint/sched/sched_switch")
 int tracepoint(struct trace_event_raw_sched_switch *ctx)

@@ -9,12 +9,12 @@
 #define ERR (INT64_MIN + 1)
 
 /* Candidate flags of a FUNC (convert.FUNC_*). */
-enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4 };
+enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4, FUNC_MOVED = 8 };
 
 /* Skip reasons (the reference's strings are made in commit_skips). */
 enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC,
        R_BY_VALUE, R_MEMBER, R_IN_STRUCT, R_IN_ARRAY, R_IN_ENUM, R_IN_PROTO,
-       R_FUNC_PARAM, R_FUNC_RET, R_VAR, R_PERCPU_AT_ZERO };
+       R_FUNC_PARAM, R_FUNC_RET, R_VAR };
 
 static const name_t EMPTY = {(const uint8_t *)"", 0};
 
@@ -600,7 +600,7 @@ static int view_truthy(const attr_t *a)
     return a && (a->is_str ? a->s.len != 0 : a->v != 0);
 }
 
-typedef struct { i128 origin; size_t order; i128 low_pc; } copy_t;
+typedef struct { i128 origin; size_t order; i128 low_pc; int node; } copy_t;
 
 static int compare_copies(const void *x, const void *y)
 {
@@ -617,6 +617,23 @@ static int address_in(PyObject *addresses, i128 address, int *found)
     Py_DECREF(value);
     if (r < 0) return -1;
     if (r) *found = 1;
+    return 0;
+}
+
+/* `_moved`: whether a parameter of node t is in an unexpected register. */
+static int moved(const encoder_t *e, int t)
+{
+    int index = 0;
+    for (int c = e->nodes.a[t].first_child; c >= 0; c = e->nodes.a[c].next) {
+        const node_t *p = &e->nodes.a[c];
+        if (p->tag != TAG_formal_parameter) continue;
+        if (index == e->nregisters) break;
+        const attr_t *location = node_attr(e, p, S_LOCATION);
+        if (location && unexpected_register(param_location_summary(e, location),
+                                            e->registers[index]))
+            return 1;
+        index++;
+    }
     return 0;
 }
 
@@ -655,6 +672,12 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
     i128 flags = FUNC_CANDIDATE | (linked ? FUNC_LINKED : 0);
     if (view[S_CALLING_CONVENTION] && view[S_CALLING_CONVENTION]->v == CC_nocall)
         flags |= FUNC_NOCALL;
+    if (e->nregisters) {
+        int any = moved(e, t);
+        for (size_t i = 0; i < ncopies && !any; i++)
+            any = moved(e, copies[i].node);
+        if (any) flags |= FUNC_MOVED;
+    }
     rec_t proto;
     memset(&proto, 0, sizeof proto);
     proto.kind = K_FUNC_PROTO;
@@ -695,7 +718,7 @@ static int functions(encoder_t *e)
         const attr_t *origin = node_attr(e, n, S_ABSTRACT_ORIGIN);
         const attr_t *low = node_attr(e, n, S_LOW_PC);
         if (origin && low) {
-            copy_t c = {origin->v, i, low->v};
+            copy_t c = {origin->v, i, low->v, e->programs.a[i]};
             if (VEC_PUSH(copies, c)) { free(copies.a); return fail(e, "out of memory"); }
         }
     }
@@ -760,19 +783,6 @@ static int variables(encoder_t *e)
         Py_DECREF(address);
         if (!place) return -2;
         if (place == Py_None) { Py_DECREF(place); continue; }
-        if (location->v == 0 && !e->relocatable && !node_attr(e, n, S_NAME)) {
-            /* convert.UNNAMED_PERCPU_AT_ZERO: pahole 1.24's rule for address 0 */
-            PyObject *section = PySequence_GetItem(place, 0);
-            int percpu = section && PyUnicode_Check(section)
-                && PyUnicode_CompareWithASCIIString(section, ".data..percpu") == 0;
-            Py_XDECREF(section);
-            if (!section) { Py_DECREF(place); return -2; }
-            if (percpu) {
-                Py_DECREF(place);
-                if (skip(e, R_PERCPU_AT_ZERO, 0)) return -1;
-                continue;
-            }
-        }
         int64_t type = ref_number(e, view[S_TYPE]);
         if (type == ERR) { Py_DECREF(place); return -1; }
         if (type == FAILED || type == 0) {
@@ -880,8 +890,6 @@ static PyObject *reason_text(encoder_t *e, const skip_t *s)
         [R_FUNC_PARAM] = "function with a parameter of a skipped type",
         [R_FUNC_RET] = "function returning a skipped type",
         [R_VAR] = "variable of a skipped or void type",
-        [R_PERCPU_AT_ZERO] = "per-CPU variable at address 0 named only by its declaration "
-                             "(left out as pahole 1.24 does)",
     };
     static const char *const formats[] = {
         [R_TAG] = "DW_TAG_%U",

@@ -34,11 +34,15 @@ enum { S_NAME, S_TYPE, S_BYTE_SIZE, S_DECLARATION, S_ENCODING, S_BIT_SIZE, S_SIG
        S_EXTERNAL, S_LOW_PC, S_ABSTRACT_ORIGIN, S_SPECIFICATION, S_CALLING_CONVENTION,
        S_LOCATION, S_DATA_MEMBER_LOCATION, S_DATA_BIT_OFFSET, S_BIT_OFFSET,
        S_CONST_VALUE, S_LOWER_BOUND, S_UPPER_BOUND, S_COUNT, S_STR_OFFSETS_BASE,
-       S_ADDR_BASE, NSLOTS };
+       S_ADDR_BASE, S_LOCLISTS_BASE, NSLOTS };
 
 /* How a wanted attribute's value is read (constants.V_*). */
 enum { V_NONE, V_STRING, V_REF, V_CONST, V_LOCATION, V_FLAG, V_SECOFF, V_TEXT, V_ADDRESS,
-       V_ADDRESS_EXPR };
+       V_ADDRESS_EXPR, V_PARAM_LOCATION };
+
+/* What a parameter's location attribute holds (attr_t.loc_kind): its summary
+ * (locations.py), or a location list by section offset or by DW_FORM_loclistx index. */
+enum { LOC_SUMMARY, LOC_LIST, LOC_LIST_INDEX };
 
 enum { ROLE_SKIP, ROLE_TYPE, ROLE_CHILD, ROLE_UNIT, ROLE_VARIABLE };
 
@@ -52,6 +56,7 @@ typedef struct {
     uint8_t slot;
     uint8_t is_str;
     uint8_t addr_index;        /* an index into .debug_addr, resolved after the walk */
+    uint8_t loc_kind;          /* LOC_*, for a parameter's location */
     name_t s;
     i128 v;
 } attr_t;
@@ -142,11 +147,12 @@ typedef struct {
 
 struct encoder {
     PyObject_HEAD
-    Py_buffer info, abbrev, str, line_str, str_offsets, addr;
+    Py_buffer info, abbrev, str, line_str, str_offsets, addr, loc, loclists;
     int little;
+    uint8_t registers[16];     /* DWARF numbers of the argument registers (locations.py) */
+    int nregisters;
     int features;
     int has_symbols;
-    int relocatable;           /* ET_REL: DWARF addresses are section offsets */
     PyObject *functions;       /* dict name -> frozenset of addresses, or None */
     PyObject *kfuncs;          /* set of names, or None */
     PyObject *place_variable;  /* callable or None */
@@ -168,8 +174,8 @@ struct encoder {
     VEC(int32_t) type_at;      /* offset - die_offset -> type node, -1 */
     VEC(int32_t) stack;
     VEC(skip_t) pending_tags;  /* DIEs skipped outside a type, this unit */
-    int have_sob, have_aob;
-    uint64_t sob, aob;
+    int have_sob, have_aob, have_lob;
+    uint64_t sob, aob, lob;
 
     /* converting */
     VEC(rec_t) recs;
@@ -204,6 +210,10 @@ struct encoder {
 
 /* read.c */
 int read_unit(encoder_t *e);
+/* locations.c */
+int64_t param_location_summary(const encoder_t *e, const attr_t *a);
+int unexpected_register(int64_t summary, int expected);
+int64_t expression_summary(const uint8_t *x, uint64_t n, int first);
 /* convert.c */
 int convert_unit(encoder_t *e);
 const attr_t *node_attr(const encoder_t *e, const node_t *n, int slot);

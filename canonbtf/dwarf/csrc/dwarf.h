@@ -25,7 +25,7 @@ enum {
     AT_count = 0x37, AT_data_member_location = 0x38, AT_declaration = 0x3C,
     AT_encoding = 0x3E, AT_external = 0x3F, AT_specification = 0x47, AT_type = 0x49,
     AT_signature = 0x69, AT_data_bit_offset = 0x6B, AT_str_offsets_base = 0x72,
-    AT_addr_base = 0x73,
+    AT_addr_base = 0x73, AT_loclists_base = 0x8C,
 };
 enum {
     FORM_addr = 0x01, FORM_block2 = 0x03, FORM_block4 = 0x04, FORM_data2 = 0x05,
@@ -43,7 +43,8 @@ enum {
     FORM_GNU_ref_alt = 0x1F20, FORM_GNU_strp_alt = 0x1F21,
 };
 enum { OP_addr = 0x03, OP_constu = 0x10, OP_plus_uconst = 0x23, OP_addrx = 0xA1,
-       OP_GNU_addr_index = 0xFB };
+       OP_GNU_addr_index = 0xFB, OP_reg0 = 0x50, OP_reg31 = 0x6F, OP_stack_value = 0x9F,
+       OP_entry_value = 0xA3, OP_GNU_entry_value = 0xF3 };
 enum { ATE_boolean = 2, ATE_complex_float = 3, ATE_float = 4, ATE_signed = 5,
        ATE_signed_char = 6, ATE_imaginary_float = 9, ATE_decimal_float = 0xF };
 enum { CC_nocall = 3 };

@@ -23,6 +23,8 @@ static void Encoder_dealloc(encoder_t *e)
     release_buffer(&e->line_str);
     release_buffer(&e->str_offsets);
     release_buffer(&e->addr);
+    release_buffer(&e->loc);
+    release_buffer(&e->loclists);
     for (size_t i = 0; i < e->recs.n; i++) Py_XDECREF(e->recs.a[i].var_extra);
     Py_XDECREF(e->functions);
     Py_XDECREF(e->kfuncs);
@@ -58,19 +60,23 @@ static int get_buffer(PyObject *obj, Py_buffer *b)
 static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"info", "abbrev", "str", "line_str", "str_offsets", "addr",
-                            "little_endian", "features", "has_symbols", "relocatable",
+                            "loc", "loclists", "registers",
+                            "little_endian", "features", "has_symbols",
                             "functions", "kfuncs", "place_variable", "tag_names", "fallback",
                             NULL};
-    PyObject *info, *abbrev, *str, *line_str, *str_offsets, *addr;
-    int little, features, has_symbols, relocatable;
+    PyObject *info, *abbrev, *str, *line_str, *str_offsets, *addr, *loc, *loclists;
+    const char *registers;
+    Py_ssize_t nregisters;
+    int little, features, has_symbols;
     PyObject *functions, *kfuncs, *place_variable, *tag_names, *fallback;
     if (e->skips) {
         PyErr_SetString(PyExc_RuntimeError, "UnitEncoder is initialised once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOpippOOOO!O:UnitEncoder", names,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOy#pipOOOO!O:UnitEncoder", names,
                                      &info, &abbrev, &str, &line_str, &str_offsets, &addr,
-                                     &little, &features, &has_symbols, &relocatable,
+                                     &loc, &loclists, &registers, &nregisters,
+                                     &little, &features, &has_symbols,
                                      &functions, &kfuncs, &place_variable, &PyDict_Type,
                                      &tag_names, &fallback))
         return -1;
@@ -80,12 +86,18 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
     }
     if (get_buffer(info, &e->info) || get_buffer(abbrev, &e->abbrev) || get_buffer(str, &e->str)
         || get_buffer(line_str, &e->line_str) || get_buffer(str_offsets, &e->str_offsets)
-        || get_buffer(addr, &e->addr))
+        || get_buffer(addr, &e->addr) || get_buffer(loc, &e->loc)
+        || get_buffer(loclists, &e->loclists))
         return -1;
+    if (nregisters > (Py_ssize_t)sizeof e->registers) {
+        PyErr_SetString(PyExc_ValueError, "too many argument registers");
+        return -1;
+    }
+    memcpy(e->registers, registers, (size_t)nregisters);
+    e->nregisters = (int)nregisters;
     e->little = little;
     e->features = features;
     e->has_symbols = has_symbols;
-    e->relocatable = relocatable;
     Py_INCREF(functions); e->functions = functions;
     Py_INCREF(kfuncs); e->kfuncs = kfuncs;
     Py_INCREF(place_variable); e->place_variable = place_variable;

@@ -75,6 +75,7 @@ static int wanted_child(uint32_t tag, uint32_t attr, int8_t *slot)
     case TAG_formal_parameter:
         if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
         if (attr == AT_type) { *slot = S_TYPE; return V_REF; }
+        if (attr == AT_location) { *slot = S_LOCATION; return V_PARAM_LOCATION; }
         return V_NONE;
     case TAG_LLVM_annotation:
         if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
@@ -127,6 +128,7 @@ static int wanted(int role, uint32_t tag, uint32_t attr, int8_t *slot)
     if (role == ROLE_UNIT) {
         if (attr == AT_str_offsets_base) { *slot = S_STR_OFFSETS_BASE; return V_SECOFF; }
         if (attr == AT_addr_base) { *slot = S_ADDR_BASE; return V_SECOFF; }
+        if (attr == AT_loclists_base) { *slot = S_LOCLISTS_BASE; return V_SECOFF; }
         return V_NONE;
     }
     if (role != ROLE_CHILD)
@@ -232,6 +234,10 @@ static int regular(int vkind, uint32_t form, int cls)
         return form == FORM_addr || is_addrx_form(form) || cls == C_IMPLICIT;
     case V_ADDRESS_EXPR:
         return cls == C_BLOCK || cls == C_IMPLICIT;
+    case V_PARAM_LOCATION:
+        /* an implicit constant: the reference keeps it as it is; not mirrored */
+        if (cls == C_IMPLICIT) return -1;
+        return cls == C_BLOCK || form == FORM_sec_offset || form == FORM_loclistx;
     }
     return 0;
 }
@@ -570,6 +576,15 @@ static int attr_value(encoder_t *e, const spec_t *s, const form_value_t *fv, att
         else if (s->form == FORM_sdata) a->v = (int64_t)fv->raw != 0;
         else a->v = fv->raw != 0;
         return 1;
+    case V_PARAM_LOCATION:
+        if (s->cls == C_BLOCK) {
+            a->v = expression_summary(fv->block, fv->block_len, 1);
+            a->loc_kind = LOC_SUMMARY;
+        } else {
+            a->v = fv->raw;
+            a->loc_kind = s->form == FORM_loclistx ? LOC_LIST_INDEX : LOC_LIST;
+        }
+        return 1;
     case V_CONST:
     case V_SECOFF:
     case V_ADDRESS:
@@ -681,13 +696,14 @@ static int descend(encoder_t *e, int *parent, int *depth, int into)
  * `first`.. (dropped from e->attrs after). */
 static int take_unit_bases(encoder_t *e, uint32_t first, int nattrs)
 {
-    e->have_sob = e->have_aob = 0;
+    e->have_sob = e->have_aob = e->have_lob = 0;
     for (int k = 0; k < nattrs; k++) {
         const attr_t *a = &e->attrs.a[first + k];
         if (a->v < 0)
             return fail(e, "negative section offset");
         if (a->slot == S_STR_OFFSETS_BASE) { e->have_sob = 1; e->sob = (uint64_t)a->v; }
         if (a->slot == S_ADDR_BASE) { e->have_aob = 1; e->aob = (uint64_t)a->v; }
+        if (a->slot == S_LOCLISTS_BASE) { e->have_lob = 1; e->lob = (uint64_t)a->v; }
     }
     e->attrs.n = first;
     return 0;
@@ -703,7 +719,7 @@ int read_unit(encoder_t *e)
     if (end > size || pos > end)
         return fail(e, "unit outside .debug_info");
     e->nodes.n = e->attrs.n = e->types.n = e->stack.n = e->pending_tags.n = 0;
-    e->have_sob = e->have_aob = 0;
+    e->have_sob = e->have_aob = e->have_lob = 0;
     if ((r = parse_abbrevs(e))) return r;
     uint64_t span = end - u->die_offset;
     if (VEC_RESERVE(e->type_at, span + 1)) return -2;

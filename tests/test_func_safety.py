@@ -1,0 +1,271 @@
+"""pahole 1.31's safety rules for FUNCs, and `canonbtf-pahole --verbose`.
+
+fentry, fexit and kprobe-multi attach by name: a FUNC whose name stands for code at
+several addresses lets a program attach where it should not. Judges: readelf and nm (the
+symbol addresses), pyelftools (the DWARF prototypes), gcc -O2 fixtures compiled here,
+pahole 1.31 (../shared/tools/pahole-1.31) when present, and the checks of pahole's own
+tests/btf_functions.sh, redone with our code: every function a `--verbose` skip line
+names is absent from the BTF, a "return type mismatch" has definitions with different
+return types in the DWARF, an "ambiguous address" has symbols at two addresses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from canonbtf.btf import format as f
+from canonbtf.btf import reader
+from canonbtf.dwarf.symbols import NOT_A_FUNCTION_SUFFIXES, read_symbols
+
+from .conftest import REPO, fetched_kernel, need_tool, pahole_131
+
+# Two units with static functions of one name: dup_fn disagrees in its prototype,
+# same_fn agrees; both sit at two addresses once linked.
+UNIT_A = """\
+static __attribute__((noinline)) int dup_fn(int x) { return x * 3 + 1; }
+static __attribute__((noinline)) int same_fn(int v) { return v + 9; }
+int use_a(int x) { return dup_fn(x) + same_fn(x); }
+"""
+UNIT_B = """\
+static __attribute__((noinline)) long dup_fn(long y, int z) { return y * z - 7; }
+static __attribute__((noinline)) int same_fn(int v) { return v ^ 0x55; }
+int use_a(int x);
+int use_b(long y, int z) { return dup_fn(y, z) + same_fn(z); }
+int main(int argc, char **argv) { (void)argv; return use_a(argc) + use_b(argc, 3); }
+"""
+# make_big returns a struct through a hidden pointer in rdi, so its x arrives in rsi:
+# its DWARF prototype does not say where the code reads x. from_pair takes a struct in
+# two registers (its registers do not follow the parameters one for one: pahole 1.31
+# holds nothing against it); plain is as the calling convention says.
+MOVED = """\
+struct big { long a, b, c; };
+struct pair { long a, b; };
+__attribute__((noinline)) struct big make_big(long x, long y)
+{ struct big r = {x, y + 1, x * y}; return r; }
+__attribute__((noinline)) long plain(long x, long y) { return x * 3 + y; }
+__attribute__((noinline)) struct big from_pair(struct pair p, long z)
+{ struct big r = {p.a, p.b, z}; return r; }
+int main(int argc, char **argv)
+{ (void)argv; struct pair p = {argc, 2};
+  return (int)(make_big(argc, 2).c + plain(argc, 1) + from_pair(p, argc).b); }
+"""
+SKIP_LINE = re.compile(r"^(\S+) : skipping BTF encoding of function due to (.+)$")
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory) -> Path:
+    gcc = need_tool("gcc")
+    work = tmp_path_factory.mktemp("twins")
+    (work / "a.c").write_text(UNIT_A)
+    (work / "b.c").write_text(UNIT_B)
+    out = work / "twins"
+    subprocess.run([gcc, "-O2", "-g", str(work / "a.c"), str(work / "b.c"), "-o", str(out)],
+                   check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def moved(tmp_path_factory) -> Path:
+    gcc = need_tool("gcc")
+    work = tmp_path_factory.mktemp("moved")
+    (work / "moved.c").write_text(MOVED)
+    out = work / "moved"
+    subprocess.run([gcc, "-O2", "-g", str(work / "moved.c"), "-o", str(out)], check=True)
+    return out
+
+
+def run_pahole_front(elf: Path, out: Path, *flags: str, pure: str = "0"):
+    return subprocess.run(
+        [sys.executable, "-c", "from canonbtf.entry import canonbtf_pahole; canonbtf_pahole()",
+         "--btf_features=default", f"--btf_encode_detached={out}", *flags, str(elf)],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+        env={**os.environ, "CANONBTF_PURE": pure})
+
+
+def func_names(path: Path) -> set[str]:
+    btf = reader.load(str(path))
+    return {btf.name(t.name_off) for _, t in btf.own() if t.kind == f.FUNC}
+
+
+def symbol_addresses(elf: Path) -> dict[str, set[int]]:
+    """readelf's STT_FUNC symbols: name up to the first '.' -> addresses, leaving out
+    the pieces of a function (.cold, .part)."""
+    listing = subprocess.run([need_tool("readelf"), "-sW", str(elf)], capture_output=True,
+                             text=True, check=True).stdout
+    out: dict[str, set[int]] = {}
+    for line in listing.splitlines():
+        fields = line.split()
+        if len(fields) >= 8 and fields[3] == "FUNC" and fields[6] != "UND":
+            name = fields[7].split("@")[0]
+            if "." in name and any(s in name[name.index("."):]
+                                   for s in NOT_A_FUNCTION_SUFFIXES):
+                continue
+            out.setdefault(name.split(".")[0], set()).add(int(fields[1], 16))
+    return out
+
+
+def dwarf_return_types(elf: Path) -> dict[str, set[str]]:
+    """pyelftools: function name -> how its definitions' return types are spelled."""
+    out: dict[str, set[str]] = {}
+    with open(elf, "rb") as fh:
+        dwarf = ELFFile(fh).get_dwarf_info()
+        for unit in dwarf.iter_CUs():
+            for die in unit.iter_DIEs():
+                if die.tag != "DW_TAG_subprogram" or "DW_AT_name" not in die.attributes:
+                    continue
+                returns = "void"
+                if "DW_AT_type" in die.attributes:
+                    target = die.get_DIE_from_attribute("DW_AT_type")
+                    returns = target.attributes["DW_AT_name"].value.decode()
+                out.setdefault(die.attributes["DW_AT_name"].value.decode(), set()).add(returns)
+    return out
+
+
+def skip_lines(stdout: str) -> dict[str, str]:
+    found = (SKIP_LINE.match(line) for line in stdout.splitlines())
+    return {m.group(1): m.group(2) for m in found if m}
+
+
+@pytest.mark.parametrize("pure", ["0", "1"])
+def test_verbose_skips_pass_the_checks_of_btf_functions_sh(twins, tmp_path, pure):
+    out = tmp_path / "twins.btf"
+    result = run_pahole_front(twins, out, "--verbose", pure=pure)
+    assert result.returncode == 0, result.stderr
+    skipped = skip_lines(result.stdout)
+    assert set(skipped) == {"dup_fn", "same_fn"}
+    assert skipped["same_fn"] == "ambiguous address"
+    assert skipped["dup_fn"] == "return type mismatch"
+    funcs = func_names(out)
+    assert funcs == {"use_a", "use_b", "main"}
+    assert not set(skipped) & funcs  # "was added incorrectly to BTF"
+    returns = dwarf_return_types(twins)
+    assert all(len(returns[name]) >= 2 for name, why in skipped.items()
+               if "return type mismatch" in why)
+    addresses = symbol_addresses(twins)
+    assert all(len(addresses[name]) >= 2 for name in skipped)
+    assert all(len(addresses[name]) == 1 for name in funcs)
+    assert "units" in result.stdout and "merge" in result.stdout  # the phases' times
+
+
+def test_without_verbose_no_skip_lines(twins, tmp_path):
+    result = run_pahole_front(twins, tmp_path / "twins.btf", "-j1")
+    assert result.returncode == 0, result.stderr
+    assert "skipping" not in result.stdout + result.stderr
+
+
+def test_same_functions_as_pahole_131(twins, tmp_path):
+    ours = tmp_path / "ours.btf"
+    theirs = tmp_path / "theirs.btf"
+    assert run_pahole_front(twins, ours, "-V").returncode == 0
+    verbose = subprocess.run([pahole_131(), "--btf_features=default", "--verbose",
+                              f"--btf_encode_detached={theirs}", str(twins)],
+                             capture_output=True, text=True, check=True)
+    assert func_names(ours) == func_names(theirs)
+    # pahole 1.31 names the mismatch it met first; the ambiguous name goes silently.
+    assert set(skip_lines(verbose.stdout)) <= {"dup_fn", "same_fn"}
+
+
+@pytest.mark.parametrize("pure", ["0", "1"])
+def test_parameter_in_an_unexpected_register_drops_the_function(moved, tmp_path, pure):
+    if os.uname().machine != "x86_64":
+        pytest.skip("the fixture's registers are x86-64's")
+    out = tmp_path / "moved.btf"
+    result = run_pahole_front(moved, out, "--verbose", pure=pure)
+    assert result.returncode == 0, result.stderr
+    assert skip_lines(result.stdout) == {"make_big": "unexpected register usage for parameter"}
+    assert func_names(out) == {"plain", "from_pair", "main"}
+    theirs = tmp_path / "theirs.btf"
+    subprocess.run([pahole_131(), "--btf_features=default", f"--btf_encode_detached={theirs}",
+                    str(moved)], check=True, capture_output=True)
+    assert func_names(theirs) == func_names(out)
+
+
+def parameter_locations(elf: Path):
+    """pyelftools: (unit, DIE, location descriptions) of every parameter with a location,
+    each description its operations as pyelftools parses them (names and arguments)."""
+    from elftools.dwarf.dwarf_expr import DWARFExprParser
+    from elftools.dwarf.locationlists import LocationParser
+
+    with open(elf, "rb") as fh:
+        dwarf = ELFFile(fh).get_dwarf_info()
+        parser = LocationParser(dwarf.location_lists())
+        for unit in dwarf.iter_CUs():
+            ops = DWARFExprParser(unit.structs)
+            for die in unit.iter_DIEs():
+                attr = die.attributes.get("DW_AT_location")
+                if die.tag != "DW_TAG_formal_parameter" or attr is None:
+                    continue
+                parsed = parser.parse_from_attribute(attr, unit.header.version, die)
+                entries = (parsed if isinstance(parsed, list) else [parsed])
+                exprs = [getattr(e, "loc_expr", None) for e in entries]
+                yield unit, die, [ops.parse_expr(x) for x in exprs if x is not None]
+
+
+def pyelftools_summary(descriptions) -> tuple[int | None, set[int]]:
+    """pahole's reading of a parameter's descriptions from pyelftools' operations: the
+    first one's register if it is one DW_OP_regN, the registers of entry values."""
+    first, entries = None, set()
+    for number, description in enumerate(descriptions):
+        if len(description) > 1 and description[-1].op_name == "DW_OP_stack_value":
+            description = description[:-1]
+        if len(description) != 1:
+            continue
+        op = description[0]
+        if number == 0 and re.fullmatch(r"DW_OP_reg\d+", op.op_name):
+            first = int(op.op_name[9:])
+        if op.op_name in ("DW_OP_entry_value", "DW_OP_GNU_entry_value"):
+            inner = op.args[0]
+            if len(inner) == 1 and re.fullmatch(r"DW_OP_reg\d+", inner[0].op_name):
+                entries.add(int(inner[0].op_name[9:]))
+    return first, entries
+
+
+def test_location_summaries_match_pyelftools(moved):
+    """Every parameter location of the -O2 fixture (location lists in .debug_loclists)
+    and of the golden objects, summed up by our reader as pyelftools reads it."""
+    from canonbtf.dwarf.dies import DieReader
+    from canonbtf.dwarf.locations import REGISTER_BITS
+    from canonbtf.dwarf.sections import open_dwarf
+
+    golden = sorted((REPO / "golden" / "obj").glob("*O2.o"))
+    checked = 0
+    for path in [moved, *golden]:
+        dwarf = open_dwarf(str(path))
+        reader_ = DieReader(dwarf)
+        ours = {}
+        for unit in dwarf.units:
+            types = reader_.read_unit(unit)
+            for offset, die in types.types.items():
+                for tag, fields in die.children if die.tag == 0x2E else ():
+                    if tag == 0x05 and fields[2] is not None:
+                        ours.setdefault(offset, []).append(types.locations.summary(fields[2]))
+        theirs = {}
+        for _, die, descriptions in parameter_locations(path):
+            parent = die.get_parent()  # not the parameters of an inlined call
+            if parent.tag == "DW_TAG_subprogram":
+                theirs.setdefault(parent.offset, []).append(pyelftools_summary(descriptions))
+        assert ours.keys() == theirs.keys()
+        for key, summaries in ours.items():
+            decoded = [((s & 63) - 1 if s & 63 else None,
+                        {r for r in range(32) if s >> (REGISTER_BITS + r) & 1})
+                       for s in summaries]
+            assert decoded == theirs[key], key
+            checked += len(summaries)
+    assert checked >= 6
+
+
+def test_kernel_names_at_several_addresses_are_ambiguous():
+    """The fetched kernel's symbol table: a name is ambiguous exactly when readelf lists
+    its code (pieces of a function aside) at more than one address."""
+    kernel = fetched_kernel()
+    expected = {name for name, at in symbol_addresses(kernel).items() if len(at) > 1}
+    symbols = read_symbols(str(kernel))
+    assert "find_next_bit" in symbols.ambiguous  # static inline, copies in many units
+    assert symbols.ambiguous == expected
