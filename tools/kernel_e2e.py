@@ -721,7 +721,9 @@ def judge_ambiguous(steps: dict[str, Step], name: str, has_func: bool, landed: b
     A hard failure only once canonbtf leaves such names out (issue 31)."""
     step = steps.get(f"load:full:{AMBIGUOUS_PROGRAM}")
     refused = step is not None and step.status != 0
-    clean = refused and not any("Segmentation" in line or "BUG" in line for line in step.lines)
+    # Cleanly: libbpf finds no BTF target for the name (-ESRCH), nothing else went wrong.
+    clean = refused and any(f"failed to find kernel BTF type ID of '{name}'" in line
+                            for line in step.lines)
     verdict = ("no FUNC, load refused" if not has_func and clean
                else "ambiguous FUNC present" + (", load accepted" if step and not refused
                                                 else ""))
