@@ -724,9 +724,9 @@ def judge_ambiguous(steps: dict[str, Step], name: str, has_func: bool, landed: b
     # Cleanly: libbpf finds no BTF target for the name (-ESRCH), nothing else went wrong.
     clean = refused and any(f"failed to find kernel BTF type ID of '{name}'" in line
                             for line in step.lines)
-    verdict = ("no FUNC, load refused" if not has_func and clean
-               else "ambiguous FUNC present" + (", load accepted" if step and not refused
-                                                else ""))
+    verdict = ("ambiguous FUNC present" if has_func else "no FUNC") + (
+        ", load refused" if clean else ", load accepted" if step and not refused
+        else ", load failed otherwise")
     detail = f"'{name}': {verdict}" + ("" if landed else
                                        " (canonbtf keeps such FUNCs yet: reported only)")
     if landed:
