@@ -163,7 +163,8 @@ def _plain_sections(image: ElfImage) -> dict[str, bytes] | None:
         if section is None or section.type == SHT_NOBITS:
             continue
         data = image.data(section)
-        reloc = image.relocations_for(section) if image.type == ET_REL else None
+        relocatable = image.type == ET_REL and name not in LOCATION_SECTIONS
+        reloc = image.relocations_for(section) if relocatable else None
         if reloc is not None:
             sizes = _ABSOLUTE_RELOCATIONS.get(MACHINE_NAMES.get(image.machine, ""))
             if sizes is None or reloc.type != SHT_RELA or not image.elf64:
