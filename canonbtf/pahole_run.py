@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .btf import writer
 from .btf.model import Btf
 from .errors import InputError
+from .gcpause import paused_gc
 from .pahole_front import Request, objcopy_command, output_order
 
 if TYPE_CHECKING:
@@ -117,6 +118,15 @@ def sections_for(req: Request, btf: Btf) -> dict[str, bytes]:
 
 def run(req: Request) -> int:
     """Encode and write as the command line says; 0, or InputError for the caller."""
+    if not req.base:
+        return _run(req)
+    # A module's run makes few cycles; the collector's first passes after each paused
+    # step rescanned its types and the base's words (0.1 s of bridge.ko's 1.3 s of CPU).
+    with paused_gc():
+        return _run(req)
+
+
+def _run(req: Request) -> int:
     from .btf import reader
     from .output import refuse_overwriting_input, write_atomically
 

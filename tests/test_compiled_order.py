@@ -472,6 +472,24 @@ def test_heads_are_what_the_types_hold(kind):
         head for head in expected if btf.name(head[1]) in named]
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_base_type_decoded_alone_is_the_readers(seed):
+    """compiled.base_type (a module's function checks read a few of vmlinux's types):
+    every base id gives the Type the whole base decodes to, the base stays packed, and
+    the module's own ids, void and a decoded base are left to type_by_id."""
+    rng = random.Random(8000 + seed)
+    blob = writer.write(random_btf(rng, 60))
+    base = reader.parse(blob)  # the generator reads its Types: the module gets a fresh one
+    module = reader.parse(writer.write(random_btf(rng, 30, base)), base=reader.parse(blob))
+    alone = [compiled.base_type(module, type_id) for type_id in range(1, base.last_id + 1)]
+    assert module.base.packed is not None
+    assert alone == base.types
+    assert compiled.base_type(module, 0) is None
+    assert compiled.base_type(module, module.first_id) is None
+    assert module.base.types  # decoded: nothing to save, type_by_id reads it
+    assert compiled.base_type(module, 1) is None
+
+
 def test_a_modules_dedup_leaves_its_base_packed():
     """The base's part of a module's dedup comes from its index (BaseIndex): flags and
     kinds included, so the base's 95 k Types are never made."""

@@ -282,12 +282,7 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
     # Only the types sharing a key read their edges (signatures, twins).
     edges = inputs.edges_of(shared)
 
-    definitions: dict[tuple, list[int]] = {}
-    declarations: dict[tuple, list[int]] = {}
-    # Tokens are truthy (tuples, or the compiled part's numbers from 1) or None.
-    for node in itertools.compress(range(1, last + 1), itertools.islice(tokens, 1, last + 1)):
-        group = declarations if declares[node] else definitions
-        group.setdefault(tokens[node], []).append(node)
+    declarations, definitions = _named_groups(tokens, declares, last)
     # Only refined types read ranks that change.
     preds: dict[int, list[int]] = {}
     for node in shared:
@@ -324,8 +319,31 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
         return readers
 
     partition.refine(signature, preds, after_round=after_round)
-    classes = [rank[stands_for[n] or n] for n in range(last + 1)]
+    classes = list(rank)  # only declarations stand for another type
+    for decls in declarations.values():
+        for decl in decls:
+            if stands_for[decl]:
+                classes[decl] = rank[stands_for[decl]]
     return _Refinement(classes, stands_for, shared, keys, rank, edges, tokens, declares)
+
+
+def _named_groups(tokens: Sequence, declares: Sequence, last: int) -> tuple[dict, dict]:
+    """(token -> its declarations, token -> its definitions), ids 1..`last` in id order;
+    definitions only of the tokens some declaration has, the only ones `settle` reads.
+    Nearly every base type is a definition no module declaration names: they are
+    skipped by C-level loops (compress, map) instead of a Python step each."""
+    ids = range(1, last + 1)
+    declarations: dict = {}
+    # Tokens are truthy (tuples, or the compiled part's numbers from 1) or None.
+    for node in itertools.compress(ids, itertools.islice(declares, 1, last + 1)):
+        if tokens[node] is not None:
+            declarations.setdefault(tokens[node], []).append(node)
+    definitions: dict = {}
+    wanted = map(declarations.__contains__, itertools.islice(tokens, 1, last + 1))
+    for node in itertools.compress(ids, wanted):
+        if not declares[node]:
+            definitions.setdefault(tokens[node], []).append(node)
+    return declarations, definitions
 
 
 def _sharing(values: Sequence[int], last: int) -> list[int]:

@@ -123,7 +123,8 @@ class _TypesById:
     def __getitem__(self, type_id: int) -> Type | None:
         if type_id >= self.first:
             return self.own[type_id - self.first]
-        return self.btf.type_by_id(type_id)
+        found = compiled.base_type(self.btf, type_id)
+        return found if found is not None else self.btf.type_by_id(type_id)
 
     def kind(self, type_id: int) -> int:
         if type_id >= self.first:
@@ -420,15 +421,30 @@ class _LooseTypes:
         self.btf = btf
         self.memo: dict[int, tuple] = {}
 
+    def _type(self, type_id: int) -> Type | None:
+        """A type by id; one of a packed base's is decoded alone (compiled.base_type)."""
+        if 0 < type_id < self.btf.first_id:
+            found = compiled.base_type(self.btf, type_id)
+            if found is not None:
+                return found
+        return self.btf.type_by_id(type_id)
+
+    def _name(self, offset: int) -> str:
+        """`btf.name`, a base's names read without indexing its whole string section."""
+        holder = self.btf
+        while offset < holder.strings.start and holder.base is not None:
+            holder = holder.base
+        return holder.strings.peek(offset) if holder is not self.btf else holder.name(offset)
+
     def signature(self, proto_id: int) -> tuple:
-        proto = self.btf.type_by_id(proto_id)
+        proto = self._type(proto_id)
         return (self.key(proto.size_or_type), *(self.key(t) for _, t in proto.items))
 
     def key(self, type_id: int, depth: int = 0) -> tuple:
         found = self.memo.get(type_id)
         if found is not None:
             return found
-        t = self.btf.type_by_id(type_id)
+        t = self._type(type_id)
         if t is None:
             out: tuple = ("void",)
         elif depth > 64:
@@ -439,11 +455,11 @@ class _LooseTypes:
             out = (t.kind, self.key(t.size_or_type, depth + 1))
         elif t.kind in self._BY_NAME or t.kind == f.FWD:
             kind = (f.UNION if t.kflag else f.STRUCT) if t.kind == f.FWD else t.kind
-            out = (kind, self.btf.name(t.name_off))
+            out = (kind, self._name(t.name_off))
         elif t.kind == f.INT:
-            out = (f.INT, self.btf.name(t.name_off), t.size_or_type, t.extra)
+            out = (f.INT, self._name(t.name_off), t.size_or_type, t.extra)
         elif t.kind == f.FLOAT:
-            out = (f.FLOAT, self.btf.name(t.name_off), t.size_or_type)
+            out = (f.FLOAT, self._name(t.name_off), t.size_or_type)
         elif t.kind == f.ARRAY:
             out = (f.ARRAY, t.extra[2], self.key(t.extra[0], depth + 1))
         elif t.kind == f.FUNC_PROTO:
