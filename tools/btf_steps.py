@@ -111,14 +111,13 @@ def kbuild_flags(scripts: Path, pahole: str, workdir: Path) -> tuple[list[str], 
     return out.stdout.split(), out.stdout.split()
 
 
-def steps_from_log(log: Path, tree: Path) -> tuple[list[Step], str, list[str]]:
-    """The log's pahole steps, the pahole it ran, and one step's flags (a check)."""
-    steps, program, seen_flags = [], "", []
+def steps_from_log(log: Path, tree: Path) -> tuple[list[Step], list[tuple[bool, list[str]]]]:
+    """The log's pahole steps, and each one's flags (whether it is vmlinux's; a check)."""
+    steps, seen_flags = [], []
     for line in log.read_text(errors="replace").splitlines():
         match = PAHOLE_CALL.search(line)
         if match is None:
             continue
-        program = match.group(1)
         args = shlex.split(match.group(2))[1:]
         if "--btf_base" in args:
             at = args.index("--btf_base")
@@ -130,7 +129,7 @@ def steps_from_log(log: Path, tree: Path) -> tuple[list[Step], str, list[str]]:
         seen_flags.append((steps[-1].base is None, flags))
     if not steps:
         fail(f"{log}: no pahole -J command (was the build run with V=1?)")
-    return steps, program, seen_flags
+    return steps, seen_flags
 
 
 def pristine_copy(step: Step, store: Path) -> Path:
@@ -175,13 +174,15 @@ def tool_env(work: Path, label: str) -> dict[str, str]:
 
 
 def make_tools(args: argparse.Namespace, scripts: Path, work: Path) -> list[Tool]:
-    tools = []
+    tools, flags = [], {}
     for label, program in (("canonbtf", args.canonbtf), ("canonbtf no-cache", args.canonbtf),
                            ("pahole 1.24", args.pahole124), ("pahole 1.31", args.pahole131)):
         path = shutil.which(program)
         if path is None:
             fail(f"{program}: not found")
-        vmlinux, module = kbuild_flags(scripts, path, work)
+        if path not in flags:  # the same program with and without a cache
+            flags[path] = kbuild_flags(scripts, path, work)
+        vmlinux, module = flags[path]
         tools.append(Tool(label, path, vmlinux, module, tool_env(work, label)))
     return tools
 
@@ -240,7 +241,7 @@ def main() -> None:
         if args.log is not None:
             if args.tree is None:
                 parser.error("--log needs --tree (the build's directory)")
-            steps, _, seen = steps_from_log(args.log, args.tree.resolve())
+            steps, seen = steps_from_log(args.log, args.tree.resolve())
             scripts = args.scripts or args.tree / "scripts"
         else:
             steps = [Step(m.name, m.resolve().parent, args.base.resolve())
