@@ -148,7 +148,9 @@ WANTED_ATTRS = {
     TAG_enumerator: {AT_name: V_STRING, AT_const_value: V_CONST},
     TAG_subrange_type: {AT_type: V_REF, AT_lower_bound: V_CONST, AT_upper_bound: V_CONST,
                         AT_count: V_CONST},
-    TAG_formal_parameter: {AT_name: V_STRING, AT_type: V_REF, AT_location: V_PARAM_LOCATION},
+    # A concrete copy's parameter names its abstract one (DW_AT_abstract_origin).
+    TAG_formal_parameter: {AT_name: V_STRING, AT_type: V_REF, AT_location: V_PARAM_LOCATION,
+                           AT_abstract_origin: V_REF},
     TAG_unspecified_parameters: {},
     TAG_LLVM_annotation: {AT_name: V_STRING, AT_const_value: V_TEXT},
     TAG_subprogram: {

@@ -49,13 +49,15 @@ from .numbering import FAILED, ConvertContext, Record, Skips
 from .type_records import STRUCT_TAGS, TypeRecords
 from .unit_types import TypeDie, UnitTypes
 
-__all__ = ["FUNC_CANDIDATE", "FUNC_LINKED", "FUNC_NOCALL", "ConvertContext", "Record",
+__all__ = ["FUNC_CANDIDATE", "FUNC_LINKED", "FUNC_NOCALL", "FUNC_PIECE", "ConvertContext",
+           "Record",
            "Skips", "UnitConverter", "convert_unit"]
 
 # Types numbered without looking at what they refer to (supported, never failing).
 _INDEPENDENT_TAGS = STRUCT_TAGS | {c.TAG_pointer_type, c.TAG_enumeration_type}
 _PROGRAM_TAGS = frozenset({c.TAG_subprogram, c.TAG_variable})
 _TAG_pointer_type, _TAG_formal_parameter = c.TAG_pointer_type, c.TAG_formal_parameter
+_TAG_unspecified_parameters = c.TAG_unspecified_parameters
 _AT_type = c.AT_type
 KFUNC_TAG = "bpf_kfunc"
 
@@ -64,10 +66,14 @@ KFUNC_TAG = "bpf_kfunc"
 # says the definition's code is at an address of its symbol, NOCALL that the function
 # was marked DW_CC_nocall (its ABI changed), MOVED that a parameter of it or of a copy
 # of its code is in another register than the calling convention's (locations.py).
+# PIECE marks the prototype of an out-of-line copy (a `.part` piece, a clone) that lists
+# the parameters otherwise than the definition: never kept, it is there for the parent
+# to compare prototypes the way pahole 1.31 does (functions.py).
 FUNC_CANDIDATE = 4
 FUNC_LINKED = 1
 FUNC_NOCALL = 2
 FUNC_MOVED = 8
+FUNC_PIECE = 16
 
 
 class UnitConverter(TypeRecords):
@@ -196,7 +202,7 @@ class UnitConverter(TypeRecords):
         params = []
         for tag, param in children:
             if tag == _TAG_formal_parameter:
-                param_name, target, _, annotations = param
+                param_name, target, _, _, annotations = param
                 if not param_name:
                     return  # pahole encodes only functions with every parameter named
                 param_type = self._type_number(target)
@@ -230,6 +236,11 @@ class UnitConverter(TypeRecords):
                 and "decl_tag_kfuncs" in self.features):
             self.decl_tags.append((KFUNC_TAG, -1))
         self._add_decl_tags(func)
+        for copy in copies:
+            items = _copy_parameters(copy.children, params)
+            if items is not None:
+                piece = self._add((f.FUNC_PROTO, "", 0, returns, 0, items))
+                self._add((f.FUNC, name, 0, piece, FUNC_CANDIDATE | FUNC_PIECE, ()))
 
     def _variables(self) -> None:
         symbols = self.context.symbols
@@ -258,6 +269,32 @@ class UnitConverter(TypeRecords):
             self.decl_tags = []
             self._collect_decl_tags(die.children, -1)
             self._add_decl_tags(var)
+
+
+def _copy_parameters(copied: list, params: list) -> tuple | None:
+    """The parameters of an out-of-line copy of a definition (the copy's children
+    `copied`; the definition's parameters `params`, "..." as ("", 0)) in the copy's
+    order; None when they are the definition's. pahole 1.31 reads such a copy (a `.part`
+    piece, a clone) as one more definition of the name, and gcc may list a piece's
+    parameters in another order, or fewer of them.
+
+    A copy's parameter names the definition's by DW_AT_abstract_origin. The definition's
+    parameters are its first children, so their offsets rise with their index: when
+    the copy lists as many, each with an origin of its own, the rank of an origin among
+    the copy's is the index of the parameter it stands for. When it lists another
+    number, only the number counts (pahole's "param count mismatch")."""
+    listed = [(tag, fields) for tag, fields in copied
+              if tag == _TAG_formal_parameter or tag == _TAG_unspecified_parameters]
+    if len(listed) != len(params):
+        return tuple(("", 0) for _ in listed)
+    named = [p for p in params if p[0]]
+    origins = [fields[3] for tag, fields in listed if tag == _TAG_formal_parameter]
+    if len(origins) != len(named) or None in origins or len(set(origins)) != len(origins):
+        return None
+    by_origin = dict(zip(sorted(origins), named))
+    items = tuple(by_origin[fields[3]] if tag == _TAG_formal_parameter else ("", 0)
+                  for tag, fields in listed)
+    return None if items == tuple(params) else items
 
 
 def convert_unit(unit: UnitTypes, little_endian: bool, skips: Skips,

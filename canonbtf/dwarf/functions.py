@@ -32,7 +32,7 @@ from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..canon import compiled, renumbered
 from ..canon.renumber import new_ids
-from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL
+from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
 
 
 @dataclass
@@ -165,10 +165,12 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[
     """Name by name: the candidates kept (as their FUNC) and where every candidate goes."""
     by_name: dict[str, list[int]] = {}
     names = btf.names
+    pieces = 0
     for type_id, t in btf.own():
         if t.kind == f.FUNC and t.extra & FUNC_CANDIDATE:
             by_name.setdefault(names(t.name_off), []).append(type_id)
-    report.candidates = sum(map(len, by_name.values()))
+            pieces += bool(t.extra & FUNC_PIECE)
+    report.candidates = sum(map(len, by_name.values())) - pieces
     redirect: dict[int, int] = {}  # candidate -> the FUNC it becomes, 0 when dropped
     kept: dict[int, Type] = {}
     base_funcs = _base_functions(btf, set(by_name))
@@ -179,7 +181,7 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[
             # pahole 1.31 names the prototypes' mismatch first, when there is one.
             signatures = {loose.signature(types[c].size_or_type): c for c in group}
             report.ambiguous.append(name)
-            report.reasons[name] = (_mismatch(btf, loose, sorted(signatures.values()))
+            report.reasons[name] = (_mismatch(btf, loose, _definitions_first(types, signatures))
                                     if len(signatures) > 1 else AMBIGUOUS_ADDRESS)
             redirect.update(dict.fromkeys(group, 0))
             continue
@@ -208,13 +210,21 @@ def _choose(btf: Btf, types: _TypesById, consistent: bool, ambiguous: frozenset[
             report.reasons[name] = MOVED
             redirect.update(dict.fromkeys(group, 0))
             continue
+        pieces = [c for c in group if types[c].extra & FUNC_PIECE]
         if consistent:
+            # A piece of the function listing its parameters otherwise is one more
+            # prototype to pahole 1.31 (convert.py, FUNC_PIECE).
             signatures = {loose.signature(types[c].size_or_type): c for c in group}
             if len(signatures) > 1:
                 report.inconsistent.append(name)
-                report.reasons[name] = _mismatch(btf, loose, sorted(signatures.values()))
+                report.reasons[name] = _mismatch(btf, loose,
+                                                 _definitions_first(types, signatures))
                 redirect.update(dict.fromkeys(group, 0))
                 continue
+        if pieces:
+            redirect.update(dict.fromkeys(pieces, 0))
+            group = [c for c in group if not types[c].extra & FUNC_PIECE]
+        if consistent:
             groups = [group]
         else:
             by_signature: dict[tuple, list[int]] = {}
@@ -239,6 +249,12 @@ NOCALL = "calling convention DW_CC_nocall"
 MOVED = "unexpected register usage for parameter"
 _SEE_THROUGH = frozenset({f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
 _SIZED = frozenset({f.INT, f.STRUCT, f.UNION, f.ENUM, f.ENUM64, f.FLOAT})
+
+
+def _definitions_first(types: _TypesById, signatures: dict[tuple, int]) -> list[int]:
+    """One candidate per prototype, the definitions' before the pieces' (pahole meets
+    the function before the piece split off it), each in canonical order."""
+    return sorted(signatures.values(), key=lambda c: (bool(types[c].extra & FUNC_PIECE), c))
 
 
 def _misfit_parameter(btf: Btf, func: Type) -> bool:

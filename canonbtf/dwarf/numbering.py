@@ -145,7 +145,7 @@ class TypeNumbering:
             if tag == _TAG_subroutine_type:
                 for child_tag, fields in die.children:
                     if child_tag == _TAG_formal_parameter:
-                        dep = fields[1]  # (name, type, location, annotations)
+                        dep = fields[1]  # (name, type, location, origin, annotations)
                         if dep is not None and self._number(dep) == FAILED:
                             self.skips.add(f"DW_TAG_{c.TAG_NAMES[tag]} of a skipped type")
                             return FAILED

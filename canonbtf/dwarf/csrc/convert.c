@@ -9,7 +9,7 @@
 #define ERR (INT64_MIN + 1)
 
 /* Candidate flags of a FUNC (convert.FUNC_*). */
-enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4, FUNC_MOVED = 8 };
+enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4, FUNC_MOVED = 8, FUNC_PIECE = 16 };
 
 /* Skip reasons (the reference's strings are made in commit_skips). */
 enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC,
@@ -637,6 +637,113 @@ static int moved(const encoder_t *e, int t)
     return 0;
 }
 
+static int compare_origins(const void *x, const void *y)
+{
+    i128 a = *(const i128 *)x, b = *(const i128 *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int same_item(const item_t *a, const item_t *b)
+{
+    return a->type == b->type && a->name.len == b->name.len
+        && (a->name.len == 0 || memcmp(a->name.p, b->name.p, a->name.len) == 0);
+}
+
+/* `_copy_parameters(copy.children, params)`: pushes the parameters of copy node `copy`
+ * (in its order) after the definition's `nparams` items at `first`, by the rank of their
+ * DW_AT_abstract_origin. Returns 1 when pushed, 0 when they are the definition's (nothing
+ * left pushed), -1 on error. */
+static int copy_parameters(encoder_t *e, int copy, size_t first, size_t nparams)
+{
+    size_t listed = 0, norigins = 0, named = 0;
+    int missing = 0;
+    for (int c = e->nodes.a[copy].first_child; c >= 0; c = e->nodes.a[c].next) {
+        uint32_t tag = e->nodes.a[c].tag;
+        if (tag == TAG_unspecified_parameters) listed++;
+        if (tag != TAG_formal_parameter) continue;
+        listed++;
+        norigins++;
+        if (!node_attr(e, &e->nodes.a[c], S_ABSTRACT_ORIGIN)) missing = 1;
+    }
+    size_t start = e->items.n;
+    if (listed != nparams) {
+        for (size_t i = 0; i < listed; i++)
+            if (push_item(e, EMPTY, 0, 0)) return -1;
+        return 1;
+    }
+    for (size_t i = 0; i < nparams; i++)
+        if (e->items.a[first + i].name.len) named++;
+    if (norigins != named || missing) return 0;
+    i128 *sorted = malloc((norigins ? norigins : 1) * sizeof *sorted);
+    size_t *index = malloc((named ? named : 1) * sizeof *index);
+    if (!sorted || !index) { free(sorted); free(index); return fail(e, "out of memory"); }
+    size_t k = 0;
+    for (int c = e->nodes.a[copy].first_child; c >= 0; c = e->nodes.a[c].next)
+        if (e->nodes.a[c].tag == TAG_formal_parameter)
+            sorted[k++] = node_attr(e, &e->nodes.a[c], S_ABSTRACT_ORIGIN)->v;
+    qsort(sorted, norigins, sizeof *sorted, compare_origins);
+    int distinct = 1;
+    for (size_t i = 1; i < norigins; i++)
+        if (sorted[i] == sorted[i - 1]) distinct = 0;
+    k = 0;
+    for (size_t i = 0; i < nparams; i++)
+        if (e->items.a[first + i].name.len) index[k++] = first + i;
+    int rc = 0;
+    for (int c = e->nodes.a[copy].first_child; c >= 0 && distinct; c = e->nodes.a[c].next) {
+        uint32_t tag = e->nodes.a[c].tag;
+        if (tag == TAG_unspecified_parameters) {
+            if (push_item(e, EMPTY, 0, 0)) { rc = -1; break; }
+        } else if (tag == TAG_formal_parameter) {
+            i128 origin = node_attr(e, &e->nodes.a[c], S_ABSTRACT_ORIGIN)->v;
+            const i128 *at = bsearch(&origin, sorted, norigins, sizeof *sorted,
+                                     compare_origins);
+            item_t it = e->items.a[index[at - sorted]];
+            if (push_item(e, it.name, it.type, 0)) { rc = -1; break; }
+        }
+    }
+    free(sorted);
+    free(index);
+    if (rc < 0) return -1;
+    if (!distinct) return 0;
+    int same = 1;
+    for (size_t i = 0; i < nparams && same; i++)
+        same = same_item(&e->items.a[first + i], &e->items.a[start + i]);
+    if (same) { e->items.n = start; return 0; }
+    return 1;
+}
+
+/* The FUNC_PROTO and FUNC candidate flagged FUNC_PIECE for each of the `ncopies` copies
+ * whose parameters differ from the definition's (`nparams` items at `first`). */
+static int add_pieces(encoder_t *e, name_t name, int64_t returns, size_t first,
+                      size_t nparams, const copy_t *copies, size_t ncopies)
+{
+    for (size_t i = 0; i < ncopies; i++) {
+        size_t start = e->items.n;
+        int r = copy_parameters(e, copies[i].node, first, nparams);
+        if (r <= 0) {
+            if (r < 0) return -1;
+            continue;
+        }
+        rec_t proto;
+        memset(&proto, 0, sizeof proto);
+        proto.kind = K_FUNC_PROTO;
+        proto.name = EMPTY;
+        proto.sot = returns;
+        proto.item_first = (uint32_t)start;
+        proto.nitems = (uint32_t)(e->items.n - start);
+        int64_t proto_number = add_rec(e, &proto);
+        if (proto_number == ERR) return -1;
+        rec_t func;
+        memset(&func, 0, sizeof func);
+        func.kind = K_FUNC;
+        func.name = name;
+        func.sot = proto_number;
+        func.extra = FUNC_CANDIDATE | FUNC_PIECE;
+        if (add_rec(e, &func) == ERR) return -1;
+    }
+    return 0;
+}
+
 /* `_function(...)`: a FUNC candidate and its FUNC_PROTO for definition node t. */
 static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *name_obj,
                     PyObject *addresses, const copy_t *copies, size_t ncopies)
@@ -704,7 +811,8 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
             if (VEC_PUSH(e->decl_tags, it)) return fail(e, "out of memory");
         }
     }
-    return add_decl_tags(e, func_number);
+    if (add_decl_tags(e, func_number)) return -1;
+    return add_pieces(e, view[S_NAME]->s, returns, first, proto.nitems, copies, ncopies);
 }
 
 /* `_functions()`. Returns -2 when a Python call raised. */

@@ -76,6 +76,7 @@ static int wanted_child(uint32_t tag, uint32_t attr, int8_t *slot)
         if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
         if (attr == AT_type) { *slot = S_TYPE; return V_REF; }
         if (attr == AT_location) { *slot = S_LOCATION; return V_PARAM_LOCATION; }
+        if (attr == AT_abstract_origin) { *slot = S_ABSTRACT_ORIGIN; return V_REF; }
         return V_NONE;
     case TAG_LLVM_annotation:
         if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
