@@ -156,9 +156,6 @@ def placed_variables(btf: Btf) -> dict[str, tuple[str, int, int, int]]:
 CLONE_ONLY = ("only in pahole: the code exists only as .isra/.constprop/.part clones "
               "(pahole's optimized_func names the clone after the function; ours makes no "
               "FUNC without a symbol of the exact name)")
-PART_PIECE = ("only in ours: pahole compared the DWARF of a .part piece (code split off "
-              "the function) with the function's and found the parameters differ; the "
-              "function at its own symbol follows its DWARF prototype")
 PAHOLE_SILENT = ("UNEXPLAINED (only in ours): pahole drops it without a --verbose line "
                  "(pahole 1.31 says nothing of parameters in unexpected registers)")
 AMBIGUOUS = ("UNEXPLAINED (only in ours): its code sits at several addresses "
@@ -185,7 +182,6 @@ def class_label(cause: str) -> str:
 
 CLASS_WORDS = (
     ("only in pahole: clone only", "exists only as .isra"),
-    ("only in ours: .part piece compared by pahole", "DWARF of a .part piece"),
     ("only in ours: pahole silent (unexpected register)", "without a --verbose line"),
     ("only in ours: ambiguous address", "pahole 1.31's ambiguous_addr"),
     ("only in pahole: prototypes differ (ours drops)", "prototypes differ between units"),
@@ -194,16 +190,14 @@ CLASS_WORDS = (
 )
 
 
-def cause_only_in_ours(name: str, skipped: dict[str, str] | None,
-                       clones: dict[str, set[str]], symbols) -> str:
+def cause_only_in_ours(name: str, skipped: dict[str, str] | None, symbols) -> str:
     """Why pahole (run by us, with --verbose) has no FUNC `name` that ours has."""
     if symbols is not None and name in symbols.ambiguous:
         return AMBIGUOUS
     if skipped is None:
         return "UNEXPLAINED (only in ours)"
     if name in skipped:
-        if any(".part" in clone for clone in clones.get(name, ())):
-            return PART_PIECE
+        # Ours drops what pahole 1.31 skips with a reason, .part pieces included.
         return f"UNEXPLAINED (only in ours): pahole: {skipped[name]}"
     return PAHOLE_SILENT
 
@@ -244,7 +238,7 @@ def compare_functions(ours: Btf, theirs: Btf, stats, skipped: dict[str, str] | N
             unexplained += 1
         causes.setdefault(cause, []).append(name)
     for name in sorted(set(mine) - set(their)):
-        cause = cause_only_in_ours(name, skipped, clones, symbols)
+        cause = cause_only_in_ours(name, skipped, symbols)
         causes.setdefault(cause, []).append(name)
         unexplained += cause.startswith("UNEXPLAINED")
     for cause, names in sorted(causes.items()):
