@@ -24,7 +24,7 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.dwarf.symbols import NOT_A_FUNCTION_SUFFIXES, read_symbols
 
-from .conftest import REPO, fetched_kernel, need_tool, pahole_131
+from .conftest import FETCHED_KERNEL, REPO, fetched_kernel, need_tool, pahole_131
 
 # Two units with static functions of one name: dup_fn disagrees in its prototype,
 # same_fn agrees; both sit at two addresses once linked.
@@ -392,3 +392,15 @@ def test_kernel_function_with_a_reordered_piece_is_dropped(monkeypatch):
         assert {"irq_domain_free_irqs", "irq_domain_alloc_irqs_hierarchy"} <= names
         results.append((sorted(names), reason))
     assert results[0] == results[1]
+
+
+def test_both_elf_paths_know_the_machine(moved):
+    """The calling convention comes from e_machine: the fast ELF path (which a kernel takes)
+    must set it as the pyelftools one does, or rule 1b is silently off."""
+    from canonbtf.dwarf.sections import open_dwarf
+
+    for path in [moved, *([FETCHED_KERNEL] if FETCHED_KERNEL.exists() else [])]:
+        with open(path, "rb") as fh:
+            expected = ELFFile(fh)["e_machine"]
+        assert open_dwarf(str(path)).machine == expected
+        assert open_dwarf(str(path), for_reference=True).machine == expected

@@ -30,7 +30,9 @@ Beyond types (docs/ENCODE.md, each behind a feature):
   function) whose name is exactly an STT_FUNC symbol and whose parameters are all named
   becomes a FUNC *candidate* and its FUNC_PROTO (parameter names included). The FUNC's
   linkage field carries candidate flags until the parent has seen every unit
-  (functions.py decides there which names keep one FUNC).
+  (functions.py decides there which names keep one FUNC). An out-of-line copy of the
+  definition whose parameters differ (a `.part` piece) adds a FUNC_PIECE candidate with
+  its own FUNC_PROTO, for the parent's comparison only.
 - variables: a unit-level variable at a fixed address (one DW_OP_addr) that a symbol of
   its name confirms becomes a VAR whose `extra` is (linkage, section, offset, size) until
   the parent builds the DATASECs (functions.py).

@@ -12,7 +12,9 @@ convert.py) and VARs that still carry their place. Around the global dedup:
   name whose prototypes are not equivalent the way pahole's consistent_func compares
   them: the same number of parameters, return and parameter types equal after dropping
   `const`, named types (typedef, struct, union, enum) compared by name; parameter names
-  do not count. Otherwise the name keeps one FUNC (linkage static, as pahole emits)
+  do not count. An out-of-line copy listing the parameters otherwise (FUNC_PIECE, as
+  pahole 1.31 reads a `.part` piece) is one more prototype there, and never kept.
+  Otherwise the name keeps one FUNC (linkage static, as pahole emits)
   whose FUNC_PROTO is a linked candidate's (code at the symbol's address: a __weak
   definition overridden elsewhere loses) if there is one, else the first in canonical
   order. Without `consistent_func` every prototype that differs in its types keeps one.
