@@ -218,7 +218,7 @@ def test_children_come_in_the_order_the_converter_unpacks():
          c.AT_declaration, c.AT_external),
         c.ANNOTATIONS)
     assert c.CHILD_FIELDS[c.TAG_formal_parameter] == (c.AT_name, c.AT_type, c.AT_location,
-                                                      c.ANNOTATIONS)
+                                                      c.AT_abstract_origin, c.ANNOTATIONS)
     assert c.CHILD_FIELDS[c.TAG_enumerator] == (c.AT_name, c.AT_const_value, c.ANNOTATIONS)
     assert c.CHILD_FIELDS[c.TAG_LLVM_annotation] == (c.AT_name, c.AT_const_value,
                                                      c.ANNOTATIONS)

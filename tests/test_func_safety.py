@@ -88,38 +88,31 @@ int main(int argc, char **argv) { (void)argv; return use(argc, 2, 3) + use2(argc
 SKIP_LINE = re.compile(r"^(\S+) : skipping BTF encoding of function due to (.+)$")
 
 
+def gcc_o2(work: Path, name: str, sources: dict[str, str]) -> Path:
+    """The executable `name` that gcc -O2 -g makes of `sources` (file name -> text)."""
+    gcc = need_tool("gcc")
+    for file, text in sources.items():
+        (work / file).write_text(text)
+    out = work / name
+    subprocess.run([gcc, "-O2", "-g", *(str(work / file) for file in sources), "-o",
+                    str(out)], check=True)
+    return out
+
+
 @pytest.fixture(scope="module")
 def twins(tmp_path_factory) -> Path:
-    gcc = need_tool("gcc")
-    work = tmp_path_factory.mktemp("twins")
-    (work / "a.c").write_text(UNIT_A)
-    (work / "b.c").write_text(UNIT_B)
-    out = work / "twins"
-    subprocess.run([gcc, "-O2", "-g", str(work / "a.c"), str(work / "b.c"), "-o", str(out)],
-                   check=True)
-    return out
+    return gcc_o2(tmp_path_factory.mktemp("twins"), "twins", {"a.c": UNIT_A, "b.c": UNIT_B})
 
 
 @pytest.fixture(scope="module")
 def moved(tmp_path_factory) -> Path:
-    gcc = need_tool("gcc")
-    work = tmp_path_factory.mktemp("moved")
-    (work / "moved.c").write_text(MOVED)
-    out = work / "moved"
-    subprocess.run([gcc, "-O2", "-g", str(work / "moved.c"), "-o", str(out)], check=True)
-    return out
+    return gcc_o2(tmp_path_factory.mktemp("moved"), "moved", {"moved.c": MOVED})
 
 
 @pytest.fixture(scope="module")
 def piece(tmp_path_factory) -> Path:
-    gcc = need_tool("gcc")
-    work = tmp_path_factory.mktemp("piece")
-    (work / "piece.c").write_text(PIECE)
-    (work / "main.c").write_text(PIECE_MAIN)
-    out = work / "piece"
-    subprocess.run([gcc, "-O2", "-g", str(work / "piece.c"), str(work / "main.c"), "-o",
-                    str(out)], check=True)
-    return out
+    return gcc_o2(tmp_path_factory.mktemp("piece"), "piece",
+                  {"piece.c": PIECE, "main.c": PIECE_MAIN})
 
 
 def run_pahole_front(elf: Path, out: Path, *flags: str, pure: str = "0"):

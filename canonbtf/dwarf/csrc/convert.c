@@ -712,6 +712,29 @@ static int copy_parameters(encoder_t *e, int copy, size_t first, size_t nparams)
     return 1;
 }
 
+/* A FUNC_PROTO of the items from `first` on, returning `returns`, and a FUNC `name` of
+ * it whose linkage field holds `flags`; the FUNC's number, or ERR. */
+static int64_t add_function(encoder_t *e, name_t name, int64_t returns, size_t first,
+                            i128 flags)
+{
+    rec_t proto;
+    memset(&proto, 0, sizeof proto);
+    proto.kind = K_FUNC_PROTO;
+    proto.name = EMPTY;
+    proto.sot = returns;
+    proto.item_first = (uint32_t)first;
+    proto.nitems = (uint32_t)(e->items.n - first);
+    int64_t proto_number = add_rec(e, &proto);
+    if (proto_number == ERR) return ERR;
+    rec_t func;
+    memset(&func, 0, sizeof func);
+    func.kind = K_FUNC;
+    func.name = name;
+    func.sot = proto_number;
+    func.extra = flags;
+    return add_rec(e, &func);
+}
+
 /* The FUNC_PROTO and FUNC candidate flagged FUNC_PIECE for each of the `ncopies` copies
  * whose parameters differ from the definition's (`nparams` items at `first`). */
 static int add_pieces(encoder_t *e, name_t name, int64_t returns, size_t first,
@@ -724,22 +747,8 @@ static int add_pieces(encoder_t *e, name_t name, int64_t returns, size_t first,
             if (r < 0) return -1;
             continue;
         }
-        rec_t proto;
-        memset(&proto, 0, sizeof proto);
-        proto.kind = K_FUNC_PROTO;
-        proto.name = EMPTY;
-        proto.sot = returns;
-        proto.item_first = (uint32_t)start;
-        proto.nitems = (uint32_t)(e->items.n - start);
-        int64_t proto_number = add_rec(e, &proto);
-        if (proto_number == ERR) return -1;
-        rec_t func;
-        memset(&func, 0, sizeof func);
-        func.kind = K_FUNC;
-        func.name = name;
-        func.sot = proto_number;
-        func.extra = FUNC_CANDIDATE | FUNC_PIECE;
-        if (add_rec(e, &func) == ERR) return -1;
+        if (add_function(e, name, returns, start, FUNC_CANDIDATE | FUNC_PIECE) == ERR)
+            return -1;
     }
     return 0;
 }
@@ -785,22 +794,8 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
             any = moved(e, copies[i].node);
         if (any) flags |= FUNC_MOVED;
     }
-    rec_t proto;
-    memset(&proto, 0, sizeof proto);
-    proto.kind = K_FUNC_PROTO;
-    proto.name = EMPTY;
-    proto.sot = returns;
-    proto.item_first = (uint32_t)first;
-    proto.nitems = (uint32_t)(e->items.n - first);
-    int64_t proto_number = add_rec(e, &proto);
-    if (proto_number == ERR) return -1;
-    rec_t func;
-    memset(&func, 0, sizeof func);
-    func.kind = K_FUNC;
-    func.name = view[S_NAME]->s;
-    func.sot = proto_number;
-    func.extra = flags;
-    int64_t func_number = add_rec(e, &func);
+    size_t nparams = e->items.n - first;
+    int64_t func_number = add_function(e, view[S_NAME]->s, returns, first, flags);
     if (func_number == ERR) return -1;
     if (e->has_symbols && (e->features & F_DECL_TAG_KFUNCS) && e->kfuncs != Py_None) {
         int r = PySequence_Contains(e->kfuncs, name_obj);
@@ -812,7 +807,7 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
         }
     }
     if (add_decl_tags(e, func_number)) return -1;
-    return add_pieces(e, view[S_NAME]->s, returns, first, proto.nitems, copies, ncopies);
+    return add_pieces(e, view[S_NAME]->s, returns, first, nparams, copies, ncopies);
 }
 
 /* `_functions()`. Returns -2 when a Python call raised. */
