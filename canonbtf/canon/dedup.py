@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import namedtuple
+from collections.abc import Sequence
 
 from ..btf import format as f
 from ..btf import model
@@ -204,32 +204,22 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
     return refined.classes, refined.stands_for
 
 
-@dataclass
-class _Refinement:
-    """The refined partition and what it was computed from (for `declared_twins`)."""
+class _Refinement(namedtuple("_Refinement", "classes stands_for shared keys rank edges "
+                                            "tokens declares")):
+    """The refined partition and what it was computed from (for `declared_twins`). A
+    namedtuple, not a dataclass (see elffile.Section)."""
 
-    classes: list[int]
-    stands_for: list[int]
-    shared: list[int]
-    keys: list[int]
-    rank: list[int]
-    edges: list
-    tokens: list
-    declares: Sequence
+    __slots__ = ()
 
 
-@dataclass
-class KeyedTypes:
+class KeyedTypes(namedtuple("KeyedTypes", "keys tokens declares kinds edges_of")):
     """What the refinement reads of the types, by id ([0] for void): abstract keys,
     tokens (hashable, or None), declaration flags and kinds, and the edges of any types
-    asked for. `_reference_inputs` makes it from the `Type`s; compiled.keyed_types from
-    the packed words, without decoding a `Type`."""
+    asked for (edges_of: list of ids -> their edges). `_reference_inputs` makes it from
+    the `Type`s; compiled.keyed_types from the packed words, without decoding a `Type`.
+    A namedtuple, not a dataclass (see elffile.Section)."""
 
-    keys: Sequence[int]
-    tokens: Sequence
-    declares: Sequence
-    kinds: Sequence[int]
-    edges_of: Callable[[list[int]], Sequence[Sequence[int]]]
+    __slots__ = ()
 
 
 def _reference_inputs(btf: Btf, labels: list | None, index: BaseIndex | None) -> KeyedTypes:
