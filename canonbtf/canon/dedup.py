@@ -214,10 +214,11 @@ class _Refinement(namedtuple("_Refinement", "classes stands_for shared keys rank
 
 class KeyedTypes(namedtuple("KeyedTypes", "keys tokens declares kinds edges_of")):
     """What the refinement reads of the types, by id ([0] for void): abstract keys,
-    tokens (hashable, or None), declaration flags and kinds, and the edges of any types
-    asked for (edges_of: list of ids -> their edges). `_reference_inputs` makes it from
-    the `Type`s; compiled.keyed_types from the packed words, without decoding a `Type`.
-    A namedtuple, not a dataclass (see elffile.Section)."""
+    tokens (hashable and truthy; None or 0 for none), declaration flags and kinds, and
+    the edges of any types asked for (edges_of: list of ids -> their edges).
+    `_reference_inputs` makes it from the `Type`s; compiled.keyed_types from the packed
+    words, without decoding a `Type`. A namedtuple, not a dataclass (see
+    elffile.Section)."""
 
     __slots__ = ()
 
@@ -299,8 +300,7 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
         return tuple([rank[stands_for[s] or s] for s in edges[node]])
 
     def after_round(changed: list[int]) -> list[int]:
-        touched = {tokens[n] for n in changed
-                   if tokens[n] is not None and not declares[n]}
+        touched = {tokens[n] for n in changed if tokens[n] and not declares[n]}
         readers: list[int] = []
         for token in touched:
             settle(token)
@@ -324,9 +324,9 @@ def _named_groups(tokens: Sequence, declares: Sequence, last: int) -> tuple[dict
     skipped by C-level loops (compress, map) instead of a Python step each."""
     ids = range(1, last + 1)
     declarations: dict = {}
-    # Tokens are truthy (tuples, or the compiled part's numbers from 1) or None.
+    # Tokens are truthy (tuples, or the compiled part's numbers from 1); none is None or 0.
     for node in itertools.compress(ids, itertools.islice(declares, 1, last + 1)):
-        if tokens[node] is not None:
+        if tokens[node]:
             declarations.setdefault(tokens[node], []).append(node)
     definitions: dict = {}
     wanted = map(declarations.__contains__, itertools.islice(tokens, 1, last + 1))
