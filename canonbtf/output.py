@@ -8,9 +8,12 @@ import stat
 import sys
 import tempfile
 from collections.abc import Iterator
-from typing import BinaryIO
 
 from .errors import InputError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 TEMP_PREFIX = ".canonbtf-"
 NEW_FILE_MODE = 0o644

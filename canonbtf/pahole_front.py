@@ -19,7 +19,6 @@ import os
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass, field
 
 from .errors import InputError
 
@@ -94,24 +93,25 @@ LANGUAGES = {
 }
 
 
-@dataclass
 class Request:
-    """What one pahole command line asks for."""
+    """What one pahole command line asks for. A plain class, not a dataclass: importing
+    dataclasses and making the classes was ~15 ms of every module's run."""
 
-    elf: str | None = None
-    encode_in_place: bool = False  # -J
-    detached: str | None = None  # --btf_encode_detached=FILE
-    base: str | None = None  # --btf_base FILE
-    jobs: int = 1
-    features: set[str] = field(default_factory=lambda: set(LEGACY_DEFAULT))
-    btf_features: list[str] | None = None  # names from every --btf_features, in order
-    strict: bool = False
-    legacy: list[str] = field(default_factory=list)
-    languages: set[int] = field(default_factory=set)
-    notes: list[str] = field(default_factory=list)
-    distilled_base: bool = False
-    verbose: bool = False  # -V / --verbose: what was skipped and why, phase timings
-    action: str = "encode"  # or "version", "supported_btf_features"
+    def __init__(self) -> None:
+        self.elf: str | None = None
+        self.encode_in_place = False  # -J
+        self.detached: str | None = None  # --btf_encode_detached=FILE
+        self.base: str | None = None  # --btf_base FILE
+        self.jobs = 1
+        self.features: set[str] = set(LEGACY_DEFAULT)
+        self.btf_features: list[str] | None = None  # names from every --btf_features
+        self.strict = False
+        self.legacy: list[str] = []
+        self.languages: set[int] = set()
+        self.notes: list[str] = []
+        self.distilled_base = False
+        self.verbose = False  # -V / --verbose: what was skipped and why, phase timings
+        self.action = "encode"  # or "version", "supported_btf_features"
 
 
 def _usage(message: str) -> InputError:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import TYPE_CHECKING
 
 from .btf import writer
 from .btf.model import Btf
@@ -17,6 +16,7 @@ from .errors import InputError
 from .gcpause import paused_gc
 from .pahole_front import Request, objcopy_command, output_order
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
     from .dwarf.encode import EncodeStats
 

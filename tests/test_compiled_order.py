@@ -411,7 +411,9 @@ def _keyed_alike(btf: Btf) -> None:
     reference = _reference_inputs(btf, None, index)
     ids = list(range(1, btf.last_id + 1))
     assert list(fast.keys) == list(reference.keys)
-    assert _same_partition(list(fast.tokens), list(reference.tokens))
+    # The compiled part's tokens are numbers from 1, 0 for none (the reference's None).
+    assert all(isinstance(token, int) for token in fast.tokens)
+    assert _same_partition([token or None for token in fast.tokens], list(reference.tokens))
     assert [bool(x) for x in fast.declares] == [bool(x) for x in reference.declares]
     assert list(fast.kinds) == list(reference.kinds)
     reference_edges = reference.edges_of(ids)
@@ -522,3 +524,23 @@ def test_sharing_is_the_references(seed, monkeypatch):
     else:
         assert fast == reference
     assert compiled.sharing([0, 2**33], 1) is None  # no u32: counted in Python
+
+
+def test_module_names_take_the_bases_lowest_whole_string(pure):
+    """A split BTF's names lend the base's offsets: the lowest offset where the name is a
+    whole string (not a suffix of a longer one), else the name joins the module's own
+    section; the compiled part looks the module's names up in one scan of the base's."""
+    base_strings = StringTable(b"\0xab\0b\0ab\0zz\0b\0", 0)  # "b" at 5 and 13, "ab" at 7
+    base = Btf([Type(f.INT, off, 0, 4, 32) for off in (1, 5, 7, 10, 13)], base_strings)
+    base = reader.parse(writer.write(base))
+    own, offsets = StringTable.build(["b", "ab", "q", "x"], base.strings.end)
+    split = Btf([Type(f.STRUCT, offsets[name], 0, 4, 0, [(offsets["b"], 1, 0)])
+                 for name in ("ab", "q", "x")] + [Type(f.FWD, offsets["b"], 0)], own, base)
+    blob = writer.write(split)
+    reference, fast = both_ways(pure, sorted_blob, blob, base)
+    assert fast == reference
+    out = reader.parse(fast, base=base)
+    names = {out.name(t.name_off): t.name_off for t in out.types}
+    assert names["b"] == 5 and names["ab"] == 7  # lowest whole strings of the base
+    assert names["q"] >= base.strings.end and names["x"] >= base.strings.end
+    assert {out.name(t.items[0][0]) for t in out.types if t.kind == f.STRUCT} == {"b"}

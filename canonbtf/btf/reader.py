@@ -12,7 +12,6 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterator
-from typing import BinaryIO
 
 from .. import native
 from ..errors import InputError
@@ -20,6 +19,10 @@ from ..gcpause import paused_gc
 from . import format as f
 from .model import Btf, Packed, Type
 from .strings import StringTable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 ELF_MAGIC = b"\x7fELF"
 DEFAULT_INPUT = "/sys/kernel/btf/vmlinux"

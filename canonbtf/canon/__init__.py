@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from ..btf.model import Btf
-from ..btf.validator import order_dependent_reference
 from ..errors import InputError
 from ..gcpause import paused_gc
 from . import compiled
@@ -18,6 +16,7 @@ from .labels import ORDERS
 from .order import canonical_order, ordered
 from .renumber import renumber
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
     from .dedup import BaseIndex
 
@@ -45,7 +44,7 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     btf = compiled.packed(btf)
-    hazard = compiled.refers_to_func(btf) is not False and order_dependent_reference(btf)
+    hazard = compiled.refers_to_func(btf) is not False and _order_hazard(btf)
     if hazard:
         raise InputError(None, f"{hazard}: the kernel takes that only when the FUNC comes "
                          "first, which the canonical order cannot keep")
@@ -71,6 +70,15 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
             return renumbered(btf, new_order, None, strings), alone
         new_order, alone = ordered(btf, order)
         return renumbered(btf, new_order, None, strings), alone
+
+
+def _order_hazard(btf: Btf) -> str | None:
+    """validator.order_dependent_reference, imported only when the compiled test found
+    something or could not run: the validator's import (its checks, `re`, `typing`) was a
+    few ms of every module's run."""
+    from ..btf.validator import order_dependent_reference
+
+    return order_dependent_reference(btf)
 
 
 def _kept_ids(btf: Btf, into: dict[int, int]) -> array:

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import namedtuple
+from collections.abc import Sequence
 
 from ..btf import format as f
 from ..btf import model
@@ -204,32 +204,23 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
     return refined.classes, refined.stands_for
 
 
-@dataclass
-class _Refinement:
-    """The refined partition and what it was computed from (for `declared_twins`)."""
+class _Refinement(namedtuple("_Refinement", "classes stands_for shared keys rank edges "
+                                            "tokens declares")):
+    """The refined partition and what it was computed from (for `declared_twins`). A
+    namedtuple, not a dataclass (see elffile.Section)."""
 
-    classes: list[int]
-    stands_for: list[int]
-    shared: list[int]
-    keys: list[int]
-    rank: list[int]
-    edges: list
-    tokens: list
-    declares: Sequence
+    __slots__ = ()
 
 
-@dataclass
-class KeyedTypes:
+class KeyedTypes(namedtuple("KeyedTypes", "keys tokens declares kinds edges_of")):
     """What the refinement reads of the types, by id ([0] for void): abstract keys,
-    tokens (hashable, or None), declaration flags and kinds, and the edges of any types
-    asked for. `_reference_inputs` makes it from the `Type`s; compiled.keyed_types from
-    the packed words, without decoding a `Type`."""
+    tokens (hashable and truthy; None or 0 for none), declaration flags and kinds, and
+    the edges of any types asked for (edges_of: list of ids -> their edges).
+    `_reference_inputs` makes it from the `Type`s; compiled.keyed_types from the packed
+    words, without decoding a `Type`. A namedtuple, not a dataclass (see
+    elffile.Section)."""
 
-    keys: Sequence[int]
-    tokens: Sequence
-    declares: Sequence
-    kinds: Sequence[int]
-    edges_of: Callable[[list[int]], Sequence[Sequence[int]]]
+    __slots__ = ()
 
 
 def _reference_inputs(btf: Btf, labels: list | None, index: BaseIndex | None) -> KeyedTypes:
@@ -309,8 +300,7 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
         return tuple([rank[stands_for[s] or s] for s in edges[node]])
 
     def after_round(changed: list[int]) -> list[int]:
-        touched = {tokens[n] for n in changed
-                   if tokens[n] is not None and not declares[n]}
+        touched = {tokens[n] for n in changed if tokens[n] and not declares[n]}
         readers: list[int] = []
         for token in touched:
             settle(token)
@@ -334,9 +324,9 @@ def _named_groups(tokens: Sequence, declares: Sequence, last: int) -> tuple[dict
     skipped by C-level loops (compress, map) instead of a Python step each."""
     ids = range(1, last + 1)
     declarations: dict = {}
-    # Tokens are truthy (tuples, or the compiled part's numbers from 1) or None.
+    # Tokens are truthy (tuples, or the compiled part's numbers from 1); none is None or 0.
     for node in itertools.compress(ids, itertools.islice(declares, 1, last + 1)):
-        if tokens[node] is not None:
+        if tokens[node]:
             declarations.setdefault(tokens[node], []).append(node)
     definitions: dict = {}
     wanted = map(declarations.__contains__, itertools.islice(tokens, 1, last + 1))

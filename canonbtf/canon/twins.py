@@ -45,8 +45,8 @@ def declared_twins(shared: list[int], keys: list[int], rank: list[int], edges: l
 
     def open_declaration(sx: int, sy: int) -> bool:
         """sx is an unresolved declaration of the name sy defines."""
-        return (is_declaration[sx] and not stands_for[sx] and not is_declaration[sy]
-                and tokens[sx] is not None and tokens[sx] == tokens[sy])
+        return bool(is_declaration[sx] and not stands_for[sx] and not is_declaration[sy]
+                    and tokens[sx] and tokens[sx] == tokens[sy])  # a token is truthy
 
     def below(x: int, y: int) -> bool:
         for sx, sy in zip(edges[x], edges[y]):

@@ -83,19 +83,37 @@ static int64_t names_get(names_t *m, const uint8_t *p, uint32_t n, uint32_t add)
     return UINT32_MAX;
 }
 
-/* Every whole string of a lender's section -> its lowest offset (StringTable.offset_of). */
-static int index_lender(names_t *m, const strtab_t *tab)
+/* For each name of `seq` not placed yet (lent[j] == UINT32_MAX): its lowest whole-string
+ * offset in the lender's section `tab` (StringTable.offset_of), if it is there. The
+ * wanted names are indexed and the section scanned once: indexing every string of the
+ * lender (vmlinux's 2 MB) was most of a small module's renumbering, twice a run. */
+static int lend_names(const strtab_t *tab, const ranks_t *r, const uint32_t *seq,
+                      uint32_t nseq, uint32_t *lent)
 {
-    if (names_init(m, 1024)) return -1;
+    names_t wanted;
+    int rc = -1;
+    if (names_init(&wanted, nseq)) goto done;
+    for (uint32_t j = 0; j < nseq; j++)
+        if (lent[j] == UINT32_MAX
+            && names_get(&wanted, r->ptr[seq[j]], r->len[seq[j]], j) == -2)
+            goto done;
+    size_t missing = wanted.count;
     uint32_t pos = 0;
-    while (pos < tab->len) {
+    while (missing && pos < tab->len) {
         const uint8_t *p = tab->data + pos;
         const uint8_t *end = memchr(p, 0, tab->len - pos);
         uint32_t n = end ? (uint32_t)(end - p) : tab->len - pos;
-        if (names_get(m, p, n, tab->start + pos) == -2) return -1;
+        int64_t j = names_get(&wanted, p, n, UINT32_MAX);
+        if (j != UINT32_MAX && lent[j] == UINT32_MAX) {
+            lent[j] = tab->start + pos;
+            missing--;
+        }
         pos += n + 1;
     }
-    return 0;
+    rc = 0;
+done:
+    names_free(&wanted);
+    return rc;
 }
 
 typedef struct {
@@ -134,17 +152,8 @@ static int place_names(const types_t *t, const uint32_t *own, uint32_t n, int nl
     lent = big_alloc((size_t)nseq + 1, sizeof *lent);
     if (!o->offset || !seq || !lent) goto done;
     for (uint32_t j = 0; j < nseq; j++) lent[j] = seq[j] ? UINT32_MAX : 0;
-    for (int k = 0; k < nlenders; k++) {
-        names_t lender;
-        if (index_lender(&lender, &t->tabs[k])) {
-            names_free(&lender);
-            goto done;
-        }
-        for (uint32_t j = 0; j < nseq; j++)
-            if (lent[j] == UINT32_MAX)
-                lent[j] = (uint32_t)names_get(&lender, r->ptr[seq[j]], r->len[seq[j]], UINT32_MAX);
-        names_free(&lender);
-    }
+    for (int k = 0; k < nlenders; k++)
+        if (lend_names(&t->tabs[k], r, seq, nseq, lent)) goto done;
     size_t size = nlenders ? 0 : 1;
     for (uint32_t j = 0; j < nseq; j++)
         size += lent[j] == UINT32_MAX ? (size_t)r->len[seq[j]] + 1 : 0;

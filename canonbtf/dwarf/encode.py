@@ -21,18 +21,13 @@ exactly that.
 
 from __future__ import annotations
 
-import copy
 import os
-import random
 import signal
 import sys
 import time
-import traceback
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
 
 from ..btf import format as f
 from ..btf.model import Btf
@@ -52,6 +47,7 @@ from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
     from ..canon.dedup import BaseIndex
 
@@ -63,17 +59,18 @@ BATCHES_PER_JOB = 4
 REDO_HERE = 20
 
 
-@dataclass
 class EncodeStats:
-    """What the run did, for the summary line and the benchmarks."""
+    """What the run did, for the summary line and the benchmarks. A plain class, not a
+    dataclass (see elffile.Section)."""
 
-    units: int = 0
-    type_dies: int = 0
-    merged_records: int = 0  # records the parent received (after the workers' dedup)
-    skips: dict[str, int] = field(default_factory=dict)
-    seconds_workers: float = 0.0  # wall time until the last fragment arrived
-    seconds_merge: float = 0.0  # parent: concatenation, global dedup, canonical order
-    functions: FunctionReport = field(default_factory=FunctionReport)
+    def __init__(self, units: int = 0) -> None:
+        self.units = units
+        self.type_dies = 0
+        self.merged_records = 0  # records the parent received (after the workers' dedup)
+        self.skips: dict[str, int] = {}
+        self.seconds_workers = 0.0  # wall time until the last fragment arrived
+        self.seconds_merge = 0.0  # parent: concatenation, global dedup, canonical order
+        self.functions = FunctionReport()
 
 
 def default_jobs() -> int:
@@ -236,6 +233,8 @@ def _worker_main(conn, inherited: list, dwarf: DwarfFile, reader: str,
             except (EOFError, OSError):
                 raise
             except Exception:  # noqa: BLE001 - the parent reports it and stops the run
+                import traceback
+
                 conn.send(("crash", index, traceback.format_exc()))
                 return
             conn.send(("done", index, fragments))
@@ -278,6 +277,8 @@ def encode_fragments(dwarf: DwarfFile, jobs: int, seed: int | None = None,
     records, or with `keyed` the keys of the records (keys.py)."""
     units = list(dwarf.units)
     if seed is not None:
+        import random  # tests' shuffled order only: not imported by a normal run
+
         random.Random(seed).shuffle(units)
     stats = EncodeStats(units=len(units))
     meter = _Progress(len(units), progress)
@@ -407,6 +408,8 @@ def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
     again = set(keyed.redo_units())
     record_groups: list[list[Fragment]] = []
     if again:
+        import copy
+
         subset = copy.copy(dwarf)
         subset.units = [unit for unit in dwarf.units if unit.offset in again]
         # A few units are encoded faster here than in fresh workers forked from a parent

@@ -9,16 +9,16 @@ older than 5.18 (no TYPE_TAG) asks for `--features=-type_tag`, and one older tha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from ..errors import InputError
 
 
-@dataclass(frozen=True)
-class Feature:
-    name: str
-    default: bool
-    summary: str
+class Feature(namedtuple("Feature", "name default summary")):
+    """A feature's name, whether it is on by default, and what it does (a namedtuple, not
+    a dataclass: see elffile.Section)."""
+
+    __slots__ = ()
 
 
 FEATURES = (

@@ -27,7 +27,7 @@ second dedup.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
@@ -37,19 +37,20 @@ from ..canon.renumber import new_ids
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
 
 
-@dataclass
 class FunctionReport:
-    """What `choose_functions` decided, for the summary line and the comparison tools."""
+    """What `choose_functions` decided, for the summary line and the comparison tools.
+    A plain class, not a dataclass (see elffile.Section)."""
 
-    candidates: int = 0  # distinct candidate FUNCs after the dedup
-    kept: int = 0
-    inconsistent: list[str] = field(default_factory=list)  # names dropped
-    nocall: list[str] = field(default_factory=list)  # names dropped
-    ambiguous: list[str] = field(default_factory=list)  # names dropped
-    moved: list[str] = field(default_factory=list)  # names dropped: FUNC_MOVED
-    overlapping_variables: int = 0  # VARs dropped for sharing bytes with another
-    # name dropped -> why, in pahole 1.31's words (`--verbose`)
-    reasons: dict[str, str] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.candidates = 0  # distinct candidate FUNCs after the dedup
+        self.kept = 0
+        self.inconsistent: list[str] = []  # names dropped
+        self.nocall: list[str] = []  # names dropped
+        self.ambiguous: list[str] = []  # names dropped
+        self.moved: list[str] = []  # names dropped: FUNC_MOVED
+        self.overlapping_variables = 0  # VARs dropped for sharing bytes with another
+        # name dropped -> why, in pahole 1.31's words (`--verbose`)
+        self.reasons: dict[str, str] = {}
 
     def skip_lines(self) -> list[str]:
         """One line per dropped name, as pahole 1.31 `--verbose` prints them."""
@@ -90,17 +91,17 @@ def datasecs(sections: dict[str, list[tuple[int, int, int]]], strings: StringTab
     return out
 
 
-@dataclass
-class FunctionChoice:
-    """What `decide_functions` chose, by the ids of the Btf it looked at."""
+class FunctionChoice(namedtuple("FunctionChoice", "kept redirect dropped orphaned closed",
+                                 defaults=(True,))):
+    """What `decide_functions` chose, by the ids of the Btf it looked at. kept: chosen
+    candidate -> its FUNC (linkage static); redirect: candidate -> the FUNC it becomes
+    (own or base), 0 dropped; dropped: ids that go (FUNCs, their decl tags and
+    prototypes, VARs); orphaned: VARs that overlap an earlier entry of their DATASEC;
+    closed: no type other than a DECL_TAG refers to a FUNC or a DECL_TAG, so the types
+    around them are closed under references (`reorder` relies on it). A namedtuple, not
+    a dataclass (see elffile.Section)."""
 
-    kept: dict[int, Type]  # chosen candidate -> its FUNC (linkage static)
-    redirect: dict[int, int]  # candidate -> the FUNC it becomes (own or base), 0 dropped
-    dropped: set[int]  # ids that go: FUNCs, their decl tags and prototypes, VARs
-    orphaned: set[int]  # VARs that overlap an earlier entry of their DATASEC
-    # No type other than a DECL_TAG refers to a FUNC or a DECL_TAG: the types around
-    # them are closed under references (`reorder` relies on it).
-    closed: bool = True
+    __slots__ = ()
 
 
 def choose_functions(btf: Btf, consistent: bool = True,

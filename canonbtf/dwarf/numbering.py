@@ -8,12 +8,11 @@ top of that. Nothing here calls up into those layers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 from ..btf import format as f
 from . import constants as c
 from .features import DEFAULT as DEFAULT_FEATURES
-from .symbols import ElfSymbols
 from .unit_types import TypeDie, UnitTypes
 
 Record = tuple  # (kind, name, kflag, size_or_type, extra, items)
@@ -40,17 +39,16 @@ _TAG_unspecified_type, _TAG_atomic_type = c.TAG_unspecified_type, c.TAG_atomic_t
 _AT_type = c.AT_type
 
 
-@dataclass(frozen=True)
-class ConvertContext:
-    """What a unit's conversion needs besides its DIEs: the features asked for and the
-    ELF's symbols (None when the file has no symbol table: then every external function
-    definition is a candidate, as pahole does, and no variable is)."""
+class ConvertContext(namedtuple("ConvertContext", "features symbols parameter_registers",
+                                 defaults=(DEFAULT_FEATURES, None, ()))):
+    """What a unit's conversion needs besides its DIEs: the features asked for
+    (frozenset[str]) and the ELF's symbols (ElfSymbols, or None when the file has no
+    symbol table: then every external function definition is a candidate, as pahole does,
+    and no variable is); parameter_registers: the DWARF numbers of the argument registers,
+    in order (locations.PARAMETER_REGISTERS), empty: parameter locations are not checked.
+    A namedtuple, not a dataclass (see elffile.Section)."""
 
-    features: frozenset[str] = DEFAULT_FEATURES
-    symbols: ElfSymbols | None = None
-    # DWARF numbers of the argument registers, in order (locations.PARAMETER_REGISTERS);
-    # empty: parameter locations are not checked.
-    parameter_registers: tuple[int, ...] = ()
+    __slots__ = ()
 
 
 class Skips:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import io
 import os
 import struct
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections import namedtuple
 
 from ..elffile import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
 from ..errors import InputError
 from .core import compiled_module
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
     from elftools.dwarf.dwarfinfo import DWARFInfo
     from elftools.elf.elffile import ELFFile
@@ -44,17 +44,14 @@ UNIT_TYPE_NAMES = {2: "type unit", 4: "skeleton unit (split DWARF)",
                    5: "split compile unit", 6: "split type unit"}
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One unit of .debug_info, from its header: where its DIEs are and how to read them."""
+class Unit(namedtuple("Unit", "offset end die_offset version offset_size address_size "
+                             "abbrev_offset")):
+    """One unit of .debug_info, from its header: where its DIEs are and how to read them.
+    offset: of the unit header in .debug_info; end: one past the unit's last byte;
+    die_offset: of the unit's first DIE; offset_size: 4 for 32-bit DWARF, 8 for 64-bit.
+    A namedtuple, not a dataclass (see elffile.Section)."""
 
-    offset: int  # of the unit header in .debug_info
-    end: int  # one past the unit's last byte
-    die_offset: int  # of the unit's first DIE
-    version: int
-    offset_size: int  # 4 for 32-bit DWARF, 8 for 64-bit DWARF
-    address_size: int
-    abbrev_offset: int
+    __slots__ = ()
 
     @property
     def size(self) -> int:

@@ -18,7 +18,7 @@ section symbols of value 0, so a DW_OP_addr holds the offset in its section).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from ..elffile import SHT_NOBITS, ElfImage, Unusual
 from ..errors import InputError
@@ -36,27 +36,38 @@ BTF_ID_SET8_PREFIX = "__BTF_ID__set8__"
 BTF_SET8_KFUNCS = 1 << 0  # flags word of struct btf_id_set8: the set holds kfuncs
 
 
-@dataclass(frozen=True)
-class Section:
-    name: str
-    address: int
-    size: int
+class Section(namedtuple("Section", "name address size")):
+    """A section's name, address and size (a namedtuple: see elffile.Section)."""
+
+    __slots__ = ()
 
 
-@dataclass
 class ElfSymbols:
-    """The symbol table, reduced to what the encoder asks of it."""
+    """The symbol table, reduced to what the encoder asks of it. A plain class, not a
+    dataclass (see elffile.Section)."""
 
-    relocatable: bool = False
-    # STT_FUNC name -> the addresses of the symbols of that exact name.
-    functions: dict[str, frozenset[int]] = field(default_factory=dict)
-    # (STT_OBJECT name, address) -> (section index, size) for symbols of non-zero size.
-    objects: dict[tuple[str, int], list[tuple[int, int]]] = field(default_factory=dict)
-    sections: dict[int, Section] = field(default_factory=dict)
-    percpu_index: int | None = None
-    kfuncs: frozenset[str] = frozenset()
-    # Names whose code sits at more than one address (ambiguous_functions).
-    ambiguous: frozenset[str] = frozenset()
+    def __init__(self, relocatable: bool = False,
+                 functions: dict[str, frozenset[int]] | None = None,
+                 objects: dict[tuple[str, int], list[tuple[int, int]]] | None = None,
+                 sections: dict[int, Section] | None = None, percpu_index: int | None = None,
+                 kfuncs: frozenset[str] = frozenset(), ambiguous: frozenset[str] = frozenset()):
+        self.relocatable = relocatable
+        # STT_FUNC name -> the addresses of the symbols of that exact name.
+        self.functions = {} if functions is None else functions
+        # (STT_OBJECT name, address) -> (section index, size) for symbols of non-zero size.
+        self.objects = {} if objects is None else objects
+        self.sections = {} if sections is None else sections
+        self.percpu_index = percpu_index
+        self.kfuncs = kfuncs
+        # Names whose code sits at more than one address (ambiguous_functions).
+        self.ambiguous = ambiguous
+
+    def __eq__(self, other: object) -> bool:
+        """Equal tables, field by field (the readers' tests compare them)."""
+        return isinstance(other, ElfSymbols) and vars(self) == vars(other)
+
+    def __repr__(self) -> str:
+        return f"ElfSymbols({vars(self)!r})"
 
     def place_variable(self, name: str, address: int, every_section: bool
                        ) -> tuple[str, int, int] | None:
