@@ -166,10 +166,11 @@ def cmd_sort(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import compiled_report, diff_btfs
     from .gcpause import paused_gc
 
     with paused_gc():
+        from .diff import compiled_report, diff_btfs
+
         old = reader.load_with_base(args.old, args.base_old)
         new = reader.load_with_base(args.new, args.base_new)
         made = compiled_report(old, new, json=args.format == "json")

@@ -11,11 +11,15 @@ and they are installed under <prefix>/share.
 from __future__ import annotations
 
 import argparse
-import ast
-import inspect
 import sys
-import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ast
+
+# ast, inspect and textwrap are imported where they are used: cli.build_parser makes
+# command_table on every run of canonbtf, and their imports were 8 ms of each start.
 
 # Value placeholders that are not file names: the completion offers nothing for them.
 _NOT_FILES = {"N", "LIST", "FLAGS", "NAME[,NAME...]"}
@@ -57,6 +61,10 @@ def pahole_options() -> list[str]:
     """Every option canonbtf-pahole accepts, in the order its parser tests them: the
     strings `parse_args` and `_parse_long` compare an argument with (`arg == "-J"`,
     `name in LEGACY_FLAGS`, `arg.startswith("-j")`)."""
+    import ast
+    import inspect
+    import textwrap
+
     from . import pahole_front
 
     found: dict[str, None] = {}
@@ -70,6 +78,8 @@ def pahole_options() -> list[str]:
 
 
 def _compared_strings(node: ast.AST, module) -> list[str]:
+    import ast
+
     if isinstance(node, ast.Compare) and _is_argument(node.left):
         values = []
         for right in node.comparators:
@@ -87,6 +97,8 @@ def _compared_strings(node: ast.AST, module) -> list[str]:
 
 
 def _is_argument(node: ast.AST) -> bool:
+    import ast
+
     return isinstance(node, ast.Name) and node.id in ("arg", "name")
 
 
@@ -165,6 +177,8 @@ def canonbtf_man(parser: argparse.ArgumentParser, version: str) -> str:
                 f"\\fB{_roff(example(sub))}\\fR"]
     for name, _, sub in commands(parser):
         # Wrapped here, not by argparse, whose width follows the terminal's.
+        import textwrap
+
         usage = textwrap.fill(" ".join(sub.format_usage().removeprefix("usage: ").split()),
                               78, subsequent_indent="    ", break_on_hyphens=False)
         out += [f'.SH "CANONBTF {name.upper()}"', ".nf", _roff(usage), ".fi", ".PP",

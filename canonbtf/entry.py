@@ -3,14 +3,19 @@
 `cli.main` and `pahole_front.main` are also library calls (the tests run them in
 process), so what only a process exiting should do happens here: once the job is done,
 a Ctrl-C that arrives while the interpreter shuts down is ignored instead of printing a
-KeyboardInterrupt traceback after the output is complete.
+KeyboardInterrupt traceback after the output is complete; and what the job leaves is
+frozen out of the collector, whose collections at exit would walk it all (0.01 s of a
+diff of two kernels).
 """
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 from collections.abc import Callable
+
+from .gcpause import paused_gc
 
 
 def _exit_with(main: Callable[[], int]) -> None:
@@ -18,6 +23,8 @@ def _exit_with(main: Callable[[], int]) -> None:
     try:
         status = main()  # handles a Ctrl-C during the job itself (exit status 130)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if sys.implementation.name == "cpython":
+            gc.freeze()
     except KeyboardInterrupt:
         if status is None:  # before main could catch it
             print("canonbtf: interrupted", file=sys.stderr)
@@ -26,7 +33,8 @@ def _exit_with(main: Callable[[], int]) -> None:
 
 
 def canonbtf() -> None:
-    from .cli import main
+    with paused_gc():  # imports make no garbage worth a collection
+        from .cli import main
 
     _exit_with(main)
 

@@ -58,8 +58,17 @@ def btf_bytes(path: str) -> bytes:
     with _opened(path) as fh:
         if fh.read(4) == ELF_MAGIC:
             return _section(path, fh, os.fstat(fh.fileno()).st_size, ".BTF")
-        fh.seek(0)
-        return fh.read()
+        return _whole(fh)
+
+
+def _whole(fh: BinaryIO) -> bytes:
+    """All of the open file `fh`, from its start: read by its size where it has one (a
+    buffered `read()` to the end copies the file once more, joining what it buffered)."""
+    size = os.fstat(fh.fileno()).st_size
+    fh.seek(0)
+    data = fh.read(size) if size else b""
+    rest = fh.read()
+    return data + rest if rest else data
 
 
 def elf_section(path: str, data: bytes, name: str) -> bytes:

@@ -228,26 +228,25 @@ done:
     return rc;
 }
 
-/* Both sides' reached types in one graph, side 1's names after side 0's strings. */
+/* Both sides' reached types in one graph, side 1's names after side 0's strings: its
+ * string tables are both sides' (side 1's moved past side 0's end), read in place. */
 static int joint_graph(const types_t *const t[2], const joint_side_t *s, words_t *w,
-                       uint8_t **strings, types_t *joint)
+                       types_t *joint)
 {
     uint32_t end0 = strings_end(t[0]), end1 = strings_end(t[1]);
     if ((uint64_t)end0 + end1 > UINT32_MAX) return -1;
-    uint8_t *data = malloc((size_t)end0 + end1 + 1);
-    if (!data) return -1;
-    *strings = data;
-    for (int k = 0; k < 2; k++)
-        for (int j = 0; j < t[k]->ntabs; j++)
-            memcpy(data + (k ? end0 : 0) + t[k]->tabs[j].start, t[k]->tabs[j].data,
-                   t[k]->tabs[j].len);
-    strtab_t *tab = malloc(sizeof *tab);
+    int ntabs = t[0]->ntabs + t[1]->ntabs;
+    strtab_t *tab = malloc((size_t)ntabs * sizeof *tab);
     if (!tab) return -1;
-    *tab = (strtab_t){data, 0, end0 + end1};
+    for (int k = 0, at = 0; k < 2; k++)
+        for (int j = 0; j < t[k]->ntabs; j++, at++) {
+            tab[at] = t[k]->tabs[j];
+            tab[at].start += k ? end0 : 0;
+        }
     joint->tabs = tab;
     if (append_records(t[0], &s[0], 1, 0, w) || append_records(t[1], &s[1], 1 + s[0].n, end0, w))
         return -1;
-    *joint = (types_t){.w = w->words, .nwords = w->nwords, .first_id = 1, .tabs = tab, .ntabs = 1};
+    *joint = (types_t){.w = w->words, .nwords = w->nwords, .first_id = 1, .tabs = tab, .ntabs = ntabs};
     if (index_types(joint, end0 + end1) || joint->count != s[0].n + s[1].n) return -1;
     return 0;
 }
@@ -257,7 +256,6 @@ int diff_joint(const types_t *const t[2], const uint32_t *const roots[2],
 {
     memset(out, 0, sizeof *out);
     words_t w = {0};
-    uint8_t *strings = NULL;
     types_t joint = {0};
     int rc = -1;
     for (int k = 0; k < 2; k++) {
@@ -266,10 +264,10 @@ int diff_joint(const types_t *const t[2], const uint32_t *const roots[2],
         if (side_order(t[k], &out->side[k])) goto done;
     }
     out->classes = big_alloc((size_t)out->side[0].n + out->side[1].n + 1, sizeof *out->classes);
-    if (!out->classes || joint_graph(t, out->side, &w, &strings, &joint)) goto done;
+    if (!out->classes || joint_graph(t, out->side, &w, &joint)) goto done;
     rc = joint_classes(&joint, out->classes);
 done:
-    free(w.words), free(strings), free(joint.start), free((void *)joint.tabs);
+    free(w.words), free(joint.start), free((void *)joint.tabs);
     if (rc) joint_free(out);
     return rc;
 }

@@ -537,6 +537,10 @@ int diff_plan(diff_side_t sides[2])
         if (!rc) rc = expanded(d->t, d->own_first, d->expanded);
     }
     for (int n = 0; n < 2 && !rc; n++) rc = plan_side(&g, sides, n, s) || needed(&sides[n], &s[n]);
+    for (int n = 0; n < 2 && !rc; n++) {   /* handed over (diff_report groups by them) */
+        sides[n].group = g.of[n], g.of[n] = NULL;
+        sides[n].ngroups = g.n;
+    }
     for (int n = 0; n < 2; n++) free(s[n].dup), free(s[n].reach), free(s[n].key), free(s[n].leaf);
     free(g.of[0]), free(g.of[1]), free(g.group);
     free(g.head), intern_free(&k.in);

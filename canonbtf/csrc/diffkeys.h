@@ -17,15 +17,17 @@
  * reads (its key is known); by id (out, when not NULL, count + 1 entries): `key`, a
  * non-leaf type's key (0: unknown), equal keys over both sides meaning equal facts, and
  * `same`, a named root left out as the same as the one root of its name on the other
- * side. */
+ * side; malloc'd by id (out, count + 1 entries): `group`, a named root's (decl tags
+ * aside) group of its family and name, numbered from 1 over both sides (`ngroups` of
+ * them, the same on both), 0 for any other type. */
 typedef struct {
     const types_t *t;
     uint32_t own_first;
     uint8_t *spell, *expanded, *safe;
     uint32_t *key;
     uint8_t *same;
-    uint32_t *roots, *anon, *need;
-    size_t nroots, nanon, nneed;
+    uint32_t *roots, *anon, *need, *group;
+    size_t nroots, nanon, nneed, ngroups;
 } diff_side_t;
 
 /* diff.FAMILIES, in report order (F_COUNT of them), and a kind's (F_COUNT: none). */

@@ -38,6 +38,7 @@ typedef struct {
     uint32_t own_first, nids;
     const uint32_t *key;      /* diff_plan's keys (0: unknown) */
     const uint8_t *same;      /* diff_plan's: the same as the other side's root */
+    const uint32_t *planned;  /* diff_plan's group of a named root (0: none) */
     uint8_t *expanded;        /* _Facts.expanded */
     uint8_t *dup, *seen;
     uint32_t *tags, *next, *anon;
@@ -56,7 +57,9 @@ typedef struct {
     side_t side[2];
     group_t *group;
     size_t ngroups, cap_groups;
-    size_t *slot, mask;       /* group table: index + 1, 0 empty */
+    uint32_t *of_planned;     /* by diff_plan's group: its index here + 1 (0: none yet) */
+    size_t nplanned;
+    size_t *slot, mask, nhashed;   /* decl tags' groups by text: index + 1, 0 empty */
     text_t names, out, line;
     change_t *change;
     size_t nchanges, cap_changes;
@@ -81,6 +84,7 @@ static int grow_table(report_t *r)
     }
     for (size_t g = 0; g < r->ngroups; g++) {
         const group_t *e = &r->group[g];
+        if (e->family != F_DECL_TAG) continue;
         size_t s = name_hash(e->family, AT(r->names, e->name), e->nlen) & (slots - 1);
         while (slot[s]) s = (s + 1) & (slots - 1);
         slot[s] = g + 1;
@@ -91,35 +95,70 @@ static int grow_table(report_t *r)
     return 0;
 }
 
-/* Root `id` of side n into the group of (family, name). */
-static int join_group(report_t *r, int n, uint32_t id, int family, const void *name, size_t len)
+/* A new group of (family, name), its index + 1 in *at. */
+static int new_group(report_t *r, int family, const void *name, size_t len, size_t *at)
 {
-    if (2 * (r->ngroups + 1) > r->mask && grow_table(r)) return -1;
-    size_t s = name_hash(family, name, len) & r->mask;
-    for (; r->slot[s]; s = (s + 1) & r->mask) {
-        const group_t *e = &r->group[r->slot[s] - 1];
-        if (e->family == family && e->nlen == len && !memcmp(AT(r->names, e->name), name, len))
-            break;
+    if (GROW(r->group, r->cap_groups, r->ngroups + 1)) {
+        PyErr_NoMemory();
+        return -1;
     }
-    if (!r->slot[s]) {
-        if (GROW(r->group, r->cap_groups, r->ngroups + 1)) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        group_t *e = &r->group[r->ngroups];
-        memset(e, 0, sizeof *e);
-        e->family = (uint8_t)family;
-        e->name = r->names.len;
-        e->nlen = len;
-        if (text_put(&r->names, name, len)) return -1;
-        r->slot[s] = ++r->ngroups;
-    }
-    group_t *e = &r->group[r->slot[s] - 1];
+    group_t *e = &r->group[r->ngroups];
+    memset(e, 0, sizeof *e);
+    e->family = (uint8_t)family;
+    e->name = r->names.len;
+    e->nlen = len;
+    if (text_put(&r->names, name, len)) return -1;
+    *at = ++r->ngroups;
+    return 0;
+}
+
+/* Root `id` of side n last into group `at` (index + 1). */
+static void add_root(report_t *r, int n, size_t at, uint32_t id)
+{
+    group_t *e = &r->group[at - 1];
     side_t *d = &r->side[n];
     if (e->count[n]) d->next[e->tail[n]] = id;
     else e->head[n] = id;
     e->tail[n] = id;
     e->count[n]++;
+}
+
+/* Decl tag `id` of side n into the group of its text. */
+static int join_text_group(report_t *r, int n, uint32_t id, const void *name, size_t len)
+{
+    if (2 * (r->nhashed + 1) > r->mask && grow_table(r)) return -1;
+    size_t s = name_hash(F_DECL_TAG, name, len) & r->mask;
+    for (; r->slot[s]; s = (s + 1) & r->mask) {
+        const group_t *e = &r->group[r->slot[s] - 1];
+        if (e->family == F_DECL_TAG && e->nlen == len && !memcmp(AT(r->names, e->name), name, len))
+            break;
+    }
+    if (!r->slot[s]) {
+        if (new_group(r, F_DECL_TAG, name, len, &r->slot[s])) return -1;
+        r->nhashed++;
+    }
+    add_root(r, n, r->slot[s], id);
+    return 0;
+}
+
+/* Named root `id` of side n into the group diff_plan put it in (by family and name over
+ * both sides, as a hash of the name would: equal bytes, equal group). */
+static int join_planned_group(report_t *r, int n, uint32_t id, int family)
+{
+    const side_t *d = &r->side[n];
+    uint32_t planned = d->planned[id], len;
+    if (!planned || planned > r->nplanned) {
+        PyErr_SetString(PyExc_ValueError, "diff_plan left a named root out of its groups");
+        return -1;
+    }
+    uint32_t *at = &r->of_planned[planned];
+    if (!*at) {
+        size_t made;
+        const uint8_t *name = name_at(d->t, t_name(d->t, id - 1), &len);
+        if (new_group(r, family, name, len, &made)) return -1;
+        *at = (uint32_t)made;
+    }
+    add_root(r, n, *at, id);
     return 0;
 }
 
@@ -171,15 +210,13 @@ static int group_side(report_t *r, int n)
     int rc = 0;
     for (int tags = 0; tags < 2 && !rc; tags++) {
         for (uint32_t id = d->own_first; id < d->nids && !rc; id++) {
-            uint32_t i = id - 1, kind = t_kind(t, i), len;
+            uint32_t i = id - 1, kind = t_kind(t, i);
             int family = diff_family(kind);
             if (family == F_COUNT || (kind == K_DECL_TAG) != tags) continue;
-            if (kind == K_DECL_TAG) {
-                rc = decl_tag_name(d, id, &b) || join_group(r, n, id, family, b.p, b.len);
-            } else if (t_name(t, i)) {
-                const uint8_t *name = name_at(t, t_name(t, i), &len);
-                rc = join_group(r, n, id, family, name, len);
-            }
+            if (kind == K_DECL_TAG)
+                rc = decl_tag_name(d, id, &b) || join_text_group(r, n, id, b.p, b.len);
+            else if (t_name(t, i))
+                rc = join_planned_group(r, n, id, family);
         }
     }
     free(b.p);
@@ -627,6 +664,7 @@ static int side_init(side_t *d, const diff_side_t *plan)
     d->nids = plan->t->count + 1;
     d->key = plan->key;
     d->same = plan->same;
+    d->planned = plan->group;
     d->expanded = plan->expanded;
     d->anon = plan->anon;
     d->nanon = plan->nanon;
@@ -657,6 +695,12 @@ PyObject *diff_report(diff_side_t plan[2], PyObject *pairing, int json)
     memset(&r, 0, sizeof r);
     r.json = json;
     if (side_init(&r.side[0], &plan[0]) || side_init(&r.side[1], &plan[1])) goto done;
+    r.nplanned = plan[0].ngroups;
+    if (!plan[0].group || !plan[1].group || plan[1].ngroups != r.nplanned || r.nplanned >= UINT32_MAX
+        || !(r.of_planned = calloc(r.nplanned + 1, sizeof *r.of_planned))) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (int n = 0; n < 2; n++) {
         side_t *d = &r.side[n];
         if (!(d->plain = cdump_speller_new(d->t, d->dup, NULL))
@@ -689,7 +733,7 @@ done:
     Py_XDECREF(dups), Py_XDECREF(anon[0]), Py_XDECREF(anon[1]), Py_XDECREF(paired);
     free(roots[0]), free(roots[1]);
     side_free(&r.side[0]), side_free(&r.side[1]);
-    free(r.group), free(r.slot), free(r.names.p), free(r.out.p), free(r.line.p), free(r.change);
+    free(r.group), free(r.of_planned), free(r.slot), free(r.names.p), free(r.out.p), free(r.line.p), free(r.change);
     free(r.details.d);
     return result;
 }

@@ -744,7 +744,7 @@ static int plan_arg(view_t *v, PyObject *arg, diff_side_t *d)
 static void plan_free(view_t *v, diff_side_t *d)
 {
     free(d->spell), free(d->expanded), free(d->safe), free(d->roots), free(d->anon);
-    free(d->need), free(d->key), free(d->same);
+    free(d->need), free(d->key), free(d->same), free(d->group);
     view_free(v);
 }
 
