@@ -56,7 +56,7 @@ def _text_output(path: str | None) -> Iterator[TextIO]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .btf.validator import violation_lines
+    from .check.validator import violation_lines
     from .gcpause import paused_gc
 
     btf = reader.load_with_base(args.input, args.base)
@@ -109,7 +109,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     elif args.format == "json":
         from .emit.json import dump_json as emit
     else:
-        from .emit.c import dump_c as emit
+        from .emit.c.header import dump_c as emit
     with _naming(args.input), _text_output(args.output) as out:
         emit(btf, out)
     return EXIT_OK
@@ -178,7 +178,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 out.write(made[0])
             return EXIT_FINDING if made[1] else EXIT_OK
         result = diff_btfs(old, new)
-    from .emit.diff_text import render_json, render_text
+    from .diff.text import render_json, render_text
 
     with _text_output(None) as out:
         (render_json if args.format == "json" else render_text)(result, out)
@@ -207,7 +207,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
         refuse_overwriting_input(args.output, [args.input, args.base])
     objcopy = None
     if args.elf_out is not None:
-        from .elfout import find_objcopy
+        from .elf.write import find_objcopy
 
         objcopy = find_objcopy()
         if not args.in_place:
@@ -226,7 +226,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     if to_stdout or args.output is not None:
         write_atomically(None if to_stdout else args.output, data)
     if args.elf_out is not None:
-        from .elfout import write_elf_with_btf
+        from .elf.write import write_elf_with_btf
 
         for message in write_elf_with_btf(objcopy, args.input, data, args.elf_out):
             print(f"canonbtf: {args.elf_out}: objcopy: {message}", file=sys.stderr)

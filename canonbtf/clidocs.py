@@ -57,7 +57,7 @@ def pahole_options() -> list[str]:
     """Every option canonbtf-pahole accepts, in the order its parser tests them: the
     strings `parse_args` and `_parse_long` compare an argument with (`arg == "-J"`,
     `name in LEGACY_FLAGS`, `arg.startswith("-j")`)."""
-    from . import pahole_front
+    from .pahole import front as pahole_front
 
     found: dict[str, None] = {}
     for function in (pahole_front.parse_args, pahole_front._parse_long):
@@ -187,7 +187,7 @@ def canonbtf_man(parser: argparse.ArgumentParser, version: str) -> str:
 
 def pahole_man(version: str) -> str:
     """canonbtf-pahole(1): the options its parser accepts."""
-    from .pahole_front import PAHOLE_VERSION
+    from .pahole.front import PAHOLE_VERSION
 
     out = [f'.TH CANONBTF\\-PAHOLE 1 "" "canonbtf {version}" "User Commands"',
            ".SH NAME", "canonbtf\\-pahole \\- pahole's BTF encoding for Kbuild, done by "

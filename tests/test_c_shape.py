@@ -18,7 +18,7 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.sizes import TypeSizes, by_value_edges, pointer_size
-from canonbtf.emit.c_shape import MAX_NESTING, MAX_PADDING, c_shape_problem
+from canonbtf.emit.c.shape import MAX_NESTING, MAX_PADDING, c_shape_problem
 
 from .conftest import need_tool
 

@@ -17,15 +17,16 @@ from array import array
 
 import pytest
 
-from canonbtf import diff_pairing, native
+from canonbtf import native
 from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.model import Btf, Type
 from canonbtf.canon.dedup import equivalence_classes
 from canonbtf.canon.order import canonical_order
 from canonbtf.diff import _chain_words, compiled_report, diff_btfs
-from canonbtf.diff_pairing import Lookup
-from canonbtf.emit.diff_text import render_json, render_text
+from canonbtf.diff import pairing as diff_pairing
+from canonbtf.diff.pairing import Lookup
+from canonbtf.diff.text import render_json, render_text
 from canonbtf.errors import InputError
 
 from . import fuzzing

@@ -16,7 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 from canonbtf.btf import reader
 from canonbtf.dwarf import sections, symbols
-from canonbtf.elffile import ElfImage, Unusual
+from canonbtf.elf.read import ElfImage, Unusual
 from canonbtf.errors import InputError
 
 from .conftest import FETCHED_DEBUG, FETCHED_KERNEL, REPO

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from canonbtf import elfout
+from canonbtf.elf import write as elfout
 from canonbtf.errors import InputError
 from canonbtf.output import TEMP_PREFIX
 

@@ -178,7 +178,7 @@ def test_a_new_kind_is_one_row(monkeypatch):
 
 KEYS_C = REPO / "canonbtf" / "dwarf" / "csrc" / "keys.c"
 MERGE_C = REPO / "canonbtf" / "dwarf" / "csrc" / "merge.c"
-TYPES_C = REPO / "canonbtf" / "csrc" / "types.c"
+TYPES_C = REPO / "canonbtf" / "btf" / "csrc" / "types.c"
 
 
 def c_kinds(function: str, path: Path = KEYS_C) -> set[int]:

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from canonbtf.btf import format as f  # noqa: E402
 from canonbtf.btf import reader, writer  # noqa: E402
 from canonbtf.btf.model import Btf, Type  # noqa: E402
-from canonbtf.emit.declarator import ReferenceSpeller  # noqa: E402
+from canonbtf.emit.c.declarator import ReferenceSpeller  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 
 DEBUG = "/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug/"
@@ -336,7 +336,7 @@ def load_sides(args, workdir: Path):
     from canonbtf.dwarf.encode import encode_file
     from canonbtf.dwarf.features import DEFAULT as DEFAULT_FEATURES
     from canonbtf.dwarf.symbols import read_symbols
-    from canonbtf.pahole_front import parse_args
+    from canonbtf.pahole.front import parse_args
 
     stats = skipped = None
     base = reader.load(args.base) if args.base else None

@@ -30,10 +30,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from canonbtf import native  # noqa: E402
-from canonbtf.btf import reader, validator, writer  # noqa: E402
+from canonbtf.btf import reader, writer  # noqa: E402
 from canonbtf.canon import canonicalize  # noqa: E402
+from canonbtf.check import validator  # noqa: E402
 from canonbtf.diff import compiled_report, diff_btfs  # noqa: E402
-from canonbtf.emit.diff_text import render_json, render_text  # noqa: E402
+from canonbtf.diff.text import render_json, render_text  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 from tests.fuzzing import handmade_btf  # noqa: E402
 from tests.test_compiled_dump import dump, random_c_btf  # noqa: E402

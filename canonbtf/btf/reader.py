@@ -74,7 +74,7 @@ def _section(path: str, stream: BinaryIO, file_size: int, name: str) -> bytes:
     whatever exception it meets first (struct.error, OverflowError, ValueError, ...), so
     the section's extent is checked here and the rest is caught as a whole.
     """
-    from ..elffile import SHT_NOBITS, ElfImage, Unusual
+    from ..elf.read import SHT_NOBITS, ElfImage, Unusual
 
     try:
         image = ElfImage(stream, file_size)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..btf.model import Btf
-from ..btf.validator import order_dependent_reference
+from ..check.validator import order_dependent_reference
 from ..errors import InputError
 from ..gcpause import paused_gc
 from . import compiled

@@ -16,7 +16,7 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..elffile import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
+from ..elf.read import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
 from ..errors import InputError
 from .core import compiled_module
 

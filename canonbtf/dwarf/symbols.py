@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from ..elffile import SHT_NOBITS, ElfImage, Unusual
+from ..elf.read import SHT_NOBITS, ElfImage, Unusual
 from ..errors import InputError
 from .core import compiled_module
 

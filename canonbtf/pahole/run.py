@@ -11,14 +11,14 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from .btf import writer
-from .btf.model import Btf
-from .errors import InputError
-from .gcpause import paused_gc
-from .pahole_front import Request, objcopy_command, output_order
+from ..btf import writer
+from ..btf.model import Btf
+from ..errors import InputError
+from ..gcpause import paused_gc
+from .front import Request, objcopy_command, output_order
 
 if TYPE_CHECKING:
-    from .dwarf.encode import EncodeStats
+    from ..dwarf.encode import EncodeStats
 
 DISTILLED_SECTION = ".BTF.base"
 
@@ -42,9 +42,9 @@ def _check_request(req: Request) -> None:
 
 def _without_languages(dwarf, languages: set[int]) -> None:
     """Drop the units whose DW_AT_language is excluded (pahole's --lang_exclude)."""
-    from .dwarf.constants import AT_language
-    from .dwarf.dies import unit_attribute
-    from .dwarf.unit_types import DwarfFormatError
+    from ..dwarf.constants import AT_language
+    from ..dwarf.dies import unit_attribute
+    from ..dwarf.unit_types import DwarfFormatError
 
     kept = []
     for unit in dwarf.units:
@@ -60,8 +60,8 @@ def _without_languages(dwarf, languages: set[int]) -> None:
 def encode(req: Request, base: Btf | None) -> tuple[Btf, EncodeStats]:
     """The canonical BTF of `req.elf` with the request's features, split over `base`,
     and what the encoder reports."""
-    from .dwarf.encode import encode_dwarf
-    from .dwarf.sections import open_dwarf
+    from ..dwarf.encode import encode_dwarf
+    from ..dwarf.sections import open_dwarf
 
     dwarf = open_dwarf(req.elf)
     if not dwarf.units:
@@ -94,8 +94,8 @@ def in_order(btf: Btf, order: str, path: str) -> Btf:
     """`btf` (canonical, kind order) in the order asked for: `canonbtf sort --order`."""
     if order == "kind":
         return btf
-    from .btf.validator import order_dependent_reference
-    from .canon import canonicalize
+    from ..canon import canonicalize
+    from ..check.validator import order_dependent_reference
 
     hazard = order_dependent_reference(btf)
     if hazard:
@@ -108,7 +108,7 @@ def sections_for(req: Request, btf: Btf) -> dict[str, bytes]:
     try:
         if not req.distilled_base:
             return {".BTF": writer.write(btf)}
-        from .distill import distill_base
+        from ..canon.distill import distill_base
 
         dist, split = distill_base(btf)
         return {".BTF": writer.write(split), DISTILLED_SECTION: writer.write(dist)}
@@ -127,8 +127,8 @@ def run(req: Request) -> int:
 
 
 def _run(req: Request) -> int:
-    from .btf import reader
-    from .output import refuse_overwriting_input, write_atomically
+    from ..btf import reader
+    from ..output import refuse_overwriting_input, write_atomically
 
     _check_request(req)
     objcopy = objcopy_command() if req.detached is None else None
@@ -145,7 +145,7 @@ def _run(req: Request) -> int:
     if req.detached is not None:
         write_atomically(req.detached, sections[".BTF"])
         return 0
-    from .elfout import write_elf_with_sections
+    from ..elf.write import write_elf_with_sections
 
     for message in write_elf_with_sections(objcopy, req.elf, sections, req.elf):
         print(f"canonbtf-pahole: {req.elf}: objcopy: {message}", file=sys.stderr)

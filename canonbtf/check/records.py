@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 from typing import Optional
 
-from . import format as f
-from .check_env import MAX_TYPE_ID, MAX_VLEN, CheckEnv
-from .model import Type
+from ..btf import format as f
+from ..btf.model import Type
+from .env import MAX_TYPE_ID, MAX_VLEN, CheckEnv
 
 _SECTION_NAME = re.compile("[\x20-\x7e\xa0-\xff]{1,512}")
 _FLOAT_SIZES = frozenset({2, 4, 8, 12, 16})

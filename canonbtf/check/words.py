@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import format as f
+from ..btf import format as f
 
 MAX_RESOLVE_DEPTH = 32
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..btf import format as f
-from ..btf.model import Type
-from ..btf.sizes import TypeSizes, round_up
+from ...btf import format as f
+from ...btf.model import Type
+from ...btf.sizes import TypeSizes, round_up
 from .declarator import Declarators, declarator_chain
 
 # How a type is used where it is mentioned: by value (it must be complete) or through a

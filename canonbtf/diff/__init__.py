@@ -24,13 +24,13 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from . import native
-from .btf import format as f
-from .btf.model import Btf, Type
-from .btf.writer import section_words
-from .diff_pairing import Lookup, Root, Types, pair_anonymous, pair_named, settle_duplicates
-from .emit.declarator import MAX_CHAIN, ReferenceSpeller
-from .gcpause import paused_gc
+from .. import native
+from ..btf import format as f
+from ..btf.model import Btf, Type
+from ..btf.writer import section_words
+from ..emit.c.declarator import MAX_CHAIN, ReferenceSpeller
+from ..gcpause import paused_gc
+from .pairing import Lookup, Root, Types, pair_anonymous, pair_named, settle_duplicates
 
 # Families: the kinds a name is matched within, in report order.
 FAMILIES = ("struct", "union", "enum", "typedef", "fwd", "func", "var", "datasec", "int",

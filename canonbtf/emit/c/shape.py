@@ -13,9 +13,9 @@ lines of padding.
 
 from __future__ import annotations
 
-from ..btf import format as f
-from ..btf.model import Btf, Type
-from ..btf.sizes import TypeSizes, by_value_edges, pointer_size
+from ...btf import format as f
+from ...btf.model import Btf, Type
+from ...btf.sizes import TypeSizes, by_value_edges, pointer_size
 
 # The emitter recurses a few Python frames per level of nesting; real kernels nest about
 # 20 deep (the kernel itself stops resolving chains at 32).

@@ -19,9 +19,9 @@ import stat
 import subprocess
 import tempfile
 
-from .elffile import ElfImage, Unusual
-from .errors import InputError
-from .output import TEMP_PREFIX
+from ..errors import InputError
+from ..output import TEMP_PREFIX
+from .read import ElfImage, Unusual
 
 OBJCOPY_ENV = "OBJCOPY"
 OBJCOPY_NAMES = ("objcopy", "llvm-objcopy")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from . import format as f
-from .check_words import located, word
-from .model import Btf
-from .sizes import ARRAY, NONE, OWN, POINTER, SIZE_RULE, TARGET, TRANSPARENT
+from ..btf import format as f
+from ..btf.model import Btf
+from ..btf.sizes import ARRAY, NONE, OWN, POINTER, SIZE_RULE, TARGET, TRANSPARENT
+from .words import located, word
 
 # Kernel limits (include/uapi/linux/btf.h, include/linux/kallsyms.h).
 MAX_TYPE_ID = f.MAX_TYPE_ID

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .btf import format as f
-from .btf.model import Btf, Type
-from .btf.strings import StringTable
-from .errors import InputError
+from ..btf import format as f
+from ..btf.model import Btf, Type
+from ..btf.strings import StringTable
+from ..errors import InputError
 
 # Kinds a split BTF may reference in its base (libbpf refuses to distil others).
 _REFERENCEABLE = frozenset({f.INT, f.FLOAT, f.FWD, f.ARRAY, f.STRUCT, f.UNION, f.TYPEDEF,
@@ -80,8 +80,8 @@ def _distilled_record(t: Type, name_off: int) -> Type:
 def distill_base(split: Btf) -> tuple[Btf, Btf]:
     """(distilled base, split BTF over it) for split BTF `split`, both in canonical
     order; the same split BTF always gives the same pair."""
-    from .canon import canonical_order, canonicalize, renumbered
-    from .canon.renumber import new_ids
+    from . import canonical_order, canonicalize, renumbered
+    from .renumber import new_ids
 
     if split.base is None:
         raise InputError(None, "distilled base: the BTF is not split BTF (no base)")

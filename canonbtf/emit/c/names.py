@@ -7,8 +7,8 @@ Same-name definitions take `___2`, `___3` in key order.
 
 from __future__ import annotations
 
-from ..btf import format as f
-from .c_spell import TAG_KINDS
+from ...btf import format as f
+from .spell import TAG_KINDS
 
 # Rank of each defining kind in the key, after the name: the tie-break between a struct and
 # a typedef of the same name (different C namespaces, so both keep the plain name).

@@ -23,17 +23,17 @@ from functools import cached_property
 from itertools import chain
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
-from ..btf import format as f
-from ..btf.model import Btf, Type
-from ..btf.sizes import LazyByValue, TypeSizes, by_value_edges, pointer_size
-from ..errors import InputError
-from ..gcpause import paused_gc
-from .c_compiled import CompiledSpelling
-from .c_names import KIND_MASK, NameClaims, canonical_ranks
-from .c_spell import NAMED_KINDS, DefinitionSpeller, is_builtin_typedef
+from ...btf import format as f
+from ...btf.model import Btf, Type
+from ...btf.sizes import LazyByValue, TypeSizes, by_value_edges, pointer_size
+from ...errors import InputError
+from ...gcpause import paused_gc
+from .compiled import CompiledSpelling
+from .names import KIND_MASK, NameClaims, canonical_ranks
+from .spell import NAMED_KINDS, DefinitionSpeller, is_builtin_typedef
 
 if TYPE_CHECKING:
-    from .c_order import Placement
+    from .order import Placement
 
 KFUNC_TAG = "bpf_kfunc"
 FASTCALL_TAG = "bpf_fastcall"
@@ -184,7 +184,7 @@ def _header_for(btf: Btf) -> _Header:
         checked = None
         # What C cannot spell would make the emitter loop or recurse without end.
         if compiled is None or not compiled.shape_ok(ptr_size):
-            from .c_shape import c_shape_problem  # only when the compiled check cannot tell
+            from .shape import c_shape_problem  # only when the compiled check cannot tell
 
             types = btf.all_types()
             checked = (by_value_edges(types), TypeSizes(types, ptr_size))
@@ -277,7 +277,7 @@ class _Header:
     @cached_property
     def placement(self) -> Placement:
         # Imported here: the compiled placement needs none of it (nor its dataclasses).
-        from .c_order import Placement
+        from .order import Placement
 
         by_value = self._checked[0] if self._checked is not None else LazyByValue(self.types)
         return Placement(self.types, self.names, self.first_id, by_value, self.ptr_size,

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from . import format as f
-from .check_env import (
+from ..btf import format as f
+from ..btf.model import Type
+from .env import (
     BROKEN,
     MODE_TBD,
     MODIFIER,
@@ -30,7 +31,6 @@ from .check_env import (
     Reject,
     kinds,
 )
-from .model import Type
 
 _DECL_TAG_TARGET = kinds(f.FUNC, f.STRUCT, f.UNION, f.VAR, f.TYPEDEF)
 

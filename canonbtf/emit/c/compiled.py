@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from .. import native
-from ..btf import writer
-from ..btf.model import Btf
-from ..btf.strings import StringTable
+from ... import native
+from ...btf import writer
+from ...btf.model import Btf
+from ...btf.strings import StringTable
 
 # (text, [(id, VALUE or REF)], [enumerator]) as DefinitionSpeller.render gives it.
 Spelled = tuple

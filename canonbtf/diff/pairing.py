@@ -26,11 +26,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple, Optional, Union
 
-from . import native
-from .btf.model import Type
-from .canon.dedup import equivalence_classes
-from .canon.labels import label
-from .canon.order import canonical_order
+from .. import native
+from ..btf.model import Type
+from ..canon.dedup import equivalence_classes
+from ..canon.labels import label
+from ..canon.order import canonical_order
 
 # Two anonymous roots are paired when they share at least this fraction of the smaller
 # one's member or enumerator names.

@@ -12,9 +12,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from ..btf import format as f
-from ..btf.model import Type
-from .c_spell import TAG_KINDS, VALUE, is_builtin_typedef
+from ...btf import format as f
+from ...btf.model import Type
+from .spell import TAG_KINDS, VALUE, is_builtin_typedef
 
 # What a mentioned definition asks of the order (see `dependencies`).
 _COMPOSITE, _TYPEDEF, _BUILTIN, _OTHER = range(4)

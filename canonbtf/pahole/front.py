@@ -21,7 +21,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
-from .errors import InputError
+from ..errors import InputError
 
 # The pahole release whose command line this front accepts. Kbuild picks flags by it:
 # >= 1.26 gives the --btf_features list of 6.8+ kernels, >= 1.28 distilled_base for
@@ -119,7 +119,7 @@ def _usage(message: str) -> InputError:
 
 
 def _parse_jobs(value: str) -> int:
-    from .dwarf.encode import default_jobs
+    from ..dwarf.encode import default_jobs
 
     if value == "":
         return default_jobs()
@@ -265,7 +265,7 @@ def output_order(req: Request) -> str:
 def objcopy_command() -> list[str]:
     """pahole runs $LLVM_OBJCOPY (Kbuild sets it to $(OBJCOPY)); else canonbtf's
     usual choice ($OBJCOPY, objcopy, llvm-objcopy)."""
-    from .elfout import find_objcopy
+    from ..elf.write import find_objcopy
 
     configured = os.environ.get("LLVM_OBJCOPY")
     if configured:
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         if req.action == "supported_btf_features":
             print(",".join(SUPPORTED_LIST))
             return 0
-        from .pahole_run import run
+        from .run import run
 
         return run(req)
     except InputError as e:

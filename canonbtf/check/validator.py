@@ -32,8 +32,10 @@ import itertools
 from collections.abc import Callable, Iterator
 
 from .. import native
-from . import format as f
-from .check_env import (
+from ..btf import format as f
+from ..btf.model import Btf
+from ..btf.strings import StringTable
+from .env import (
     BROKEN,
     MAX_NAME_OFFSET,
     MAX_RESOLVE_DEPTH,
@@ -42,11 +44,9 @@ from .check_env import (
     CheckEnv,
     Violation,
 )
-from .check_records import check_records
-from .check_resolve import check_all_resolve
-from .check_words import located, quote, word
-from .model import Btf
-from .strings import StringTable
+from .records import check_records
+from .resolve import check_all_resolve
+from .words import located, quote, word
 
 # The rules, by the short names violations carry.
 RULES = {
