@@ -1,7 +1,7 @@
 """Man pages and bash completion, generated from the command lines themselves.
 
 `canonbtf(1)` and the completion of `canonbtf` read cli.build_parser()'s argparse
-definitions; `canonbtf-pahole(1)` and its completion read the options pahole_front's
+definitions; `canonbtf-pahole(1)` and its completion read the options pahole/front.py's
 parser compares its arguments with (its code, parsed), so an option added there appears
 here without a second list to keep. setup.py writes the files at build time
 (`python3 -m canonbtf.clidocs DIR`: DIR/man/man1/*.1, DIR/bash-completion/completions/*),

@@ -1,4 +1,4 @@
-"""What C can spell (canonbtf/emit/c_shape.py) and the sizes and alignments the header
+"""What C can spell (canonbtf/emit/c/shape.py) and the sizes and alignments the header
 lays structs out with (canonbtf/btf/sizes.py).
 
 The shape check is held to hand-made BTF whose loops and depths are known by

@@ -1,7 +1,7 @@
-"""The compiled validator of `check` (canonbtf/csrc/check.c) against the Python one.
+"""The compiled validator of `check` (canonbtf/check/csrc/check.c) against the Python one.
 
 The compiled pass reports every finding as a message key and raw values, which
-btf/check_words.py words as it words the Python validator's; where it does not take a
+check/words.py words as it words the Python validator's; where it does not take a
 BTF, the Python validator runs. What must hold: both give the same lines, in the same
 order, on everything (real BTF, every rule fixture, random and damaged BTF, plain and
 split). The tallies also count how often both find fault and how often both say clean, so

@@ -1,7 +1,7 @@
-"""The C header's compiled parts (canonbtf/csrc/cdump.c) against their Python reference.
+"""The C header's compiled parts (canonbtf/emit/c/csrc/cdump.c) against their Python reference.
 
-The reference is emit/c_shape.py (what C can spell), emit/c_spell.py, declarator.py and
-btf/sizes.py (the spelling of each definition) and emit/c_order.py (the placement).
+The reference is emit/c/shape.py (what C can spell), emit/c/spell.py, emit/c/declarator.py and
+btf/sizes.py (the spelling of each definition) and emit/c/order.py (the placement).
 Judges: the same header, byte for byte, on every corpus vmlinux; the same header or the
 same error message on random BTF of every kind (by-value DAGs with pointers anywhere, few
 names so that `___N` suffixes abound, bit-fields and padding, enums of every size); the

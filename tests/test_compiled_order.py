@@ -150,7 +150,7 @@ def test_random_graphs_with_ties_match_the_reference(seed, pure):
 
 
 def _tangled_names(rng: random.Random) -> tuple[StringTable, list[int]]:
-    """A string section that the C's name ranks (csrc/labelsort.c) must read as the
+    """A string section that the C's name ranks (canon/csrc/labelsort.c) must read as the
     reference does: names sharing 7 to 25 leading bytes (they are sorted 8 bytes at a
     time), proper prefixes of one another, bytes past 0x7F, equal strings at several
     offsets, offsets into the middle of a string, and empty names at offsets other than

@@ -1,6 +1,6 @@
-"""diff's compiled plan (canonbtf/csrc/diffkeys.c) and compiled text report
-(csrc/diffreport.c, difffacts.c, diffwrite.c) against the reference, which describes every root: the
-same report, text and JSON, byte for byte.
+"""diff's compiled plan (canonbtf/diff/csrc/diffkeys.c) and compiled text report
+(diff/csrc/diffreport.c, difffacts.c, diffwrite.c) against the reference, which describes
+every root: the same report, text and JSON, byte for byte.
 
 The plan leaves out names with one root on each side whose keys are equal and does not
 spell roots only added or removed, so what is judged is that it never leaves out or
@@ -47,7 +47,7 @@ NEW = "vmlinux-6.12.113-cloud-amd64.btf"
 def report(make_old, make_new) -> tuple[str, str]:
     """The text and JSON reports of the diff of two freshly made BTFs (so that nothing one
     path decoded or packed is reused by the other), as `canonbtf diff` makes them: by the
-    compiled report (csrc/diffreport.c) where it takes the pair, else rendered."""
+    compiled report (diff/csrc/diffreport.c) where it takes the pair, else rendered."""
     result = diff_btfs(make_old(), make_new())
     reports = []
     for render, json in ((render_text, False), (render_json, True)):
@@ -359,7 +359,7 @@ def joint_reference(old: Btf, new: Btf, roots: tuple[list[int], list[int]]) -> t
 
 
 def joint_compiled(old: Btf, new: Btf, roots: tuple[list[int], list[int]]) -> tuple:
-    """The same by csrc/diffjoint.c."""
+    """The same by diff/csrc/diffjoint.c."""
     module = native.compiled("canonbtf._btf", "diff_joint")
     args = [*_chain_words(old), array("I", roots[0]), *_chain_words(new), array("I", roots[1])]
     *sides, classes = (memoryview(done).cast("I").tolist() for done in module.diff_joint(*args))

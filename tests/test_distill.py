@@ -1,4 +1,4 @@
-"""Distilled base BTF and relocation (canonbtf/distill.py) on the corpus modules: the
+"""Distilled base BTF and relocation (canonbtf/canon/distill.py) on the corpus modules: the
 round trip, what the distilled base holds, and the kernel's refusals."""
 
 from __future__ import annotations

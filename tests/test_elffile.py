@@ -1,4 +1,4 @@
-"""elffile.py, the struct reader of a module's section table, against pyelftools (the
+"""elf/read.py, the struct reader of a module's section table, against pyelftools (the
 reader it stands in for, and still the judge of every file it finds unusual).
 
 On golden objects (ET_REL, both compilers, DWARF 4/5) and a fetched module and vmlinux:

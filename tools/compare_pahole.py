@@ -57,7 +57,7 @@ FUNCTIONS_AND_VARIABLES = (f.FUNC, f.VAR, f.DATASEC)
 
 class Describer(ReferenceSpeller):
     """Id-free descriptions of types, what a layout comparison compares: member types
-    spelled as C declarators (emit/declarator.py), anonymous aggregates written out."""
+    spelled as C declarators (emit/c/declarator.py), anonymous aggregates written out."""
 
     def __init__(self, btf: Btf):
         super().__init__(btf)

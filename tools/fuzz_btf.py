@@ -3,14 +3,14 @@
 
 Each input damages a valid BTF blob, plain or split over a small base, or that base
 (words overwritten at a chosen place, or the blob cut short), then reads and sorts it
-(with and without dedup, either order) with the compiled part and with the Python
-reference. Both must end alike: the same bytes, or the same error message. A blob without
-a base is also dumped as C (csrc/cdump.c against emit/c.py): the same header or the same
-message. Every input is also dumped raw (csrc/rawdump.c against emit/raw.py, split BTF
+(with and without dedup, either order) with the compiled part and with the Python reference.
+Both must end alike: the same bytes, or the same error message. A blob without a base is also
+dumped as C (emit/c/csrc/cdump.c against emit/c/header.py): the same header or the same
+message. Every input is also dumped raw (emit/csrc/rawdump.c against emit/raw.py, split BTF
 over its base too): the same text or the same message. It also checks it: the compiled
-validator of `check` (csrc/check.c) must give the Python validator's findings, and the
-Python validator must never raise; and its diff against the undamaged blob, where the
-compiled report (csrc/diffreport.c) takes the pair, must be the reference's, as text and JSON.
+validator of `check` (check/csrc/check.c) must give the Python validator's findings, and the
+Python validator must never raise; and its diff against the undamaged blob, where the compiled
+report (diff/csrc/diffreport.c) takes the pair, must be the reference's, as text and JSON.
 Anything else stops the run with the input saved.
 Build and run it as tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang,
 atheris's ASan preloaded), naming this script: libFuzzer then steers by the C's coverage.

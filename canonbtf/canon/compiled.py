@@ -1,4 +1,4 @@
-"""The canonical order and renumbering in C (canonbtf._btf, canonbtf/csrc/), when built.
+"""The canonical order and renumbering in C (canonbtf._btf, canon/csrc/ and btf/csrc/), when built.
 
 order.py, refine.py, labels.py and renumber.py stay the reference: the compiled part
 mirrors them on the type section's words (docs/ORDER.md defines what both compute), and

@@ -123,7 +123,7 @@ def all_labels(btf: Btf, index: BaseIndex | None = None) -> list:
     `index` the base's are None (its keys are made: nothing reads them)."""
     if index is not None:
         return [None] * btf.first_id + _own_labels(btf)
-    if not isinstance(btf, Btf):  # a Btf-like graph (diff_pairing): all its types are own
+    if not isinstance(btf, Btf):  # a Btf-like graph (diff/pairing.py): all its types are own
         names = btf.names
         return [None] + [label(t, names) for t in btf.all_types()[1:]]
     chain = []

@@ -3,7 +3,7 @@
 This is kernel/bpf/btf.c's verifier environment: the kind of each id (NULL for one that
 does not exist), how far each type is resolved and to what id and size, the resolve
 stack and its mode, and the violations found so far. The per-kind checks
-(check_records.py, check_resolve.py) and the validator's passes (validator.py) work on it.
+(check/records.py, check/resolve.py) and the validator's passes (check/validator.py) work on it.
 """
 
 from __future__ import annotations

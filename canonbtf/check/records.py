@@ -3,7 +3,7 @@
 Every kind has one function here, in `RECORD_CHECKS`, that looks at the record alone:
 its name, kind_flag, size field, and the items it lists (member names and offsets, enum
 values, DATASEC entries). References are only checked to be in range; what they lead to
-is the resolve pass's (check_resolve.py). A function returns the first problem as
+is the resolve pass's (check/resolve.py). A function returns the first problem as
 (check_words' message key, its values...), or None.
 """
 

@@ -12,8 +12,8 @@ independent one; a type that already failed is skipped silently by the types tha
 Split BTF is checked for its own types; references into the base are taken as valid, as
 the kernel takes its own vmlinux BTF.
 
-Every finding is a message key and its raw values; check_words.py alone words them. When
-the compiled part is built, the same passes in C (canonbtf/csrc/check.c) report the
+Every finding is a message key and its raw values; check/words.py alone words them. When
+the compiled part is built, the same passes in C (canonbtf/check/csrc/check.c) report the
 type section's findings of a BTF the reader left packed, in the same order and with the
 same keys and values, so no `Type` is ever made and `check` words them as it prints them
 (a damaged BTF can have half a million: 16 copies of vmlinux in one blob, 13-16 s CPU and
@@ -22,8 +22,8 @@ fallback (a BTF built in memory, a base type the C gives up on, CANONBTF_PURE, P
 tests/test_compiled_check.py holds both to the same lines.
 
 As in btf.c, what differs by kind is in tables of per-kind functions: the record checks
-(check_records.py), the resolve steps and member checks (check_resolve.py); the state they
-share is check_env.py's. This module runs the passes.
+(check/records.py), the resolve steps and member checks (check/resolve.py); the state they
+share is check/env.py's. This module runs the passes.
 """
 
 from __future__ import annotations

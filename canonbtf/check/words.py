@@ -1,8 +1,8 @@
 """How every violation the validator finds is worded: one template per message.
 
 Both validators report a violation as a message key and its raw values; this table alone
-turns them into words, so the Python passes (validator.py, check_records.py,
-check_resolve.py) and the compiled pass (canonbtf/csrc/check.c, which names the same keys)
+turns them into words, so the Python passes (check/validator.py, check/records.py,
+check/resolve.py) and the compiled pass (canonbtf/check/csrc/check.c, which names the same keys)
 cannot drift apart. A template (printf-style: `%` is the fastest way to a million messages)
 has one field per value; the value's kind, a letter of its entry's spec, says how it is
 shown:
@@ -39,7 +39,7 @@ MESSAGES: dict[str, tuple[str, str, str]] = {
     "strings-start": ("strings", "", "the string section does not start with NUL"),
     "too-many-types": ("too-many-types", "ii", "the last type id is %s; the kernel takes ids "
                        "up to %s"),
-    # each record (check_records.py)
+    # each record (check/records.py)
     "kind": ("kind", "i", "unknown kind %s"),
     "vlen": ("vlen", "i", "vlen %s does not fit the kernel's 16 bits"),
     "vlen-items": ("vlen", "i", "has %s items; vlen must be 0 for this kind"),
@@ -90,7 +90,7 @@ MESSAGES: dict[str, tuple[str, str, str]] = {
     "datasec-total": ("datasec", "ii", "entry sizes add up to %s, more than the size %s"),
     "float-size": ("float-size", "i", "size %s is not 2, 4, 8, 12 or 16"),
     "decl-tag-index": ("decl-tag", "i", "component_idx %s is below -1"),
-    # the resolve walk (check_env.py, check_resolve.py)
+    # the resolve walk (check/env.py, check/resolve.py)
     "resolve-depth": ("resolve-depth", "ci", "resolving it needs more than "
                       f"{MAX_RESOLVE_DEPTH} nested types (%s -> %s); the kernel's limit "
                       f"is {MAX_RESOLVE_DEPTH}"),

@@ -11,7 +11,7 @@ content is identical, however renumbered, gives the same facts, and a change to
 
 Roots are matched by kind family and name. Where a name is used more than once (duplicate
 static functions, two different `struct irq_info`, dedup leftovers), the candidates are
-paired by what the types are (`diff_pairing`): the same type first, then the best overall
+paired by what the types are (`pairing.py`): the same type first, then the best overall
 match; such roots are shown as `name#N` and references to them carry the same tag, so
 swapping which duplicate a member points to is reported. Anonymous roots (top-level
 `enum { ... }`) are paired by the member or enumerator names they share.
@@ -50,7 +50,7 @@ ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 class Detail:
     """One difference inside a changed type.
 
-    `change` names it (see docs in `canonbtf.emit.diff_text`); `path` is the member path,
+    `change` names it (see docs in `canonbtf.diff.text`); `path` is the member path,
     parameter or enumerator it concerns ("" for the type itself); `old` and `new` are
     JSON-friendly values (None where that side has nothing).
     """
@@ -104,7 +104,7 @@ def _signed(value: int, bits: int) -> int:
 
 
 class _Speller(ReferenceSpeller):
-    """How one BTF's type references read (emit/declarator.py), with duplicate tags: a
+    """How one BTF's type references read (emit/c/declarator.py), with duplicate tags: a
     reference to a type whose name is shared reads `struct irq_info#2`, and `spell` says
     whether a spelling names such a type (its facts may change once tags are known)."""
 
@@ -593,7 +593,7 @@ Entry = tuple[str, str, int, str, "Root | None", "Root | None"]
 
 def compiled_report(old: Btf, new: Btf, json: bool = False) -> tuple[bytes, int] | None:
     """The report `render_text` (or with `json`, `render_json`) writes, as its latin-1
-    bytes, and how many types differ, made by the compiled part (csrc/diffreport.c) with
+    bytes, and how many types differ, made by the compiled part (diff/csrc/diffreport.c) with
     Python pairing the duplicated names and anonymous roots; None where the report is left
     to `diff_btfs` (the pure path; input whose spelling needs the reference's
     placeholders)."""
@@ -726,7 +726,7 @@ def _diff(old: Btf, new: Btf) -> DiffResult:
 
 
 class _Plan:
-    """Which roots to describe, from the compiled keys (csrc/diffkeys.c), made before
+    """Which roots to describe, from the compiled keys (diff/csrc/diffkeys.c), made before
     any type is decoded: a name with one root on each side whose keys say equal facts is
     left out, a root only added or removed is not spelled (its facts are never read), and
     only the types describing the rest reads are decoded (`_Decoded`); the references

@@ -156,7 +156,7 @@ def settle_duplicates(old: Lookup, new: Lookup, old_groups: dict[tuple, list[Roo
 
 def _compiled_joint(old: Lookup, new: Lookup, old_alike: list[list[Root]],
                     new_alike: list[list[Root]]) -> bool:
-    """`_reference_joint` by the compiled part (csrc/diffjoint.c), on the sections' words;
+    """`_reference_joint` by the compiled part (diff/csrc/diffjoint.c), on the sections' words;
     False where it does not apply (then the reference runs)."""
     module = native.compiled("canonbtf._btf", "diff_joint")
     if module is None or old.chain is None or new.chain is None:

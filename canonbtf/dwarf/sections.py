@@ -101,7 +101,7 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     """Open `path`, load its debug sections and list its units; InputError if unusable.
 
     `for_reference` also loads what the pyelftools reference reader needs. An ordinary
-    file is read with elffile.py (a module's encode needs no pyelftools); anything else,
+    file is read with elf/read.py (a module's encode needs no pyelftools); anything else,
     and every broken file, through pyelftools (then its message is the one given).
     """
     if not for_reference:
@@ -134,7 +134,7 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
 
 
 def _open_plain(path: str) -> DwarfFile | None:
-    """`open_dwarf` of an ordinary file by elffile.py; None for pyelftools to judge it."""
+    """`open_dwarf` of an ordinary file by elf/read.py; None for pyelftools to judge it."""
     try:
         with open(path, "rb") as fh:
             if fh.read(4) != ELF_MAGIC:

@@ -94,7 +94,7 @@ SymbolTable = tuple  # (sections, data, strtab, btf_ids_data, little, elf64, rel
 
 
 def _plain_table(elf: ElfImage) -> SymbolTable | None:
-    """What `_symbols` reads, by elffile.py."""
+    """What `_symbols` reads, by elf/read.py."""
     symtab = elf.by_name.get(".symtab")
     if symtab is None or symtab.type != 2:  # SHT_SYMTAB
         return None
@@ -109,7 +109,7 @@ def _plain_table(elf: ElfImage) -> SymbolTable | None:
 
 
 def _pyelftools_table(fh) -> SymbolTable | None:
-    """What `_symbols` reads, by pyelftools (a file elffile.py leaves to it)."""
+    """What `_symbols` reads, by pyelftools (a file elf/read.py leaves to it)."""
     from elftools.elf.elffile import ELFFile
 
     fh.seek(0)

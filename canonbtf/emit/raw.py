@@ -5,7 +5,7 @@ exactly, ids included: one header line per type, one tab-indented line per membe
 parameter, enumerator or section entry. For split BTF only the module's own types are
 printed, with their ids continuing after the base, as `bpftool -B BASE` does.
 
-This is the reference; `_btf.raw_dump` (canonbtf/csrc/rawdump.c) writes the same text
+This is the reference; `_btf.raw_dump` (canonbtf/emit/csrc/rawdump.c) writes the same text
 from the reader's packed words when it is built (tests/test_compiled_raw.py holds the two
 to each other): 1.5 M types' Type objects were 0.9 GB at 16 x a vmlinux.
 """

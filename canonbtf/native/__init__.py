@@ -2,9 +2,9 @@
 
 Each compiled part has a pure-Python reference that gives the same bytes: the DWARF
 core (dwarf/core.py), the canonical order and the dedup's first partition
-(canon/compiled.py), the C header's hot parts (emit/c_compiled.py), the raw dump
+(canon/compiled.py), the C header's hot parts (emit/c/compiled.py), the raw dump
 (emit/raw.py), diff's plan and whole report (diff.compiled_report) and the validator's
-findings (btf/validator.compiled_findings, worded by the same table). All are used when
+findings (check/validator.compiled_findings, worded by the same table). All are used when
 built, on CPython, unless CANONBTF_PURE is set to anything but 0; PyPy and machines
 without a compiler get the pure path."""
 

@@ -1,6 +1,6 @@
 """`canonbtf-pahole` doing the job: encode, order, distil, write where pahole writes.
 
-Split from the option parsing (pahole_front.py) so that the front stays a table of
+Split from the option parsing (pahole/front.py) so that the front stays a table of
 pahole's options; everything here calls the library's public functions.
 """
 

@@ -1,6 +1,6 @@
 /* The validator in C: every violation validator.validate_in_python reports, as findings.
  *
- * Mirrors btf/validator.py (_check_type_tags), check_records.py and check_resolve.py rule
+ * Mirrors check/validator.py (_check_type_tags), check/records.py and check/resolve.py rule
  * by rule, on the words the reader checked: the same kernel resolve walk (32-entry stack,
  * walk modes, what counts as resolved), the same sizes, the same findings in the same
  * order, and the same silence where a walk reaches a type that already failed (BROKEN).
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #define K_VOID 0
-#define K_NULL (K_MAX + 1)          /* an id that does not exist (check_env.NULL) */
+#define K_NULL (K_MAX + 1)          /* an id that does not exist (env.NULL) */
 #define MAX_TYPE_ID 0xFFFFFu
 #define MAX_NAME_OFFSET 0xFFFFFFu
 #define MAX_VLEN 0xFFFFu
@@ -97,7 +97,7 @@ typedef struct {
     uint32_t id, next;              /* the type, and its next member/entry to walk */
 } entry_t;
 
-/* check_env.CheckEnv: every id's record and kind, how far it is resolved, the stack, the
+/* env.CheckEnv: every id's record and kind, how far it is resolved, the stack, the
  * finding being raised (the reference's Reject) and those reported. */
 typedef struct {
     const uint32_t **rec;           /* by id; rec[0] unused */
@@ -137,7 +137,7 @@ static int needs_resolve(uint32_t kind) { return kind <= K_MAX && IS(NEEDS_RESOL
 static uint32_t vlen_of(const uint32_t *r) { return r[1] & 0xFFFFFF; }
 static uint32_t kflag_of(const uint32_t *r) { return r[1] >> 31; }
 
-/* check_env._SINK: whether the walk, in its mode, stops at a type of this kind. */
+/* env._SINK: whether the walk, in its mode, stops at a type of this kind. */
 static int sink(int mode, uint32_t kind)
 {
     if (mode == MODE_TBD) return !needs_resolve(kind);
@@ -222,7 +222,7 @@ static int ident_char(uint8_t c, int first)
     return !first && c >= '0' && c <= '9';
 }
 
-/* CheckEnv.is_identifier: check_env._IDENTIFIER on the name at `off`. */
+/* CheckEnv.is_identifier: env._IDENTIFIER on the name at `off`. */
 static int is_identifier(const env_t *e, uint32_t off)
 {
     uint32_t len;
@@ -240,7 +240,7 @@ static int has_name(const env_t *e, uint32_t off)
     return off && len;
 }
 
-/* check_records._SECTION_NAME. */
+/* records._SECTION_NAME. */
 static int section_name(const env_t *e, uint32_t off)
 {
     uint32_t len;
@@ -251,7 +251,7 @@ static int section_name(const env_t *e, uint32_t off)
     return 1;
 }
 
-/* -- pass 1: each record (check_records.py); OK or BAD with the finding raised -------- */
+/* -- pass 1: each record (check/records.py); OK or BAD with the finding raised -------- */
 
 static int optional_identifier(env_t *e, uint32_t id, const uint32_t *r)
 {
@@ -381,7 +381,7 @@ static int float_record(env_t *e, uint32_t id, const uint32_t *r)
     return FAIL(e, id, M_FLOAT_SIZE, v_int(size));
 }
 
-/* check_records.check_records for one own type: the common checks, then the kind's. */
+/* records.check_records for one own type: the common checks, then the kind's. */
 static int record_check(env_t *e, uint32_t id)
 {
     const uint32_t *r = e->rec[id];
@@ -557,7 +557,7 @@ static int walk_to(env_t *e, uint32_t id)
     return w == 1 ? push(e, id) : w;
 }
 
-/* -- pass 2: the resolve steps (check_resolve.py) ------------------------------------- */
+/* -- pass 2: the resolve steps (check/resolve.py) ------------------------------------- */
 
 /* _settled_target: OK with *out set, WALK (pushed) or a stop. */
 static int settled_target(env_t *e, uint32_t id, int past_modifiers, uint32_t *out)
@@ -636,7 +636,7 @@ static int resolve_array(env_t *e, entry_t *entry)
     return pop_resolved(e, sid, size * nelems);
 }
 
-/* A member under check (check_resolve._Member): member `index` of struct `sid`, of type
+/* A member under check (resolve._Member): member `index` of struct `sid`, of type
  * `mtype` (past modifiers) of kind `kind`. */
 typedef struct {
     uint32_t sid, index, mtype, kind;
@@ -924,7 +924,7 @@ static int func_proto_check(env_t *e, uint32_t id)
     return OK;
 }
 
-/* check_resolve.check_all_resolve: OK or UNSURE. */
+/* resolve.check_all_resolve: OK or UNSURE. */
 static int all_resolve(env_t *e)
 {
     for (uint32_t id = e->first; id < e->n && !e->oom; id++) {
@@ -943,7 +943,7 @@ static int all_resolve(env_t *e)
     return OK;
 }
 
-/* -- pass 3 (validator.py) -------------------------------------------------------------- */
+/* -- pass 3 (check/validator.py) -------------------------------------------------------------- */
 
 /* validator._check_type_tags: type tags first in every chain of modifiers, chains short. */
 static void type_tags(env_t *e)

@@ -1,7 +1,7 @@
 /* The validator in C (check.c): every violation of the kernel's rules, as structured
- * findings that btf/check_words.py words.
+ * findings that check/words.py words.
  *
- * btf/validator.py and its check_*.py are the reference; this reports what they report,
+ * check/validator.py and its check_*.py are the reference; this reports what they report,
  * in their order, as a message key and raw values, on the words the reader checked, so a
  * BTF is validated without making its Python `Type`s. Where the reference could fail in
  * another way (a base type it cannot resolve) it says "unsure" and the reference runs. */
@@ -42,7 +42,7 @@ extern const int CHECK_NKEYS;
 /* The type-section violations validator.validate_in_python reports for the BTF whose
  * levels are `levels[0..nlevels-1]` (the deepest base first, the checked BTF last; each
  * indexed by index_types with its own first id and the string chain up to its own
- * table), sorted by type id, into `out` (the blob's own checks are validator.py's). 0,
+ * table), sorted by type id, into `out` (the blob's own checks are check/validator.py's). 0,
  * 1 when unsure (the reference must run), -1 out of memory. */
 int rules_check(const types_t *levels, int nlevels, check_findings_t *out);
 void findings_free(check_findings_t *out);

@@ -60,7 +60,7 @@ PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
 uint64_t facts_hash(const facts_t *o, size_t from, size_t to);
 int same_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, size_t b0, size_t b1);
 
-/* diff._compare's details (emit/diff_text.py names them). */
+/* diff._compare's details (diff/text.py names them). */
 enum {
     D_MEMBER_ADDED, D_MEMBER_REMOVED, D_MEMBER_RETYPED, D_MEMBER_MOVED, D_BITFIELD,
     D_VALUE_ADDED, D_VALUE_REMOVED, D_VALUE_CHANGED, D_PARAM_ADDED, D_PARAM_REMOVED,

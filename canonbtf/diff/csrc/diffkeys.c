@@ -1,4 +1,4 @@
-/* canonbtf._btf.diff_plan: which roots diff (canonbtf/diff.py) must describe.
+/* canonbtf._btf.diff_plan: which roots diff (canonbtf/diff/) must describe.
  *
  * diff describes every root by facts in which references are C spellings; most roots of
  * two kernels are unchanged, and spelling them was most of its time. A root's facts are a

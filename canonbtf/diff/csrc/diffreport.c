@@ -1,8 +1,8 @@
-/* canonbtf._btf.diff_report: diff's report (diff.diff_btfs, then emit/diff_text's
+/* canonbtf._btf.diff_report: diff's report (diff.diff_btfs, then diff/text.py's
  * render_text or render_json) made in C, the pairing of duplicated names and anonymous
  * roots left to Python.
  *
- * diff.py and emit/diff_text.py are the reference. Here: diff_plan (diffkeys.c) marks the
+ * diff/ and diff/text.py are the reference. Here: diff_plan (diffkeys.c) marks the
  * names with one root on each side and the same record on both; the roots are grouped by
  * family and name; each side's anonymous roots are found as _anonymous_roots finds them;
  * the `pairing` callback (diff._CompiledPairing) pairs and numbers the duplicated names

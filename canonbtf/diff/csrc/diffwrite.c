@@ -1,4 +1,4 @@
-/* diff's report written (emit/diff_text.py is the reference): the text a person reads, or
+/* diff's report written (diff/text.py is the reference): the text a person reads, or
  * the JSON a tool reads, of each change and of the whole, from the facts and details
  * difffacts.c makes, byte for byte as render_text and render_json write them. */
 #define PY_SSIZE_T_CLEAN
@@ -30,7 +30,7 @@ static int unnamed_or(text_t *b, const facts_t *o, const fact_t *x)
     return x->l1 ? text_put(b, AT(o->arena, x->s1), x->l1) : text_puts(b, "(unnamed)");
 }
 
-/* emit/diff_text._plain of a value (NULL: none), or as an f-string writes it (`raw`). */
+/* text._plain of a value (NULL: none), or as an f-string writes it (`raw`). */
 static int plain_text(text_t *b, const facts_t *o, const fact_t *x, int raw)
 {
     if (!x) return text_puts(b, raw ? "None" : "(none)");
@@ -65,7 +65,7 @@ static int bitfield_text(text_t *b, uint64_t size)
     return size ? text_printf(b, "%" PRIu64 " bits", size) : text_puts(b, "not a bitfield");
 }
 
-/* The part of a member's or parameter's line one detail adds (diff_text._SAME_LINE). */
+/* The part of a member's or parameter's line one detail adds (text._SAME_LINE). */
 static int same_line_part(text_t *b, const detail_t *d, const facts_t *oa, const facts_t *ob)
 {
     const fact_t *a = d->a, *x = d->b;
@@ -95,7 +95,7 @@ static int is_same_line(int change)
         || change == D_PARAM_RENAMED || change == D_PARAM_RETYPED;
 }
 
-/* diff_text._detail_line of a detail with a line of its own. */
+/* text._detail_line of a detail with a line of its own. */
 static int detail_line(text_t *b, const detail_t *d, const facts_t *oa, const facts_t *ob)
 {
     const fact_t *a = d->a, *x = d->b, *one = a ? a : x;
@@ -136,7 +136,7 @@ static int detail_line(text_t *b, const detail_t *d, const facts_t *oa, const fa
     }
 }
 
-/* diff_text._change_lines of a changed root: its details, a member's or parameter's
+/* text._change_lines of a changed root: its details, a member's or parameter's
  * changes on one line, and the datasec variables that moved counted at the end. */
 static int detail_lines(text_t *b, const details_t *details, const facts_t *oa,
                         const facts_t *ob)
@@ -194,7 +194,7 @@ static int counts_text(text_t *b, const uint32_t counts[3])
     return 0;
 }
 
-/* diff_text._change_lines */
+/* text._change_lines */
 static int change_text(text_t *b, const diff_change_t *c)
 {
     static const char *const marks[] = {"- ", "+ ", "~ "};
@@ -276,7 +276,7 @@ static const char *const CHANGE[] = {
     "value_added", "value_removed", "value_changed", "param_added", "param_removed",
     "param_renamed", "param_retyped", "var_added", "var_removed", "var_resized", "var_moved"};
 
-/* diff_text._change_object */
+/* text._change_object */
 static int change_json(text_t *b, const diff_change_t *c)
 {
     if (text_puts(b, "{\"kind\":") || json_str(b, DIFF_FAMILY[c->family], strlen(DIFF_FAMILY[c->family]))

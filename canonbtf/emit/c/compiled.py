@@ -1,7 +1,7 @@
-"""The C header's hot parts in C (canonbtf._btf, canonbtf/csrc/cdump.c), when built.
+"""The C header's hot parts in C (canonbtf._btf, canonbtf/emit/c/csrc/cdump.c), when built.
 
-c_shape.py, c_spell.py, declarator.py and btf/sizes.py stay the reference: the compiled
-part gives the same spelling (text, mentions, enumerators) byte for byte, and a shape
+shape.py, spell.py, declarator.py (here in emit/c/) and btf/sizes.py stay the reference: the
+compiled part gives the same spelling (text, mentions, enumerators) byte for byte, and a shape
 check that only answers "certainly spellable" (then the reference is skipped) or "ask
 the reference". It takes a BTF without a base (a vmlinux: where the time goes; modules
 are small) whose type section is still packed, or can be packed; each method returns
@@ -95,5 +95,5 @@ class CompiledSpelling:
 
     def placement(self, ptr_size: int, defs: list[int], refs: dict[int, list[tuple[int, int]]],
                   rank: dict[int, int]) -> tuple[list[int], list[int]] | None:
-        """c_order.Placement.order: (definitions in header order, tags to declare)."""
+        """order.Placement.order: (definitions in header order, tags to declare)."""
         return self._call("c_placement", ptr_size, defs, refs, rank)

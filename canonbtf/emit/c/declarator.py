@@ -1,5 +1,5 @@
 """C declarators the way bpftool writes them: one implementation for the C header
-(emit/c_spell.py), diff and tools/compare_pahole.py (`ReferenceSpeller`).
+(emit/c/spell.py), diff and tools/compare_pahole.py (`ReferenceSpeller`).
 
 A type reference is a chain of pointers, qualifiers, type tags, arrays and prototypes
 ending at a base type (`int`, `struct foo`, a typedef, void). C reads it inside out:

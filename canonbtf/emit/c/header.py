@@ -11,8 +11,8 @@ dependencies only: adding a type moves nothing else. Same-name types get `___2`,
 suffixes in canonical order.
 
 `_Header` runs the steps, each in a module of its own: spelling the definitions
-(c_spell.py, with struct layouts from btf/sizes.py), canonical keys and `___N` names
-(c_names.py), dependencies and placement (c_order.py).
+(emit/c/spell.py, with struct layouts from btf/sizes.py), canonical keys and `___N` names
+(emit/c/names.py), dependencies and placement (emit/c/order.py).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class TypeFacts(NamedTuple):
     compiled path need not decode a Type (CompiledSpelling.facts gives the same)."""
 
     ptr_size: int
-    info: bytes  # the top byte of each info word: kind | kind_flag << 7 (c_names.KIND_MASK)
+    info: bytes  # the top byte of each info word: kind | kind_flag << 7 (names.KIND_MASK)
     names: list[str]  # "" for UNSPELLED_KINDS
     # (FUNC id, its name, tag) of each own DECL_TAG of a whole FUNC
     function_tags: list[tuple[int, str, str]]

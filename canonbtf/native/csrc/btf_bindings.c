@@ -307,7 +307,7 @@ static int base_levels(const view_t *v, PyObject *bases, types_t *levels, uint32
 
 #define MAX_CHAIN 40     /* more than a finding's longest chain of ids (check.c) */
 
-/* The name at `off` in `t`'s string chain, as check_env.CheckEnv.name_at reads it. */
+/* The name at `off` in `t`'s string chain, as check/env.py CheckEnv.name_at reads it. */
 static PyObject *name_str(const types_t *t, uint32_t off)
 {
     uint32_t len;

@@ -1,9 +1,9 @@
 /* The C header's hot parts on the type section's words: the shape check and the
  * spelling of definitions; and with the same declarator chains, diff's spelling of type
  * references and one-line descriptions (cdump_diff_spell, for any BTF, a base's types
- * included: diff.py's _Plan).
+ * included: diff/'s _Plan).
  *
- * emit/c_shape.py, emit/c_spell.py, emit/declarator.py and btf/sizes.py are the
+ * emit/c/shape.py, emit/c/spell.py, emit/c/declarator.py and btf/sizes.py are the
  * reference; this mirrors them for a BTF without a base (a vmlinux), so `dump --format c`
  * makes no Python object per type. The shape check here only answers "certainly
  * spellable" (the reference then is not run) or "maybe not" (the reference runs and
@@ -396,7 +396,7 @@ static int measure(ctx_t *c, uint32_t id, int depth, uint64_t *size, uint64_t *a
     return 0;
 }
 
-/* ---- spelling (emit/c_spell.py, emit/declarator.py) ---- */
+/* ---- spelling (emit/c/spell.py, emit/c/declarator.py) ---- */
 
 enum { VALUE = 0, REF = 1 };
 
@@ -634,7 +634,7 @@ static int decl(ctx_t *c, uint32_t id, const uint8_t *fname, uint32_t flen, int 
     return chain_text(c, chain, n, fname, flen, level, base_mode, depth + 1);
 }
 
-/* ---- diff's spelling (emit/declarator.ReferenceSpeller, cdump_diff_spell) ----
+/* ---- diff's spelling (declarator.ReferenceSpeller, cdump_diff_spell) ----
  * The same chains as the header's, but a named type reads as its label (an anonymous one
  * as `struct {...}`), a chain's odd end as `<KIND name>`, parameters without names, and a
  * qualifier C has no place for noted in a comment. */
@@ -986,7 +986,7 @@ static int is_va_list(ctx_t *c, uint32_t id, const char *what)
     return len == strlen(what) && !memcmp(name, what, len);
 }
 
-/* c_spell.is_builtin_typedef: a typedef the compiler defines itself (bpftool leaves it out;
+/* spell.is_builtin_typedef: a typedef the compiler defines itself (bpftool leaves it out;
  * a struct, union, enum or fwd of that name is an ordinary definition). */
 static int is_builtin_typedef(ctx_t *c, uint32_t id)
 {
@@ -1099,7 +1099,7 @@ done:
     return result;
 }
 
-/* ---- the shape check (emit/c_shape.py), conservatively ---- */
+/* ---- the shape check (emit/c/shape.py), conservatively ---- */
 
 enum { BY_VALUE, SPELLING };
 
@@ -1459,7 +1459,7 @@ done:
     return result;
 }
 
-/* ---- placement (emit/c_order.py) ---- */
+/* ---- placement (emit/c/order.py) ---- */
 
 enum { R_COMPOSITE, R_TYPEDEF, R_BUILTIN, R_OTHER };
 
@@ -1600,7 +1600,7 @@ done:
 
 static uint32_t count_of(const uint32_t *list) { return list ? list[0] : 0; }
 
-/* c_order._is_linkage */
+/* order._is_linkage */
 static int is_linkage(ctx_t *c, uint32_t id)
 {
     if ((uint64_t)sot_of(c, id) > 2 * c->ptr_size) return 0;

@@ -1,4 +1,4 @@
-/* The C header's hot parts (cdump.c): emit/c_shape.py and emit/c_spell.py on words. */
+/* The C header's hot parts (cdump.c): emit/c/shape.py and emit/c/spell.py on words. */
 #ifndef CANONBTF_CDUMP_H
 #define CANONBTF_CDUMP_H
 
@@ -23,12 +23,12 @@ PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
 PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
                              PyObject *display);
 
-/* (definitions in header order, tags to declare first) as c_order.Placement.order, from
+/* (definitions in header order, tags to declare first) as order.Placement.order, from
  * `defs` [id], `refs` {id: [(id, mode)]} and canonical `ranks` {id: int}. */
 PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
                           PyObject *refs, PyObject *ranks);
 
-/* diff's spellings (emit/declarator.ReferenceSpeller.expr) of types `ids` (n u32), or
+/* diff's spellings (declarator.ReferenceSpeller.expr) of types `ids` (n u32), or
  * with `briefs` the one-line descriptions of FUNCs and VARs (diff._Speller.brief), types
  * from id 1: a str each, None where the reference must spell it: bit 0 (spellings) or 1
  * (briefs) of safe[id] unset, another kind, a loop back into a spelling under way, deep
