@@ -1,6 +1,6 @@
 """The C header's compiled parts (canonbtf/emit/c/csrc/cdump.c) against their Python reference.
 
-The reference is emit/c/shape.py (what C can spell), emit/c/spell.py, emit/c/declarator.py and
+The reference is emit/c/shape.py (what C can spell), emit/c/spell.py, btf/declarator.py and
 btf/sizes.py (the spelling of each definition) and emit/c/order.py (the placement).
 Judges: the same header, byte for byte, on every corpus vmlinux; the same header or the
 same error message on random BTF of every kind (by-value DAGs with pointers anywhere, few

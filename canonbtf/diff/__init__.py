@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 from .. import native
 from ..btf import format as f
+from ..btf.declarator import MAX_CHAIN, ReferenceSpeller
 from ..btf.model import Btf, Type
 from ..btf.writer import section_words
-from ..emit.c.declarator import MAX_CHAIN, ReferenceSpeller
 from ..gcpause import paused_gc
 from .pairing import Lookup, Root, Types, pair_anonymous, pair_named, settle_duplicates
 
@@ -104,7 +104,7 @@ def _signed(value: int, bits: int) -> int:
 
 
 class _Speller(ReferenceSpeller):
-    """How one BTF's type references read (emit/c/declarator.py), with duplicate tags: a
+    """How one BTF's type references read (btf/declarator.py), with duplicate tags: a
     reference to a type whose name is shared reads `struct irq_info#2`, and `spell` says
     whether a spelling names such a type (its facts may change once tags are known)."""
 

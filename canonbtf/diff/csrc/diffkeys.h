@@ -36,7 +36,7 @@ uint32_t diff_family(uint32_t kind);
 /* _Facts.anon_end: the anonymous aggregate a reference leads to through qualifiers, type
  * tags, arrays and pointers (0: none), and with `way` (ANON_WAY bytes) the way there
  * ("[]", "->", ...; *len bytes). */
-#define ANON_CHAIN 48   /* emit/c/declarator.MAX_CHAIN: anon_end stops past it */
+#define ANON_CHAIN 48   /* btf/declarator.MAX_CHAIN: anon_end stops past it */
 #define ANON_WAY (2 * (ANON_CHAIN + 1))
 uint32_t anon_end(const types_t *t, uint32_t id, char *way, size_t *len);
 

@@ -1,6 +1,6 @@
 """The C header's hot parts in C (canonbtf._btf, canonbtf/emit/c/csrc/cdump.c), when built.
 
-shape.py, spell.py, declarator.py (here in emit/c/) and btf/sizes.py stay the reference: the
+shape.py, spell.py (here in emit/c/), btf/declarator.py and btf/sizes.py stay the reference: the
 compiled part gives the same spelling (text, mentions, enumerators) byte for byte, and a shape
 check that only answers "certainly spellable" (then the reference is skipped) or "ask
 the reference". It takes a BTF without a base (a vmlinux: where the time goes; modules

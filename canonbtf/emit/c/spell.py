@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ...btf import format as f
+from ...btf.declarator import Declarators, declarator_chain
 from ...btf.model import Type
 from ...btf.sizes import TypeSizes, round_up
-from .declarator import Declarators, declarator_chain
 
 # How a type is used where it is mentioned: by value (it must be complete) or through a
 # pointer or in a prototype (a declaration is enough).

@@ -3,7 +3,7 @@
  * references and one-line descriptions (cdump_diff_spell, for any BTF, a base's types
  * included: diff/'s _Plan).
  *
- * emit/c/shape.py, emit/c/spell.py, emit/c/declarator.py and btf/sizes.py are the
+ * emit/c/shape.py, emit/c/spell.py, btf/declarator.py and btf/sizes.py are the
  * reference; this mirrors them for a BTF without a base (a vmlinux), so `dump --format c`
  * makes no Python object per type. The shape check here only answers "certainly
  * spellable" (the reference then is not run) or "maybe not" (the reference runs and
@@ -396,7 +396,7 @@ static int measure(ctx_t *c, uint32_t id, int depth, uint64_t *size, uint64_t *a
     return 0;
 }
 
-/* ---- spelling (emit/c/spell.py, emit/c/declarator.py) ---- */
+/* ---- spelling (emit/c/spell.py, btf/declarator.py) ---- */
 
 enum { VALUE = 0, REF = 1 };
 
@@ -634,12 +634,12 @@ static int decl(ctx_t *c, uint32_t id, const uint8_t *fname, uint32_t flen, int 
     return chain_text(c, chain, n, fname, flen, level, base_mode, depth + 1);
 }
 
-/* ---- diff's spelling (declarator.ReferenceSpeller, cdump_diff_spell) ----
+/* ---- diff's spelling (btf/declarator.py ReferenceSpeller, cdump_diff_spell) ----
  * The same chains as the header's, but a named type reads as its label (an anonymous one
  * as `struct {...}`), a chain's odd end as `<KIND name>`, parameters without names, and a
  * qualifier C has no place for noted in a comment. */
 
-#define DIFF_CHAIN 48   /* declarator.MAX_CHAIN */
+#define DIFF_CHAIN 48   /* btf/declarator.MAX_CHAIN */
 
 static const char *const KIND_NAMES[] = {
     "UNKN", "INT", "PTR", "ARRAY", "STRUCT", "UNION", "ENUM", "FWD", "TYPEDEF", "VOLATILE",

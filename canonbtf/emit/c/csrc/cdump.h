@@ -28,7 +28,7 @@ PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject 
 PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
                           PyObject *refs, PyObject *ranks);
 
-/* diff's spellings (declarator.ReferenceSpeller.expr) of types `ids` (n u32), or
+/* diff's spellings (btf/declarator.py ReferenceSpeller.expr) of types `ids` (n u32), or
  * with `briefs` the one-line descriptions of FUNCs and VARs (diff._Speller.brief), types
  * from id 1: a str each, None where the reference must spell it: bit 0 (spellings) or 1
  * (briefs) of safe[id] unset, another kind, a loop back into a spelling under way, deep
