@@ -23,9 +23,10 @@ from canonbtf.btf import reader
 from canonbtf.btf.model import Btf, Type
 from canonbtf.canon.dedup import equivalence_classes
 from canonbtf.canon.order import canonical_order
-from canonbtf.diff import _chain_words, compiled_report, diff_btfs
+from canonbtf.diff import compiled_report, diff_btfs
 from canonbtf.diff import pairing as diff_pairing
 from canonbtf.diff.pairing import Lookup
+from canonbtf.diff.plan import _chain_words
 from canonbtf.diff.text import render_json, render_text
 from canonbtf.errors import InputError
 
@@ -208,7 +209,8 @@ def compiled_and_reference(btf: Btf, briefs: bool = False) -> tuple[dict, dict]:
     removed): the spelling of every type read, or with `briefs` the one-line description
     of every root, and the reference's (ReferenceSpeller.expr, diff._Speller.brief) where
     the compiled part gives one."""
-    from canonbtf.diff import _chain_words, _ids, _Speller
+    from canonbtf.diff.plan import _chain_words, _ids
+    from canonbtf.diff.speller import _Speller
 
     compiled = native.compiled("canonbtf._btf", "diff_plan")
     sides = [(*_chain_words(b), b.first_id) for b in (btf, Btf([], btf.strings))]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from . import ADDED, CHANGED, REMOVED, Detail, DiffResult, TypeChange
+from .model import ADDED, CHANGED, REMOVED, Detail, DiffResult, TypeChange
 
 DIFF_JSON_VERSION = 1
 _MARK = {REMOVED: "-", ADDED: "+", CHANGED: "~"}
