@@ -260,9 +260,28 @@ EXIT_STATUS_TEXT = ("Exit status: 0 done, 1 check found violations or diff found
                     "differences, 2 the job could not be done.")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .clidocs import command_table
+def commands(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
+    """(name, one-line summary, parser) of each command, in the parser's order."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [(name, sub.summary, sub) for name, sub in action.choices.items()]
 
+
+def example(sub: argparse.ArgumentParser) -> str:
+    """A command's example: its epilog, `Example: canonbtf ...`."""
+    return (sub.epilog or "").removeprefix("Example: ")
+
+
+def command_table(parser: argparse.ArgumentParser) -> str:
+    """`canonbtf --help`'s list: one line per command, its summary and an example."""
+    rows = commands(parser)
+    width = max(len(name) for name, _, _ in rows)
+    summary_width = max(len(summary) for _, summary, _ in rows)
+    lines = [f"  {name:<{width}}  {summary:<{summary_width}}  {example(sub)}"
+             for name, summary, sub in rows]
+    return "commands (canonbtf COMMAND --help for its options):\n" + "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="canonbtf",
         description="Canonical, reproducible BTF: a total order on types that depends only on "

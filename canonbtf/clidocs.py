@@ -17,6 +17,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from .cli import EXIT_STATUS_TEXT, build_parser, commands, example
+
 # Value placeholders that are not file names: the completion offers nothing for them.
 _NOT_FILES = {"N", "LIST", "FLAGS", "NAME[,NAME...]"}
 # canonbtf-pahole's options: what each does here and the value it takes. Only those its
@@ -92,27 +94,6 @@ def _is_argument(node: ast.AST) -> bool:
 
 # ---- the commands of canonbtf ------------------------------------------------------------
 
-def commands(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
-    """(name, one-line summary, parser) of each command, in the parser's order."""
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return [(name, sub.summary, sub) for name, sub in action.choices.items()]
-
-
-def example(sub: argparse.ArgumentParser) -> str:
-    """A command's example: its epilog, `Example: canonbtf ...`."""
-    return (sub.epilog or "").removeprefix("Example: ")
-
-
-def command_table(parser: argparse.ArgumentParser) -> str:
-    """`canonbtf --help`'s list: one line per command, its summary and an example."""
-    rows = commands(parser)
-    width = max(len(name) for name, _, _ in rows)
-    summary_width = max(len(summary) for _, summary, _ in rows)
-    lines = [f"  {name:<{width}}  {summary:<{summary_width}}  {example(sub)}"
-             for name, summary, sub in rows]
-    return "commands (canonbtf COMMAND --help for its options):\n" + "\n".join(lines)
-
-
 def _options(sub: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in sub._actions if not isinstance(a, (argparse._HelpAction,
                                                           argparse._SubParsersAction))]
@@ -173,8 +154,6 @@ def canonbtf_man(parser: argparse.ArgumentParser, version: str) -> str:
             out += [".TP", _option_label(action), _roff(action.help or "")]
         if example(sub):
             out += [".PP", "Example:", ".PP", ".RS", ".nf", _roff(example(sub)), ".fi", ".RE"]
-    from .cli import EXIT_STATUS_TEXT
-
     out += [".SH EXIT STATUS", _roff(EXIT_STATUS_TEXT),
             ".SH ENVIRONMENT", ".TP", ".B CANONBTF_PURE",
             "When set (not 0), the pure\\-Python implementation runs instead of the "
@@ -304,7 +283,6 @@ complete -F _canonbtf_pahole canonbtf-pahole
 def generated_files() -> dict[str, str]:
     """Path (under <prefix>/share) -> content of every generated file."""
     from . import __version__
-    from .cli import build_parser
 
     parser = build_parser()
     return {

@@ -21,7 +21,7 @@ from ..btf import writer
 from ..btf.model import Btf, Packed, Type
 from ..btf.reader import unpacked_types
 from ..btf.strings import StringTable
-from .dedup import KeyedTypes
+from .keyed import KeyedTypes
 
 
 def _module() -> ModuleType | None:

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..btf import format as f
 from ..btf import model
 from ..btf.model import Btf
 from . import compiled
+from .keyed import KeyedTypes
 from .labels import label
 from .refine import Partition
 from .twins import declared_twins
@@ -216,20 +217,6 @@ class _Refinement:
     edges: list
     tokens: list
     declares: Sequence
-
-
-@dataclass
-class KeyedTypes:
-    """What the refinement reads of the types, by id ([0] for void): abstract keys,
-    tokens (hashable, or None), declaration flags and kinds, and the edges of any types
-    asked for. `_reference_inputs` makes it from the `Type`s; compiled.keyed_types from
-    the packed words, without decoding a `Type`."""
-
-    keys: Sequence[int]
-    tokens: Sequence
-    declares: Sequence
-    kinds: Sequence[int]
-    edges_of: Callable[[list[int]], Sequence[Sequence[int]]]
 
 
 def _reference_inputs(btf: Btf, labels: list | None, index: BaseIndex | None) -> KeyedTypes:

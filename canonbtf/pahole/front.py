@@ -15,9 +15,6 @@ a build never gets output that silently differs from what it asked for.
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
 import sys
 from dataclasses import dataclass, field
 
@@ -28,7 +25,6 @@ from ..errors import InputError
 # out-of-tree modules; 1.30 would add `attributes` (arena type tags we do not make) and
 # 1.31 `layout`, so 1.29 is the newest whose every flag we honour.
 PAHOLE_VERSION = "v1.29"
-ORDER_ENV = "CANONBTF_PAHOLE_ORDER"
 EXIT_USAGE = 2
 
 # pahole --btf_features name -> (canonbtf feature or None, what we do with it).
@@ -248,33 +244,6 @@ def _resolve_features(req: Request) -> None:
             req.features.add(edit[1:])
         elif edit.startswith("-"):
             req.features.discard(edit[1:])
-
-
-def output_order(req: Request) -> str:
-    """`name` where the build sorts by name after us (gen-btf.sh's `-J` with
-    `--btf_encode_detached`, kernels since 2026), else `kind`; $CANONBTF_PAHOLE_ORDER
-    overrides."""
-    forced = os.environ.get(ORDER_ENV)
-    if forced:
-        if forced not in ("kind", "name"):
-            raise _usage(f"{ORDER_ENV}={forced!r}: must be kind or name")
-        return forced
-    return "name" if req.encode_in_place and req.detached else "kind"
-
-
-def objcopy_command() -> list[str]:
-    """pahole runs $LLVM_OBJCOPY (Kbuild sets it to $(OBJCOPY)); else canonbtf's
-    usual choice ($OBJCOPY, objcopy, llvm-objcopy)."""
-    from ..elf.write import find_objcopy
-
-    configured = os.environ.get("LLVM_OBJCOPY")
-    if configured:
-        command = shlex.split(configured)
-        found = shutil.which(command[0]) if command else None
-        if not found:
-            raise _usage(f"LLVM_OBJCOPY={configured!r} is not a command found in PATH")
-        return [found, *command[1:]]
-    return find_objcopy()
 
 
 def main(argv: list[str] | None = None) -> int:

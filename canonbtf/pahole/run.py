@@ -7,6 +7,8 @@ pahole's options; everything here calls the library's public functions.
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import sys
 import time
 from typing import TYPE_CHECKING
@@ -15,12 +17,40 @@ from ..btf import writer
 from ..btf.model import Btf
 from ..errors import InputError
 from ..gcpause import paused_gc
-from .front import Request, objcopy_command, output_order
 
 if TYPE_CHECKING:
     from ..dwarf.encode import EncodeStats
+    from .front import Request
 
 DISTILLED_SECTION = ".BTF.base"
+ORDER_ENV = "CANONBTF_PAHOLE_ORDER"
+
+
+def output_order(req: Request) -> str:
+    """`name` where the build sorts by name after us (gen-btf.sh's `-J` with
+    `--btf_encode_detached`, kernels since 2026), else `kind`; $CANONBTF_PAHOLE_ORDER
+    overrides."""
+    forced = os.environ.get(ORDER_ENV)
+    if forced:
+        if forced not in ("kind", "name"):
+            raise InputError(None, f"{ORDER_ENV}={forced!r}: must be kind or name")
+        return forced
+    return "name" if req.encode_in_place and req.detached else "kind"
+
+
+def objcopy_command() -> list[str]:
+    """pahole runs $LLVM_OBJCOPY (Kbuild sets it to $(OBJCOPY)); else canonbtf's
+    usual choice ($OBJCOPY, objcopy, llvm-objcopy)."""
+    from ..elf.write import find_objcopy
+
+    configured = os.environ.get("LLVM_OBJCOPY")
+    if configured:
+        command = shlex.split(configured)
+        found = shutil.which(command[0]) if command else None
+        if not found:
+            raise InputError(None, f"LLVM_OBJCOPY={configured!r} is not a command found in PATH")
+        return [found, *command[1:]]
+    return find_objcopy()
 
 
 def _check_request(req: Request) -> None:
