@@ -30,7 +30,7 @@ def pure_requested() -> bool:
 
 
 def compiled(name: str, marker: str) -> ModuleType | None:
-    """The extension module `name` (e.g. "canonbtf.canon._order") if it is built, has
+    """The extension module `name` (e.g. "canonbtf._btf") if it is built, has
     `marker` and the pure path was not asked for; else None."""
     if pure_requested() or sys.implementation.name != "cpython":
         return None

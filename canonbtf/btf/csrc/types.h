@@ -45,7 +45,7 @@ uint32_t fixed_words(uint32_t kind);
 /* Whether the third word of `kind` is a type id (format.TYPED_KINDS). */
 int typed_kind(uint32_t kind);
 /* Whether items of `kind` start with a name offset (STRUCT, UNION, ENUM, ENUM64,
- * FUNC_PROTO: renumber.NAMED_ITEMS). */
+ * FUNC_PROTO: the kinds whose kinds.item_name_index is not None). */
 int items_named(uint32_t kind);
 /* Record starts of a type section (t->w, t->nwords, t->first_id set), checked as
  * reader._parse_types and _check_references check it (references up to the last own id,
