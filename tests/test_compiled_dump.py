@@ -23,7 +23,7 @@ from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.sizes import TypeSizes, pointer_size
 from canonbtf.btf.strings import StringTable
 from canonbtf.emit.c import header as c_header
-from canonbtf.emit.c.compiled import CompiledSpelling
+from canonbtf.emit.c.accel import CompiledSpelling
 from canonbtf.emit.c.shape import c_shape_problem
 from canonbtf.errors import InputError
 

@@ -19,7 +19,8 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.strings import StringTable
-from canonbtf.canon import canonicalize, compiled
+from canonbtf.canon import accel as compiled
+from canonbtf.canon import canonicalize
 from canonbtf.canon.order import ordered
 from canonbtf.errors import InputError
 

@@ -20,7 +20,7 @@ from canonbtf.btf.model import Btf, Type
 from canonbtf.check import validator
 from canonbtf.diff import compiled_report, diff_btfs
 from canonbtf.emit import raw
-from canonbtf.emit.c.compiled import CompiledSpelling
+from canonbtf.emit.c.accel import CompiledSpelling
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "diff_report") is None,
                                 reason="canonbtf._btf is not built (no compiler, PyPy, or "

@@ -108,7 +108,7 @@ def test_the_walk_sees_imports():
     graph = import_graph()
     assert "canonbtf.btf.reader" in graph["canonbtf.cli"]              # module level
     assert "canonbtf.canon" in graph["canonbtf.cli"]                   # inside a function
-    assert "canonbtf.native" in graph["canonbtf.canon.compiled"]       # `from .. import native`
+    assert "canonbtf.native" in graph["canonbtf.canon.accel"]       # `from .. import native`
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

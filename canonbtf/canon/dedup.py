@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..btf import format as f
 from ..btf import model
 from ..btf.model import Btf
-from . import compiled
+from . import accel
 from .keyed import KeyedTypes
 from .labels import label
 from .refine import Partition
@@ -135,7 +135,7 @@ def all_labels(btf: Btf, index: BaseIndex | None = None) -> list:
 
 
 def _own_labels(btf: Btf) -> list:
-    done = compiled.labels(btf)
+    done = accel.labels(btf)
     if done is not None:
         return done
     names = btf.names
@@ -337,7 +337,7 @@ def _sharing(values: Sequence[int], last: int) -> list[int]:
     """The ids 1..`last` whose value (a key or class: a small non-negative int) another
     id of them has too, in id order. Counted in an array: a dict or a list per value
     was 0.4 GB of `sort --dedup`'s 0.6 GB peak on 1.5 M types (bench_all's 16 x)."""
-    done = compiled.sharing(values, last)
+    done = accel.sharing(values, last)
     if done is not None:
         return done
     counts = array("I", bytes(4 * (max(itertools.islice(values, 1, last + 1), default=0) + 1)))

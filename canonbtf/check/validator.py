@@ -29,12 +29,11 @@ share is check/env.py's. This module runs the passes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-from .. import native
 from ..btf import format as f
 from ..btf.model import Btf
-from ..btf.strings import StringTable
+from .accel import compiled_findings
 from .env import (
     BROKEN,
     MAX_NAME_OFFSET,
@@ -123,48 +122,6 @@ def validate_in_python(btf: Btf) -> list[Violation]:
     check_all_resolve(env)
     _check_type_tags(env)
     return sorted(env.violations, key=lambda v: -1 if v.type_id is None else v.type_id)
-
-
-def compiled_findings(btf: Btf) -> Iterator[tuple] | None:
-    """The compiled pass's type-section violations, (type id, kind, name, check_words key,
-    values) in id order, as the reference passes find them; None where it does not apply
-    (not built or not wanted, a level of the BTF no longer packed as the reader left it:
-    its words are what the C reads, or a BTF the reference might treat otherwise)."""
-    module = native.compiled("canonbtf._btf", "rules_check")
-    if module is None:
-        return None
-    levels = []
-    chain: Btf | None = btf
-    while chain is not None:
-        if not isinstance(chain, Btf) or chain.packed is None \
-                or not isinstance(chain.strings, StringTable):
-            native.fell_back("check", "a level not packed as read")
-            return None
-        levels.append(chain.packed.words)
-        chain = chain.base
-    try:
-        found = module.rules_check(levels[0], btf.first_id, btf.string_sections(),
-                                   levels[:0:-1])
-    except ValueError as e:
-        native.fell_back("check", f"rules_check: {e}")
-        return None
-    if found is None:
-        native.fell_back("check", "rules_check declined")
-        return None
-    return _in_chunks(module.rules_findings, found)
-
-
-def _in_chunks(take: Callable[[object, int, int], list[tuple]], found: object
-               ) -> Iterator[tuple]:
-    """The compiled findings made a few thousand at a time: half a million tuples at once
-    were most of `check`'s memory."""
-    start = 0
-    while True:
-        chunk = take(found, start, 4096)
-        if not chunk:
-            return
-        yield from chunk
-        start += len(chunk)
 
 
 def order_dependent_reference(btf: Btf) -> str | None:

@@ -26,11 +26,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import NamedTuple, Optional, Union
 
-from .. import native
 from ..btf.model import Type
 from ..canon.dedup import equivalence_classes
 from ..canon.labels import label
 from ..canon.order import canonical_order
+from . import accel
 
 # Two anonymous roots are paired when they share at least this fraction of the smaller
 # one's member or enumerator names.
@@ -158,17 +158,15 @@ def _compiled_joint(old: Lookup, new: Lookup, old_alike: list[list[Root]],
                     new_alike: list[list[Root]]) -> bool:
     """`_reference_joint` by the compiled part (diff/csrc/diffjoint.c), on the sections' words;
     False where it does not apply (then the reference runs)."""
-    module = native.compiled("canonbtf._btf", "diff_joint")
-    if module is None or old.chain is None or new.chain is None:
+    if not accel.wanted("diff_joint") or old.chain is None or new.chain is None:
         return False
     args: list = []
     for lookup, groups in ((old, old_alike), (new, new_alike)):
         args += [*lookup.chain, array("I", (r.type_id for r in _roots(groups)))]
-    try:
-        old_reach, old_places, new_reach, new_places, joint = module.diff_joint(*args)
-    except ValueError as e:
-        native.fell_back("diff pairing", str(e))
+    made = accel.joint(*args)
+    if made is None:
         return False
+    old_reach, old_places, new_reach, new_places, joint = made
     classes = memoryview(joint).cast("I")
     offset = 1
     for groups, reach, places in ((old_alike, old_reach, old_places),

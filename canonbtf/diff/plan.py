@@ -3,9 +3,9 @@ and the spellings the compiled part already made."""
 
 from __future__ import annotations
 
-from .. import native
 from ..btf.model import Btf, Type
 from ..btf.writer import section_words
+from . import accel
 
 
 class _Plan:
@@ -23,22 +23,21 @@ class _Plan:
         self.old_types = self.new_types = self.old_names = self.new_names = None
         self.old_made = self.new_made = None
         self.chains: list | None = None
-        compiled = native.compiled("canonbtf._btf", "diff_plan")
-        if compiled is None:
+        if not accel.wanted("diff_plan"):
             return
         chains = [_chain_words(old), _chain_words(new)]
         if None in chains:
-            native.fell_back("diff plan", "types not packed as read")
+            accel.fell_back("diff plan", "types not packed as read")
             return
         self.chains = chains
         sides = [(words, strings, btf.first_id)
                  for (words, strings), btf in zip(chains, (old, new))]
         (old_roots, self.old_spell, old_anon, old_need, *old_texts), \
-            (new_roots, self.new_spell, new_anon, new_need, *new_texts) = compiled.diff_plan(*sides)
+            (new_roots, self.new_spell, new_anon, new_need, *new_texts) = accel.plan(*sides)
         self.old = (_ids(old_roots), _ids(old_anon))
         self.new = (_ids(new_roots), _ids(new_anon))
-        self.old_types = _Decoded(old, chains[0], old_need, compiled)
-        self.new_types = _Decoded(new, chains[1], new_need, compiled)
+        self.old_types = _Decoded(old, chains[0], old_need)
+        self.new_types = _Decoded(new, chains[1], new_need)
         self.old_names = _Names(chains[0][1]).__getitem__
         self.new_names = _Names(chains[1][1]).__getitem__
         self.old_made = _made(old_need, old_roots, *old_texts)
@@ -51,9 +50,9 @@ class _Decoded(dict):
     decodes the whole BTF, once. Unchanged types are most of a kernel, and their objects
     most of diff's memory."""
 
-    def __init__(self, btf: Btf, chain: tuple[bytes, list], need: bytes, compiled):
+    def __init__(self, btf: Btf, chain: tuple[bytes, list], need: bytes):
         words, strings = chain
-        super().__init__(zip(_ids(need), compiled.decode(words, 1, strings, Type, need)))
+        super().__init__(zip(_ids(need), accel.decoded(words, strings, Type, need)))
         self[0] = None
         self.btf = btf
 

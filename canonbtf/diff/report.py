@@ -6,9 +6,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 
-from .. import native
 from ..btf.model import Btf
 from ..gcpause import paused_gc
+from . import accel
 from .matching import _anonymous_entries
 from .model import ADDED, FAMILIES, REMOVED
 from .pairing import Lookup, Root, pair_named, settle_duplicates
@@ -21,34 +21,30 @@ def compiled_report(old: Btf, new: Btf, json: bool = False) -> tuple[bytes, int]
     Python pairing the duplicated names and anonymous roots; None where the report is left
     to `diff_btfs` (the pure path; input whose spelling needs the reference's
     placeholders)."""
-    compiled = native.compiled("canonbtf._btf", "diff_report")
-    if compiled is None:
+    if not accel.wanted("diff_report"):
         return None
     chains = [_chain_words(old), _chain_words(new)]
     if None in chains:
-        native.fell_back("diff report", "types not packed as read")
+        accel.fell_back("diff report", "types not packed as read")
         return None
     sides = [(words, strings, btf.first_id) for (words, strings), btf in zip(chains, (old, new))]
-    pairing = _CompiledPairing([_Lookup(btf, chain, compiled) for btf, chain in
+    pairing = _CompiledPairing([_Lookup(btf, chain) for btf, chain in
                                 zip((old, new), chains)])
     with paused_gc():
-        made = compiled.diff_report(*sides, pairing, json)
-    if made is None:
-        native.fell_back("diff report", "diff_report declined")
-    return made
+        return accel.report(*sides, pairing, json)
 
 
 class _Lookup:
     """What pairing reads of one side for the compiled report: the types of the roots it
     is given, decoded when first asked for (`_Decoded`), and names (`_Names`)."""
 
-    def __init__(self, btf: Btf, chain: tuple[bytes, list], compiled):
-        self.btf, self.chain, self.compiled = btf, chain, compiled
+    def __init__(self, btf: Btf, chain: tuple[bytes, list]):
+        self.btf, self.chain = btf, chain
         self.names = _Names(chain[1]).__getitem__
 
     def lookup(self, roots: Iterable[Root]) -> Lookup:
         need = array("I", sorted(root.type_id for root in roots)).tobytes()
-        return Lookup(_Decoded(self.btf, self.chain, need, self.compiled), self.names,
+        return Lookup(_Decoded(self.btf, self.chain, need), self.names,
                       self.chain)
 
 

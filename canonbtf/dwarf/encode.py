@@ -504,7 +504,7 @@ def as_split(btf: Btf, base: Btf) -> Btf:
 
 def kind_counts(btf: Btf) -> dict[str, int]:
     """How many types of each kind `btf` holds (its own), by kind name, in kind order."""
-    from ..canon.compiled import own_kinds
+    from ..canon.accel import own_kinds
 
     counts: dict[str, int] = {}
     kinds = own_kinds(btf)  # an encoded kernel stays packed: no 95 k Types for a count

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
-from ..canon import compiled, renumbered
+from ..canon import accel as compiled
+from ..canon import renumbered
 from ..canon.renumber import new_ids
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL
 

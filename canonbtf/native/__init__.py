@@ -1,12 +1,13 @@
 """Whether the compiled parts (C extensions built by `pip install .`) are used.
 
-Each compiled part has a pure-Python reference that gives the same bytes: the DWARF
-core (dwarf/core.py), the canonical order and the dedup's first partition
-(canon/compiled.py), the C header's hot parts (emit/c/compiled.py), the raw dump
-(emit/raw.py), diff's plan and whole report (diff.compiled_report) and the validator's
-findings (check/validator.compiled_findings, worded by the same table). All are used when
-built, on CPython, unless CANONBTF_PURE is set to anything but 0; PyPy and machines
-without a compiler get the pure path."""
+Each compiled part has a pure-Python reference that gives the same bytes. Each package
+with C asks here through its one accel module, which alone decides whether C applies
+to an input and calls it: btf/accel.py (reader, writer), check/accel.py (the validator's
+findings, worded by the same table), canon/accel.py (the canonical order, the dedup's
+first partition), emit/accel.py (the raw dump), emit/c/accel.py (the C header's hot
+parts), diff/accel.py (plan, pairing, whole report); the DWARF encoder's is
+dwarf/core.py. All are used when built, on CPython, unless CANONBTF_PURE is set to
+anything but 0; PyPy and machines without a compiler get the pure path."""
 
 from __future__ import annotations
 

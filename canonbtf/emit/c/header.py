@@ -28,7 +28,7 @@ from ...btf.model import Btf, Type
 from ...btf.sizes import LazyByValue, TypeSizes, by_value_edges, pointer_size
 from ...errors import InputError
 from ...gcpause import paused_gc
-from .compiled import CompiledSpelling
+from .accel import CompiledSpelling
 from .names import KIND_MASK, NameClaims, canonical_ranks
 from .spell import NAMED_KINDS, DefinitionSpeller, is_builtin_typedef
 

@@ -2,7 +2,7 @@
  *
  * Every function takes the type section as 32-bit words in host order, checks it as
  * the reader does, and raises ValueError for anything it would not take as the Python
- * reference does (btf/reader.py and canon/compiled.py then run the reference, which
+ * reference does (btf/reader.py and canon/accel.py then run the reference, which
  * gives the message).
  * No global state; the GIL is held (each call is a fraction of a second). */
 #define PY_SSIZE_T_CLEAN
