@@ -79,7 +79,8 @@ BTF_CSRC = {
     "canon/csrc": ["labelsort.c", "partition.c", "renumber.c", "abstract.c"],
     "emit/csrc": ["rawdump.c"],
     "emit/c/csrc": ["cdump.c"],
-    "diff/csrc": ["diffkeys.c", "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c"],
+    "diff/csrc": ["diffkeys.c", "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c",
+                  "diffspell.c"],
 }
 BTF_SOURCES = [f"canonbtf/{folder}/{name}" for folder, names in BTF_CSRC.items()
                for name in names]

@@ -238,8 +238,8 @@ def test_compiled_briefs_are_the_references(first):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_compiled_spellings_are_the_references(seed):
-    """diff_plan's spellings (cdump.c) against ReferenceSpeller on random BTF: qualified arrays and
-    prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
+    """diff_plan's spellings (diffspell.c) against ReferenceSpeller on random BTF: qualified
+    arrays and prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
     count = random.Random(seed).choice([10, 40, 120])
     btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
     fast, reference = compiled_and_reference(btf)

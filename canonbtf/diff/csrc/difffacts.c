@@ -3,7 +3,7 @@
  *
  * A root's facts are (key, value) pairs: its size, members under the member path C uses
  * (anonymous aggregates described inside it), enumerators, parameters, and so on, with
- * every reference written as its C spelling (cdump.c's diff speller). diff/ is the
+ * every reference written as its C spelling (diffspell.c, on the header's declarator chains). diff/ is the
  * reference and says what each fact is; this makes the same pairs, byte for byte, as
  * records in an arena, and turns them into the reference's tuples where Python pairs
  * roots. Anything the reference would spell with a placeholder (a loop) or nest past

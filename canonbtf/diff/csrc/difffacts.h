@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cdump.h"
+#include "diffspell.h"
 #include "diffkeys.h"
 #include "text.h"
 #include "types.h"

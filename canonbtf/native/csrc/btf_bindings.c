@@ -16,6 +16,7 @@
 #include "diffjoint.h"
 #include "diffkeys.h"
 #include "diffreport.h"
+#include "diffspell.h"
 #include "rawdump.h"
 #include "records.h"
 #include "types.h"
@@ -973,7 +974,7 @@ static PyMethodDef methods[] = {
     {"diff_plan", py_diff_plan, METH_VARARGS,
      "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
      "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read, [spelling of "
-     "each id read or None], [brief of each root or None]) (diffkeys.c, cdump.c)"},
+     "each id read or None], [brief of each root or None]) (diffkeys.c, diffspell.c)"},
     {"heads", py_heads, METH_VARARGS,
      "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
      "that kind (and a name in the set `names`)"},

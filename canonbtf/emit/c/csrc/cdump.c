@@ -1,7 +1,6 @@
 /* The C header's hot parts on the type section's words: the shape check and the
- * spelling of definitions; and with the same declarator chains, diff's spelling of type
- * references and one-line descriptions (cdump_diff_spell, for any BTF, a base's types
- * included: diff/'s _Plan).
+ * spelling of definitions; the declarator chains (chain_text) and the speller's context
+ * (cspell.h) are shared with diff's spelling (diff/csrc/diffspell.c).
  *
  * emit/c/shape.py, emit/c/spell.py, btf/declarator.py and btf/sizes.py are the
  * reference; this mirrors them for a BTF without a base (a vmlinux), so `dump --format c`
@@ -21,58 +20,10 @@
 #include <string.h>
 
 #include "cdump.h"
-#include "text.h"
+#include "cspell.h"
 
-/* Deeper by-value or spelling nesting than this is left to the reference, which allows
- * 150 (c_shape.MAX_NESTING): below it, the reference certainly finds nothing. */
-#define SAFE_NESTING 100
-/* c_shape.MAX_PADDING, in bits. */
-#define MAX_PADDING_BITS (8ULL << 20)
-/* Longer declarator chains or deeper recursion only come from input the shape check
- * refuses; past these the call gives up (ValueError) instead of trusting it. */
-#define MAX_CHAIN 160
-#define MAX_DEPTH 1000
-/* diff's spelling: deeper nesting of prototypes is left to the reference (whose own
- * recursion limit then decides what happens); chain_text counts two levels a prototype. */
-#define DIFF_DEPTH 64
-/* Sizes past this (in bytes) are left to the reference, whose integers do not overflow. */
-#define SIZE_LIMIT (1ULL << 56)
 
-typedef struct {
-    const types_t *t;
-    uint32_t nids;
-    uint64_t ptr_size;
-    /* measure() memo: 0 unknown, 1 in progress, 2 known. */
-    uint8_t *state;
-    uint64_t *size, *align;
-    uint8_t *is_inline;          /* anonymous enums printed inside some definition */
-    PyObject **display;          /* borrowed str per id, or NULL */
-    PyObject *suffixes;          /* borrowed dict {occurrence: suffix} of this definition */
-    PyObject *refs, *enumerators;
-    /* One (id, mode) tuple per id and mode, shared by every mention: a header makes
-     * 40 k of them from 10 k definitions (made on first use). */
-    PyObject **pairs;
-    text_t out;
-    int failed;                  /* a Python error is set */
-    /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does. */
-    int diff;
-    int dropped;                 /* a qualifier C has no place for was left out */
-    uint8_t *spelled;            /* expr memo by id: 0 unknown, 1 under way, 2 in memo */
-    /* diff's duplicated names (diff._Speller): by id, a duplicated name's root and its
-     * tag (0: none yet), or NULL; whether a spelling (by id, memoized) and the one under
-     * way named such a type. */
-    const uint8_t *dup;
-    const uint32_t *tags;
-    uint8_t *touches;
-    int touched;
-    uint32_t under[DIFF_DEPTH / 2 + 2];   /* the ids under way, innermost last */
-    int nunder;
-    size_t *memo_at;
-    uint32_t *memo_len;
-    text_t memo;
-} ctx_t;
-
-static int fail(ctx_t *c, const char *what)
+int fail(ctx_t *c, const char *what)
 {
     if (!c->failed) {
         PyErr_SetString(PyExc_ValueError, what);
@@ -81,21 +32,13 @@ static int fail(ctx_t *c, const char *what)
     return -1;
 }
 
-/* ---- type access (own ids only: no base) ---- */
 
-static inline uint32_t idx(const ctx_t *c, uint32_t id) { return id - c->t->first_id; }
-static inline uint32_t kind_of(const ctx_t *c, uint32_t id) { return t_kind(c->t, idx(c, id)); }
-static inline uint32_t vlen_of(const ctx_t *c, uint32_t id) { return t_vlen(c->t, idx(c, id)); }
-static inline uint32_t kflag_of(const ctx_t *c, uint32_t id) { return t_kflag(c->t, idx(c, id)); }
-static inline uint32_t sot_of(const ctx_t *c, uint32_t id) { return t_sot(c->t, idx(c, id)); }
-static inline const uint32_t *rest_of(const ctx_t *c, uint32_t id) { return t_rest(c->t, idx(c, id)); }
-
-static const uint8_t *name_of(const ctx_t *c, uint32_t id, uint32_t *len)
+const uint8_t *name_of(const ctx_t *c, uint32_t id, uint32_t *len)
 {
     return name_at(c->t, t_name(c->t, idx(c, id)), len);
 }
 
-static int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
+int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
 {
     memset(c, 0, sizeof *c);
     c->t = t;
@@ -113,7 +56,7 @@ static int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
     return 0;
 }
 
-static void ctx_free(ctx_t *c)
+void ctx_free(ctx_t *c)
 {
     free(c->touches);
     for (size_t j = 0; c->pairs && j < 2 * (size_t)c->nids; j++) Py_XDECREF(c->pairs[j]);
@@ -132,16 +75,16 @@ static void ctx_free(ctx_t *c)
 
 /* ---- text ---- */
 
-static int put(ctx_t *c, const void *s, size_t n)
+int put(ctx_t *c, const void *s, size_t n)
 {
     if (!text_put(&c->out, s, n)) return 0;
     c->failed = 1;
     return -1;
 }
 
-static int puts_(ctx_t *c, const char *s) { return put(c, s, strlen(s)); }
+int puts_(ctx_t *c, const char *s) { return put(c, s, strlen(s)); }
 
-static int putf(ctx_t *c, const char *fmt, ...)
+int putf(ctx_t *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -173,7 +116,7 @@ static int put_display(ctx_t *c, uint32_t id)
     return put(c, name, len);
 }
 
-static int put_name(ctx_t *c, uint32_t id)
+int put_name(ctx_t *c, uint32_t id)
 {
     uint32_t len;
     const uint8_t *name = name_of(c, id, &len);
@@ -400,7 +343,7 @@ static int measure(ctx_t *c, uint32_t id, int depth, uint64_t *size, uint64_t *a
 
 enum { VALUE = 0, REF = 1 };
 
-static int is_qualifier(uint32_t kind)
+int is_qualifier(uint32_t kind)
 {
     return kind == K_CONST || kind == K_VOLATILE || kind == K_RESTRICT;
 }
@@ -472,11 +415,6 @@ static int skip_qualifiers(ctx_t *c, const uint32_t *chain, int i)
     return i;
 }
 
-/* diff's flavour (ReferenceSpeller), after decl below. */
-#define CHAIN_CUT UINT32_MAX   /* declarator_chain's -1: a chain past DIFF_CHAIN */
-static int diff_base(ctx_t *c, uint32_t id);
-static int diff_other(ctx_t *c, uint32_t id);
-static int diff_params(ctx_t *c, uint32_t proto, int depth);
 
 /* DefinitionSpeller._base */
 static int base_text(ctx_t *c, uint32_t id, int mode, int level, int depth)
@@ -526,7 +464,7 @@ static int is_base_kind(uint32_t kind)
 }
 
 /* Declarators._chain: chain[:end] with declarator name `fname`. */
-static int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
+int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
                       uint32_t flen, int level, int mode, int depth)
 {
     if (depth > MAX_DEPTH) return fail(c, "declarators nested too deep");
@@ -632,193 +570,6 @@ static int decl(ctx_t *c, uint32_t id, const uint8_t *fname, uint32_t flen, int 
         }
     }
     return chain_text(c, chain, n, fname, flen, level, base_mode, depth + 1);
-}
-
-/* ---- diff's spelling (btf/declarator.py ReferenceSpeller, cdump_diff_spell) ----
- * The same chains as the header's, but a named type reads as its label (an anonymous one
- * as `struct {...}`), a chain's odd end as `<KIND name>`, parameters without names, and a
- * qualifier C has no place for noted in a comment. */
-
-#define DIFF_CHAIN 48   /* btf/declarator.MAX_CHAIN */
-
-static const char *const KIND_NAMES[] = {
-    "UNKN", "INT", "PTR", "ARRAY", "STRUCT", "UNION", "ENUM", "FWD", "TYPEDEF", "VOLATILE",
-    "CONST", "RESTRICT", "FUNC", "FUNC_PROTO", "VAR", "DATASEC", "FLOAT", "DECL_TAG",
-    "TYPE_TAG", "ENUM64"};
-
-static int put_kind_name(ctx_t *c, uint32_t kind, int lower)
-{
-    if (kind >= sizeof KIND_NAMES / sizeof *KIND_NAMES) return putf(c, "kind %" PRIu32, kind);
-    const char *name = KIND_NAMES[kind];
-    for (; *name; name++) {
-        char ch = lower && *name >= 'A' && *name <= 'Z' ? (char)(*name - 'A' + 'a') : *name;
-        if (put(c, &ch, 1)) return -1;
-    }
-    return 0;
-}
-
-/* ReferenceSpeller.label */
-static int diff_base(ctx_t *c, uint32_t id)
-{
-    uint32_t kind = kind_of(c, id), len;
-    const uint8_t *name = name_of(c, id, &len);
-    const char *tag = NULL;
-    if (kind == K_STRUCT || kind == K_UNION || kind == K_FWD)
-        tag = kind == K_UNION || (kind == K_FWD && kflag_of(c, id)) ? "union " : "struct ";
-    else if (kind == K_ENUM || kind == K_ENUM64)
-        tag = "enum ";
-    if (tag && (puts_(c, tag) || (!len && puts_(c, "{...}")))) return -1;
-    if (put(c, name, len)) return -1;
-    if (!c->dup || !c->dup[id]) return 0;
-    c->touched = 1;   /* _Speller.label */
-    return c->tags && c->tags[id] ? putf(c, "#%" PRIu32, c->tags[id]) : 0;
-}
-
-/* ReferenceSpeller._other */
-static int diff_other(ctx_t *c, uint32_t id)
-{
-    if (id == CHAIN_CUT) return puts_(c, "...");
-    return put(c, "<", 1) || put_kind_name(c, kind_of(c, id), 0) || put(c, " ", 1)
-        || put_name(c, id) || put(c, ">", 1);
-}
-
-static int diff_expr(ctx_t *c, uint32_t id, int depth);
-
-/* ReferenceSpeller._params */
-static int diff_params(ctx_t *c, uint32_t proto, int depth)
-{
-    uint32_t n = vlen_of(c, proto);
-    const uint32_t *items = rest_of(c, proto);
-    if (n == 0) return puts_(c, "void");
-    for (uint32_t j = 0; j < n; j++) {
-        if (j && puts_(c, ", ")) return -1;
-        if (items[2 * j] || items[2 * j + 1] ? diff_expr(c, items[2 * j + 1], depth + 1)
-                                             : puts_(c, "..."))
-            return -1;
-    }
-    return 0;
-}
-
-/* ReferenceSpeller._word */
-static int diff_word(ctx_t *c, uint32_t id)
-{
-    uint32_t kind = kind_of(c, id);
-    switch (kind) {
-    case K_ARRAY: return putf(c, "array[%" PRIu32 "] of", rest_of(c, id)[2]);
-    case K_PTR: return puts_(c, "pointer to");
-    case K_FUNC_PROTO: return puts_(c, "function returning");
-    case K_TYPE_TAG: return puts_(c, "tag ") || put_name(c, id);
-    default: return put_kind_name(c, kind, 1);
-    }
-}
-
-/* ReferenceSpeller.decl: `fname` declared with type `id`, and the comment naming the
- * chain when a qualifier was left out. */
-static int diff_decl(ctx_t *c, uint32_t id, const uint8_t *fname, uint32_t flen, int depth)
-{
-    uint32_t chain[DIFF_CHAIN + 1];
-    int n = 0;
-    for (;;) {   /* declarator_chain(types, id, DIFF_CHAIN) */
-        chain[n++] = id;
-        if (id == 0) break;
-        if (n > DIFF_CHAIN) {
-            chain[n - 1] = CHAIN_CUT;
-            break;
-        }
-        uint32_t kind = kind_of(c, id);
-        if (kind == K_ARRAY) id = rest_of(c, id)[0];
-        else if (kind == K_PTR || is_qualifier(kind) || kind == K_TYPE_TAG || kind == K_FUNC_PROTO)
-            id = sot_of(c, id);
-        else break;
-    }
-    int outer = c->dropped;
-    c->dropped = 0;
-    if (chain_text(c, chain, n, fname, flen, 0, 0, depth + 1)) return -1;
-    if (c->dropped) {
-        if (puts_(c, " /* ")) return -1;
-        size_t words = c->out.len;
-        for (int i = 0; i < n - 1; i++)
-            if ((i && put(c, " ", 1)) || diff_word(c, chain[i])) return -1;
-        static const char *const tails[] = {" of", " to", " returning"};
-        for (int k = 0; k < 3; k++) {   /* str.removesuffix, one after the other */
-            size_t len = strlen(tails[k]);
-            if (c->out.len - words >= len && !memcmp(c->out.p + c->out.len - len, tails[k], len))
-                c->out.len -= len;
-        }
-        if (puts_(c, " */")) return -1;
-    }
-    c->dropped = outer;
-    return 0;
-}
-
-/* ReferenceSpeller.expr, memoized as it is; a loop back into a spelling under way (the
- * reference's "..." placeholder, whose text depends on the order of spelling) and deep
- * nesting give up (ValueError): the caller leaves those to the reference. */
-static int diff_expr(ctx_t *c, uint32_t id, int depth)
-{
-    if (c->spelled[id] == 2) {
-        if (c->touches && c->touches[id]) c->touched = 1;
-        return put(c, c->memo.p + c->memo_at[id], c->memo_len[id]);
-    }
-    if (c->spelled[id] == 1 || depth > DIFF_DEPTH) return fail(c, "left to the reference");
-    c->spelled[id] = 1;
-    c->under[c->nunder++] = id;
-    size_t from = c->out.len;
-    int outer = c->touched;
-    c->touched = 0;
-    if (diff_decl(c, id, NULL, 0, depth)) return -1;
-    if (c->touches) c->touches[id] = (uint8_t)c->touched;
-    c->touched |= outer;
-    text_t keep = c->out;   /* the text goes on to the memo, which put() appends to */
-    size_t len = keep.len - from;
-    c->out = c->memo;
-    c->memo_at[id] = c->out.len;
-    int rc = put(c, keep.p + from, len);
-    c->memo = c->out;
-    c->out = keep;
-    if (rc) return -1;
-    c->memo_len[id] = (uint32_t)len;
-    c->spelled[id] = 2;
-    c->nunder--;
-    return 0;
-}
-
-/* diff's one-line description of an added or removed FUNC (_Speller.signature: `int
- * f(char *name, ...)`) or VAR (`int x[4]`); -1 with ValueError for any other kind. */
-static int diff_brief(ctx_t *c, uint32_t id)
-{
-    uint32_t kind = kind_of(c, id), len, proto = sot_of(c, id);
-    const uint8_t *name = name_of(c, id, &len);
-    if (kind == K_VAR) return diff_decl(c, proto, name, len, 0);
-    if (kind != K_FUNC) return fail(c, "left to the reference");
-    if (!proto || kind_of(c, proto) != K_FUNC_PROTO)
-        return put(c, name, len) || puts_(c, ": ") || diff_expr(c, proto, 0);
-    size_t from = c->out.len;
-    if (put(c, name, len) || put(c, "(", 1)) return -1;
-    size_t params = c->out.len;
-    const uint32_t *items = rest_of(c, proto);
-    for (uint32_t j = 0, n = vlen_of(c, proto); j < n; j++) {
-        uint32_t plen;
-        const uint8_t *pname = name_at(c->t, items[2 * j], &plen);
-        if (j && puts_(c, ", ")) return -1;
-        if (items[2 * j] || items[2 * j + 1] ? diff_decl(c, items[2 * j + 1], pname, plen, 0)
-                                             : puts_(c, "..."))
-            return -1;
-    }
-    /* `', '.join(params) or 'void'`, then the declarator named by all that */
-    if ((c->out.len == params && puts_(c, "void")) || put(c, ")", 1)) return -1;
-    size_t flen = c->out.len - from;
-    uint8_t *fname = malloc(flen);
-    if (!fname) {
-        PyErr_NoMemory();
-        c->failed = 1;
-        return -1;
-    }
-    memcpy(fname, c->out.p + from, flen);
-    c->out.len = from;
-    int rc = diff_decl(c, sot_of(c, proto), fname, (uint32_t)flen, 0);
-    free(fname);
-    return rc;
 }
 
 /* DefinitionSpeller._padding: unnamed bit-fields from bit `cur` to bit `end`. */
@@ -1903,125 +1654,5 @@ done:
     free(rank);
     free(key);
     ctx_free(&c);
-    return result;
-}
-
-
-/* ---- diff's speller for the compiled report (diffreport.c) ---- */
-
-struct cdump_speller {
-    ctx_t c;
-};
-
-cdump_speller_t *cdump_speller_new(const types_t *t, const uint8_t *dup, const uint32_t *tags)
-{
-    cdump_speller_t *s = calloc(1, sizeof *s);
-    if (!s) return (cdump_speller_t *)PyErr_NoMemory();
-    ctx_t *c = &s->c;
-    if (ctx_init(c, t, 8)) {
-        ctx_free(c);
-        free(s);
-        return NULL;
-    }
-    c->diff = 1;
-    c->dup = dup;
-    c->tags = tags;
-    c->spelled = calloc(c->nids, 1);
-    c->touches = calloc(c->nids, 1);
-    c->memo_at = calloc(c->nids, sizeof *c->memo_at);
-    c->memo_len = calloc(c->nids, sizeof *c->memo_len);
-    if (!c->spelled || !c->touches || !c->memo_at || !c->memo_len) {
-        PyErr_NoMemory();
-        cdump_speller_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-void cdump_speller_free(cdump_speller_t *s)
-{
-    if (!s) return;
-    ctx_free(&s->c);
-    free(s);
-}
-
-/* After a failure: with ValueError (a loop, deep nesting) the spellings under way are
- * forgotten and the speller goes on; after MemoryError it refuses every later call. */
-static int speller_failed(ctx_t *c)
-{
-    if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-        while (c->nunder) c->spelled[c->under[--c->nunder]] = 0;
-        c->failed = c->dropped = 0;
-    }
-    return -1;
-}
-
-int cdump_speller_expr(cdump_speller_t *s, uint32_t id, const char **text, size_t *len,
-                       int *touches)
-{
-    ctx_t *c = &s->c;
-    if (c->failed || id >= c->nids) return fail(c, "left to the reference");
-    c->out.len = 0;
-    c->touched = 0;
-    if (diff_expr(c, id, 0)) return speller_failed(c);
-    *text = c->out.p ? c->out.p : "";
-    *len = c->out.len;
-    *touches = c->touched;
-    return 0;
-}
-
-int cdump_speller_brief(cdump_speller_t *s, uint32_t id, const char **text, size_t *len)
-{
-    ctx_t *c = &s->c;
-    if (c->failed || id >= c->nids) return fail(c, "left to the reference");
-    c->out.len = 0;
-    if (kind_of(c, id) == K_TYPEDEF ? diff_expr(c, sot_of(c, id), 0) : diff_brief(c, id))
-        return speller_failed(c);
-    *text = c->out.p ? c->out.p : "";
-    *len = c->out.len;
-    return 0;
-}
-
-int cdump_speller_label(cdump_speller_t *s, uint32_t id, const char **text, size_t *len)
-{
-    ctx_t *c = &s->c;
-    if (c->failed || id >= c->nids) return fail(c, "left to the reference");
-    c->out.len = 0;
-    if (diff_base(c, id)) return speller_failed(c);
-    *text = c->out.p ? c->out.p : "";
-    *len = c->out.len;
-    return 0;
-}
-
-PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
-                           int briefs)
-{
-    cdump_speller_t *sp = cdump_speller_new(t, NULL, NULL);
-    PyObject *result = sp ? PyList_New((Py_ssize_t)n) : NULL;
-    for (size_t k = 0; result && k < n; k++) {
-        uint32_t id;
-        memcpy(&id, (const char *)ids + 4 * k, 4);
-        const char *p;
-        size_t len;
-        int touches;
-        PyObject *text = NULL;
-        if (id < sp->c.nids && safe[id] & (briefs ? 2 : 1)) {
-            if (!(briefs ? cdump_speller_brief(sp, id, &p, &len)
-                         : cdump_speller_expr(sp, id, &p, &len, &touches))) {
-                text = PyUnicode_DecodeLatin1(p, (Py_ssize_t)len, NULL);
-                if (!text) Py_CLEAR(result);
-            } else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-                PyErr_Clear();   /* left to the reference */
-            } else {
-                Py_CLEAR(result);
-            }
-        }
-        if (result && !text) {
-            Py_INCREF(Py_None);
-            text = Py_None;
-        }
-        if (result) PyList_SET_ITEM(result, (Py_ssize_t)k, text);
-    }
-    cdump_speller_free(sp);
     return result;
 }
