@@ -1,8 +1,9 @@
 """Builds the optional compiled parts; everything else is in pyproject.toml:
 - canonbtf.dwarf._core (canonbtf/dwarf/csrc/): the per-unit DWARF encoder;
-- canonbtf._btf (canonbtf/csrc/): the type section checked, ordered and renumbered.
+- canonbtf._btf (the csrc/ folders of native/, btf/, check/, canon/, emit/, emit/c/, diff/):
+  the type section checked, ordered, renumbered, dumped and diffed.
 Without a C compiler the build goes on without them (pure Python), and canonbtf chooses
-the pure path at run time (canonbtf/native.py).
+the pure path at run time (canonbtf/native/).
 
 CANONBTF_SANITIZE=1 builds them with -fsanitize=address,undefined (CI runs their tests
 once that way); CANONBTF_SANITIZE=fuzzer adds libFuzzer's instrumentation (tools/fuzz_*.py)."""
@@ -69,20 +70,29 @@ class OptionalBuildExt(build_ext):
 # PyPy runs the pure path faster than a C extension through its CPython emulation.
 BUILD_CORE = platform.python_implementation() == "CPython"
 
-BTF_SOURCES = ["module.c", "types.c", "labelsort.c", "partition.c", "renumber.c", "records.c",
-               "abstract.c", "cdump.c", "check.c", "diffkeys.c", "rawdump.c",
-               "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c", "text.c"]
+# canonbtf._btf's C lives beside the Python it mirrors (native/csrc/ binds it); every
+# directory is on the include path, so a file includes another by its name alone.
+BTF_CSRC = {
+    "native/csrc": ["btf_bindings.c", "text.c"],
+    "btf/csrc": ["types.c", "records.c"],
+    "check/csrc": ["check.c"],
+    "canon/csrc": ["labelsort.c", "partition.c", "renumber.c", "abstract.c"],
+    "emit/csrc": ["rawdump.c"],
+    "emit/c/csrc": ["cdump.c"],
+    "diff/csrc": ["diffkeys.c", "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c",
+                  "diffspell.c"],
+}
+BTF_SOURCES = [f"canonbtf/{folder}/{name}" for folder, names in BTF_CSRC.items()
+               for name in names]
+BTF_INCLUDES = [f"canonbtf/{folder}" for folder in BTF_CSRC]
+BTF_HEADERS = [os.path.join(folder, name) for folder in BTF_INCLUDES
+               for name in sorted(os.listdir(os.path.join(HERE, folder)))
+               if name.endswith(".h")]
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core", [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
               depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],
               extra_compile_args=flags, extra_link_args=link),
-    Extension("canonbtf._btf", [f"canonbtf/csrc/{name}" for name in BTF_SOURCES],
-              depends=["canonbtf/csrc/types.h", "canonbtf/csrc/records.h", "canonbtf/csrc/cdump.h",
-                       "canonbtf/csrc/check.h", "canonbtf/csrc/diffkeys.h",
-                       "canonbtf/csrc/difffacts.h", "canonbtf/csrc/diffreport.h",
-                       "canonbtf/csrc/diffwrite.h", "canonbtf/csrc/diffjoint.h",
-                       "canonbtf/csrc/text.h",
-                       "canonbtf/csrc/rawdump.h"],
+    Extension("canonbtf._btf", BTF_SOURCES, include_dirs=BTF_INCLUDES, depends=BTF_HEADERS,
               extra_compile_args=flags, extra_link_args=link),
 ]
 

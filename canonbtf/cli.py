@@ -56,7 +56,7 @@ def _text_output(path: str | None) -> Iterator[TextIO]:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from .btf.validator import violation_lines
+    from .check.validator import violation_lines
     from .gcpause import paused_gc
 
     btf = reader.load_with_base(args.input, args.base)
@@ -109,7 +109,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
     elif args.format == "json":
         from .emit.json import dump_json as emit
     else:
-        from .emit.c import dump_c as emit
+        from .emit.c.header import dump_c as emit
     with _naming(args.input), _text_output(args.output) as out:
         emit(btf, out)
     return EXIT_OK
@@ -179,7 +179,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 out.write(made[0])
             return EXIT_FINDING if made[1] else EXIT_OK
         result = diff_btfs(old, new)
-    from .emit.diff_text import render_json, render_text
+    from .diff.text import render_json, render_text
 
     with _text_output(None) as out:
         (render_json if args.format == "json" else render_text)(result, out)
@@ -208,7 +208,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
         refuse_overwriting_input(args.output, [args.input, args.base])
     objcopy = None
     if args.elf_out is not None:
-        from .elfout import find_objcopy
+        from .elf.write import find_objcopy
 
         objcopy = find_objcopy()
         if not args.in_place:
@@ -227,7 +227,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     if to_stdout or args.output is not None:
         write_atomically(None if to_stdout else args.output, data)
     if args.elf_out is not None:
-        from .elfout import write_elf_with_btf
+        from .elf.write import write_elf_with_btf
 
         for message in write_elf_with_btf(objcopy, args.input, data, args.elf_out):
             print(f"canonbtf: {args.elf_out}: objcopy: {message}", file=sys.stderr)
@@ -261,9 +261,28 @@ EXIT_STATUS_TEXT = ("Exit status: 0 done, 1 check found violations or diff found
                     "differences, 2 the job could not be done.")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .clidocs import command_table
+def commands(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
+    """(name, one-line summary, parser) of each command, in the parser's order."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [(name, sub.summary, sub) for name, sub in action.choices.items()]
 
+
+def example(sub: argparse.ArgumentParser) -> str:
+    """A command's example: its epilog, `Example: canonbtf ...`."""
+    return (sub.epilog or "").removeprefix("Example: ")
+
+
+def command_table(parser: argparse.ArgumentParser) -> str:
+    """`canonbtf --help`'s list: one line per command, its summary and an example."""
+    rows = commands(parser)
+    width = max(len(name) for name, _, _ in rows)
+    summary_width = max(len(summary) for _, summary, _ in rows)
+    lines = [f"  {name:<{width}}  {summary:<{summary_width}}  {example(sub)}"
+             for name, summary, sub in rows]
+    return "commands (canonbtf COMMAND --help for its options):\n" + "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="canonbtf",
         description="Canonical, reproducible BTF: a total order on types that depends only on "

@@ -1,7 +1,7 @@
 """Man pages and bash completion, generated from the command lines themselves.
 
 `canonbtf(1)` and the completion of `canonbtf` read cli.build_parser()'s argparse
-definitions; `canonbtf-pahole(1)` and its completion read the options pahole_front's
+definitions; `canonbtf-pahole(1)` and its completion read the options pahole/front.py's
 parser compares its arguments with (its code, parsed), so an option added there appears
 here without a second list to keep. setup.py writes the files at build time
 (`python3 -m canonbtf.clidocs DIR`: DIR/man/man1/*.1, DIR/bash-completion/completions/*),
@@ -11,15 +11,13 @@ and they are installed under <prefix>/share.
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
 import sys
+import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import ast
-
-# ast, inspect and textwrap are imported where they are used: cli.build_parser makes
-# command_table on every run of canonbtf, and their imports were 8 ms of each start.
+from .cli import EXIT_STATUS_TEXT, build_parser, commands, example
 
 # Value placeholders that are not file names: the completion offers nothing for them.
 _NOT_FILES = {"N", "LIST", "FLAGS", "NAME[,NAME...]"}
@@ -61,11 +59,7 @@ def pahole_options() -> list[str]:
     """Every option canonbtf-pahole accepts, in the order its parser tests them: the
     strings `parse_args` and `_parse_long` compare an argument with (`arg == "-J"`,
     `name in LEGACY_FLAGS`, `arg.startswith("-j")`)."""
-    import ast
-    import inspect
-    import textwrap
-
-    from . import pahole_front
+    from .pahole import front as pahole_front
 
     found: dict[str, None] = {}
     for function in (pahole_front.parse_args, pahole_front._parse_long):
@@ -78,8 +72,6 @@ def pahole_options() -> list[str]:
 
 
 def _compared_strings(node: ast.AST, module) -> list[str]:
-    import ast
-
     if isinstance(node, ast.Compare) and _is_argument(node.left):
         values = []
         for right in node.comparators:
@@ -97,33 +89,10 @@ def _compared_strings(node: ast.AST, module) -> list[str]:
 
 
 def _is_argument(node: ast.AST) -> bool:
-    import ast
-
     return isinstance(node, ast.Name) and node.id in ("arg", "name")
 
 
 # ---- the commands of canonbtf ------------------------------------------------------------
-
-def commands(parser: argparse.ArgumentParser) -> list[tuple[str, str, argparse.ArgumentParser]]:
-    """(name, one-line summary, parser) of each command, in the parser's order."""
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return [(name, sub.summary, sub) for name, sub in action.choices.items()]
-
-
-def example(sub: argparse.ArgumentParser) -> str:
-    """A command's example: its epilog, `Example: canonbtf ...`."""
-    return (sub.epilog or "").removeprefix("Example: ")
-
-
-def command_table(parser: argparse.ArgumentParser) -> str:
-    """`canonbtf --help`'s list: one line per command, its summary and an example."""
-    rows = commands(parser)
-    width = max(len(name) for name, _, _ in rows)
-    summary_width = max(len(summary) for _, summary, _ in rows)
-    lines = [f"  {name:<{width}}  {summary:<{summary_width}}  {example(sub)}"
-             for name, summary, sub in rows]
-    return "commands (canonbtf COMMAND --help for its options):\n" + "\n".join(lines)
-
 
 def _options(sub: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in sub._actions if not isinstance(a, (argparse._HelpAction,
@@ -177,8 +146,6 @@ def canonbtf_man(parser: argparse.ArgumentParser, version: str) -> str:
                 f"\\fB{_roff(example(sub))}\\fR"]
     for name, _, sub in commands(parser):
         # Wrapped here, not by argparse, whose width follows the terminal's.
-        import textwrap
-
         usage = textwrap.fill(" ".join(sub.format_usage().removeprefix("usage: ").split()),
                               78, subsequent_indent="    ", break_on_hyphens=False)
         out += [f'.SH "CANONBTF {name.upper()}"', ".nf", _roff(usage), ".fi", ".PP",
@@ -187,8 +154,6 @@ def canonbtf_man(parser: argparse.ArgumentParser, version: str) -> str:
             out += [".TP", _option_label(action), _roff(action.help or "")]
         if example(sub):
             out += [".PP", "Example:", ".PP", ".RS", ".nf", _roff(example(sub)), ".fi", ".RE"]
-    from .cli import EXIT_STATUS_TEXT
-
     out += [".SH EXIT STATUS", _roff(EXIT_STATUS_TEXT),
             ".SH ENVIRONMENT", ".TP", ".B CANONBTF_PURE",
             "When set (not 0), the pure\\-Python implementation runs instead of the "
@@ -201,7 +166,7 @@ def canonbtf_man(parser: argparse.ArgumentParser, version: str) -> str:
 
 def pahole_man(version: str) -> str:
     """canonbtf-pahole(1): the options its parser accepts."""
-    from .pahole_front import PAHOLE_VERSION
+    from .pahole.front import PAHOLE_VERSION
 
     out = [f'.TH CANONBTF\\-PAHOLE 1 "" "canonbtf {version}" "User Commands"',
            ".SH NAME", "canonbtf\\-pahole \\- pahole's BTF encoding for Kbuild, done by "
@@ -318,7 +283,6 @@ complete -F _canonbtf_pahole canonbtf-pahole
 def generated_files() -> dict[str, str]:
     """Path (under <prefix>/share) -> content of every generated file."""
     from . import __version__
-    from .cli import build_parser
 
     parser = build_parser()
     return {

@@ -40,6 +40,6 @@ def canonbtf() -> None:
 
 
 def canonbtf_pahole() -> None:
-    from .pahole_front import main
+    from .pahole.front import main
 
     _exit_with(main)

@@ -834,7 +834,7 @@ class Case:
     def valid(self) -> bool:
         """Whether the input passes `check` (the reader and the validator)."""
         if self._valid is None:
-            from canonbtf.btf.validator import validate
+            from canonbtf.check.validator import validate
 
             btf = self.parsed()
             self._valid = btf is not None and not validate(btf)
@@ -916,7 +916,7 @@ def _output_problems(command: str, case: Case, outcome: Outcome) -> list[str]:
         if len(doc["types"]) != len(btf):
             return ["JSON dump does not have one object per type"]
     elif command == "dump-c":
-        from canonbtf.emit.c import SPLIT_NOTE
+        from canonbtf.emit.c.header import SPLIT_NOTE
 
         if not text.removeprefix(SPLIT_NOTE).startswith("#ifndef ") or not text.endswith("*/\n"):
             return ["C dump is not a complete header"]
@@ -926,8 +926,8 @@ def _output_problems(command: str, case: Case, outcome: Outcome) -> list[str]:
 def sort_problems(command: str, case: Case, btf: Btf, out: bytes) -> list[str]:
     """Sorted output parses; a valid input stays valid; plain sort is an idempotent
     permutation."""
-    from canonbtf.btf.validator import validate
     from canonbtf.canon import canonicalize
+    from canonbtf.check.validator import validate
 
     try:
         result = reader.parse(out, "output", case.seed.base)

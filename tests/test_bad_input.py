@@ -23,8 +23,8 @@ from canonbtf.btf import writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
 from canonbtf.canon import canonicalize
-from canonbtf.emit.c import dump_c, header_names
-from canonbtf.emit.c_shape import MAX_PADDING, c_shape_problem
+from canonbtf.emit.c.header import dump_c, header_names
+from canonbtf.emit.c.shape import MAX_PADDING, c_shape_problem
 from canonbtf.errors import InputError
 
 from .conftest import BASE_61, REPO, corpus_path

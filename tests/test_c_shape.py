@@ -1,4 +1,4 @@
-"""What C can spell (canonbtf/emit/c_shape.py) and the sizes and alignments the header
+"""What C can spell (canonbtf/emit/c/shape.py) and the sizes and alignments the header
 lays structs out with (canonbtf/btf/sizes.py).
 
 The shape check is held to hand-made BTF whose loops and depths are known by
@@ -18,7 +18,7 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.sizes import TypeSizes, by_value_edges, pointer_size
-from canonbtf.emit.c_shape import MAX_NESTING, MAX_PADDING, c_shape_problem
+from canonbtf.emit.c.shape import MAX_NESTING, MAX_PADDING, c_shape_problem
 
 from .conftest import need_tool
 

@@ -12,11 +12,12 @@ from collections.abc import Callable
 
 import pytest
 
-from canonbtf.btf import check_words, kernel, reader, writer
 from canonbtf.btf import format as f
+from canonbtf.btf import kernel, reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
-from canonbtf.btf.validator import RULES, validate
+from canonbtf.check import words as check_words
+from canonbtf.check.validator import RULES, validate
 from canonbtf.errors import InputError
 
 from .conftest import load_cached, real_inputs, resolve_input

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from canonbtf import clidocs, pahole_front
+from canonbtf import clidocs
 from canonbtf.cli import build_parser, main
+from canonbtf.pahole import front as pahole_front
 
 ROOT = Path(__file__).resolve().parent.parent
 

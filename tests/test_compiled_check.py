@@ -1,7 +1,7 @@
-"""The compiled validator of `check` (canonbtf/csrc/check.c) against the Python one.
+"""The compiled validator of `check` (canonbtf/check/csrc/check.c) against the Python one.
 
 The compiled pass reports every finding as a message key and raw values, which
-btf/check_words.py words as it words the Python validator's; where it does not take a
+check/words.py words as it words the Python validator's; where it does not take a
 BTF, the Python validator runs. What must hold: both give the same lines, in the same
 order, on everything (real BTF, every rule fixture, random and damaged BTF, plain and
 split). The tallies also count how often both find fault and how often both say clean, so
@@ -21,10 +21,12 @@ from collections.abc import Callable
 import pytest
 
 from canonbtf import native
-from canonbtf.btf import check_words, reader, validator, writer
 from canonbtf.btf import format as f
+from canonbtf.btf import reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
+from canonbtf.check import validator
+from canonbtf.check import words as check_words
 from canonbtf.errors import InputError
 
 from . import fuzzing
@@ -339,10 +341,10 @@ def test_inputs_the_c_does_not_take():
 def test_message_keys_are_one_table():
     """check.c names only keys check_words words, and every key is reported somewhere."""
     c_keys = re.findall(r'X\(\w+, "([a-z0-9-]+)"\)',
-                        (REPO / "canonbtf/csrc/check.c").read_text())
+                        (REPO / "canonbtf/check/csrc/check.c").read_text())
     assert c_keys and set(c_keys) <= set(check_words.MESSAGES)
-    python = "".join((REPO / "canonbtf/btf" / name).read_text() for name in
-                     ("validator.py", "check_env.py", "check_records.py", "check_resolve.py"))
+    python = "".join((REPO / "canonbtf/check" / name).read_text() for name in
+                     ("validator.py", "env.py", "records.py", "resolve.py"))
     unused = [key for key in check_words.MESSAGES if f'"{key}"' not in python]
     assert not unused
 

@@ -1,7 +1,7 @@
-"""The C header's compiled parts (canonbtf/csrc/cdump.c) against their Python reference.
+"""The C header's compiled parts (canonbtf/emit/c/csrc/cdump.c) against their Python reference.
 
-The reference is emit/c_shape.py (what C can spell), emit/c_spell.py, declarator.py and
-btf/sizes.py (the spelling of each definition) and emit/c_order.py (the placement).
+The reference is emit/c/shape.py (what C can spell), emit/c/spell.py, btf/declarator.py and
+btf/sizes.py (the spelling of each definition) and emit/c/order.py (the placement).
 Judges: the same header, byte for byte, on every corpus vmlinux; the same header or the
 same error message on random BTF of every kind (by-value DAGs with pointers anywhere, few
 names so that `___N` suffixes abound, bit-fields and padding, enums of every size); the
@@ -22,9 +22,9 @@ from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.sizes import TypeSizes, pointer_size
 from canonbtf.btf.strings import StringTable
-from canonbtf.emit import c as c_header
-from canonbtf.emit.c_compiled import CompiledSpelling
-from canonbtf.emit.c_shape import c_shape_problem
+from canonbtf.emit.c import header as c_header
+from canonbtf.emit.c.accel import CompiledSpelling
+from canonbtf.emit.c.shape import c_shape_problem
 from canonbtf.errors import InputError
 
 from . import fuzzing

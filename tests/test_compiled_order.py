@@ -19,7 +19,8 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.strings import StringTable
-from canonbtf.canon import canonicalize, compiled
+from canonbtf.canon import accel as compiled
+from canonbtf.canon import canonicalize
 from canonbtf.canon.order import ordered
 from canonbtf.errors import InputError
 
@@ -150,7 +151,7 @@ def test_random_graphs_with_ties_match_the_reference(seed, pure):
 
 
 def _tangled_names(rng: random.Random) -> tuple[StringTable, list[int]]:
-    """A string section that the C's name ranks (csrc/labelsort.c) must read as the
+    """A string section that the C's name ranks (canon/csrc/labelsort.c) must read as the
     reference does: names sharing 7 to 25 leading bytes (they are sorted 8 bytes at a
     time), proper prefixes of one another, bytes past 0x7F, equal strings at several
     offsets, offsets into the middle of a string, and empty names at offsets other than

@@ -1,4 +1,4 @@
-"""The compiled raw dump (canonbtf/csrc/rawdump.c) against its reference, emit/raw.py.
+"""The compiled raw dump (canonbtf/emit/csrc/rawdump.c) against its reference, emit/raw.py.
 
 Judges: the same text, byte for byte, on every corpus BTF (the modules over their
 vmlinux) and on random BTF of every kind, plain and split (DATASEC entries naming base

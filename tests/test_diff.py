@@ -16,7 +16,7 @@ from canonbtf.btf import writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.cli import main
 from canonbtf.diff import diff_btfs
-from canonbtf.emit.diff_text import render_json, render_text
+from canonbtf.diff.text import render_json, render_text
 
 from .conftest import corpus_path, load_cached, resolve_input
 from .shuffle import shuffle

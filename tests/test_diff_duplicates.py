@@ -165,8 +165,8 @@ def test_small_groups_pair_as_networkx_pairs_them(seed, monkeypatch):
 
     import networkx as nx
 
-    from canonbtf import diff_pairing
-    from canonbtf.diff_pairing import Root
+    from canonbtf.diff import pairing as diff_pairing
+    from canonbtf.diff.pairing import Root
 
     rng = random.Random(seed)
     for _ in range(600):

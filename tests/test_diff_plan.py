@@ -1,6 +1,6 @@
-"""diff's compiled plan (canonbtf/csrc/diffkeys.c) and compiled text report
-(csrc/diffreport.c, difffacts.c, diffwrite.c) against the reference, which describes every root: the
-same report, text and JSON, byte for byte.
+"""diff's compiled plan (canonbtf/diff/csrc/diffkeys.c) and compiled text report
+(diff/csrc/diffreport.c, difffacts.c, diffwrite.c) against the reference, which describes
+every root: the same report, text and JSON, byte for byte.
 
 The plan leaves out names with one root on each side whose keys are equal and does not
 spell roots only added or removed, so what is judged is that it never leaves out or
@@ -17,15 +17,17 @@ from array import array
 
 import pytest
 
-from canonbtf import diff_pairing, native
+from canonbtf import native
 from canonbtf.btf import format as f
 from canonbtf.btf import reader
 from canonbtf.btf.model import Btf, Type
 from canonbtf.canon.dedup import equivalence_classes
 from canonbtf.canon.order import canonical_order
-from canonbtf.diff import _chain_words, compiled_report, diff_btfs
-from canonbtf.diff_pairing import Lookup
-from canonbtf.emit.diff_text import render_json, render_text
+from canonbtf.diff import compiled_report, diff_btfs
+from canonbtf.diff import pairing as diff_pairing
+from canonbtf.diff.pairing import Lookup
+from canonbtf.diff.plan import _chain_words
+from canonbtf.diff.text import render_json, render_text
 from canonbtf.errors import InputError
 
 from . import fuzzing
@@ -46,7 +48,7 @@ NEW = "vmlinux-6.12.113-cloud-amd64.btf"
 def report(make_old, make_new) -> tuple[str, str]:
     """The text and JSON reports of the diff of two freshly made BTFs (so that nothing one
     path decoded or packed is reused by the other), as `canonbtf diff` makes them: by the
-    compiled report (csrc/diffreport.c) where it takes the pair, else rendered."""
+    compiled report (diff/csrc/diffreport.c) where it takes the pair, else rendered."""
     result = diff_btfs(make_old(), make_new())
     reports = []
     for render, json in ((render_text, False), (render_json, True)):
@@ -207,7 +209,8 @@ def compiled_and_reference(btf: Btf, briefs: bool = False) -> tuple[dict, dict]:
     removed): the spelling of every type read, or with `briefs` the one-line description
     of every root, and the reference's (ReferenceSpeller.expr, diff._Speller.brief) where
     the compiled part gives one."""
-    from canonbtf.diff import _chain_words, _ids, _Speller
+    from canonbtf.diff.plan import _chain_words, _ids
+    from canonbtf.diff.speller import _Speller
 
     compiled = native.compiled("canonbtf._btf", "diff_plan")
     sides = [(*_chain_words(b), b.first_id) for b in (btf, Btf([], btf.strings))]
@@ -235,8 +238,8 @@ def test_compiled_briefs_are_the_references(first):
 
 @pytest.mark.parametrize("seed", range(40))
 def test_compiled_spellings_are_the_references(seed):
-    """diff_plan's spellings (cdump.c) against ReferenceSpeller on random BTF: qualified arrays and
-    prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
+    """diff_plan's spellings (diffspell.c) against ReferenceSpeller on random BTF: qualified
+    arrays and prototypes (the comment), type tags, pointers to functions, loops (left to it)."""
     count = random.Random(seed).choice([10, 40, 120])
     btf = with_roots(random_c_btf(random.Random(seed), count), random.Random(seed))
     fast, reference = compiled_and_reference(btf)
@@ -358,7 +361,7 @@ def joint_reference(old: Btf, new: Btf, roots: tuple[list[int], list[int]]) -> t
 
 
 def joint_compiled(old: Btf, new: Btf, roots: tuple[list[int], list[int]]) -> tuple:
-    """The same by csrc/diffjoint.c."""
+    """The same by diff/csrc/diffjoint.c."""
     module = native.compiled("canonbtf._btf", "diff_joint")
     args = [*_chain_words(old), array("I", roots[0]), *_chain_words(new), array("I", roots[1])]
     *sides, classes = (memoryview(done).cast("I").tolist() for done in module.diff_joint(*args))

@@ -1,4 +1,4 @@
-"""Distilled base BTF and relocation (canonbtf/distill.py) on the corpus modules: the
+"""Distilled base BTF and relocation (canonbtf/canon/distill.py) on the corpus modules: the
 round trip, what the distilled base holds, and the kernel's refusals."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.strings import StringTable
 from canonbtf.canon import canonicalize
-from canonbtf.distill import distill_base, relocate
+from canonbtf.canon.distill import distill_base, relocate
 from canonbtf.errors import InputError
 from tests.conftest import BASE_61, MODULE_BLOBS, corpus_path, load_cached
 

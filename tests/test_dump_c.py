@@ -18,7 +18,7 @@ from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.strings import StringTable
 from canonbtf.cli import main
-from canonbtf.emit.c import dump_c, header_names
+from canonbtf.emit.c.header import dump_c, header_names
 
 from .conftest import BASE_61, corpus_path, load_cached, need_tool, sysfs_vmlinux
 from .shuffle import shuffle

@@ -20,7 +20,7 @@ from canonbtf.btf import reader
 from canonbtf.btf.model import Btf
 from canonbtf.canon.merge import merged
 from canonbtf.cli import main
-from canonbtf.emit.c import SPLIT_NOTE, dump_c
+from canonbtf.emit.c.header import SPLIT_NOTE, dump_c
 
 from .conftest import BASE_61, corpus_path, need_tool
 from .shuffle import shuffle

@@ -1,4 +1,4 @@
-"""elffile.py, the struct reader of a module's section table, against pyelftools (the
+"""elf/read.py, the struct reader of a module's section table, against pyelftools (the
 reader it stands in for, and still the judge of every file it finds unusual).
 
 On golden objects (ET_REL, both compilers, DWARF 4/5) and a fetched module and vmlinux:
@@ -16,7 +16,7 @@ from elftools.elf.elffile import ELFFile
 
 from canonbtf.btf import reader
 from canonbtf.dwarf import sections, symbols
-from canonbtf.elffile import ElfImage, Unusual
+from canonbtf.elf.read import ElfImage, Unusual
 from canonbtf.errors import InputError
 
 from .conftest import FETCHED_DEBUG, FETCHED_KERNEL, REPO

@@ -1,4 +1,4 @@
-"""Writing sections into a copy of an ELF file (canonbtf/elfout.py), judged by binutils:
+"""Writing sections into a copy of an ELF file (canonbtf/elf/write.py), judged by binutils:
 `objcopy --dump-section` gives back what was written, `readelf -S` shows how."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from canonbtf import elfout
+from canonbtf.elf import write as elfout
 from canonbtf.errors import InputError
 from canonbtf.output import TEMP_PREFIX
 

@@ -398,7 +398,7 @@ def test_stdout_output_and_shuffle_variable(tmp_path):
 
 @pytest.mark.parametrize("path", object_ids(OBJECTS))
 def test_output_is_valid_and_the_kernel_accepts_it(path):
-    from canonbtf.btf.validator import validate
+    from canonbtf.check.validator import validate
 
     blob = encoded(path)
     assert validate(reader.parse(blob)) == []

@@ -26,8 +26,8 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
 from canonbtf.btf.kernel import check_btf
 from canonbtf.btf.model import Btf
-from canonbtf.btf.validator import validate
 from canonbtf.canon import canonicalize
+from canonbtf.check.validator import validate
 from canonbtf.dwarf.core import PURE_ENV
 from canonbtf.dwarf.encode import encode_dwarf, encode_file
 from canonbtf.dwarf.features import DEFAULT, FEATURES, parse_features

@@ -15,12 +15,12 @@ import pytest
 
 from canonbtf import native
 from canonbtf.btf import format as f
-from canonbtf.btf import validator
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf, Type
+from canonbtf.check import validator
 from canonbtf.diff import compiled_report, diff_btfs
 from canonbtf.emit import raw
-from canonbtf.emit.c_compiled import CompiledSpelling
+from canonbtf.emit.c.accel import CompiledSpelling
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "diff_report") is None,
                                 reason="canonbtf._btf is not built (no compiler, PyPy, or "
@@ -91,7 +91,7 @@ def test_pure_path_is_no_fallback(monkeypatch):
 
 def test_pairing_fallback_is_counted(monkeypatch, capsys):
     """diff_joint refuses words it cannot read: the reference pairs (from the types)."""
-    from canonbtf.diff_pairing import Lookup, Root, _compiled_joint
+    from canonbtf.diff.pairing import Lookup, Root, _compiled_joint
 
     btf = unreadable()
     side = Lookup(btf.all_types(), btf.names, (b"\0\0\0", [(0, b"\0")]))

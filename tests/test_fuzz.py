@@ -23,8 +23,8 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
-from canonbtf.btf.validator import validate
 from canonbtf.canon import canonicalize
+from canonbtf.check.validator import validate
 from canonbtf.errors import InputError
 
 from . import fuzzing

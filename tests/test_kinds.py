@@ -2,7 +2,7 @@
 
 Every specialised function, for every kind, gives what the generic function that reads
 the table gives, on random records of that kind, as `Type`s and as encoder records; the
-compiled parts (dwarf/csrc/keys.c, csrc/types.c) put references and names where the
+compiled parts (dwarf/csrc/keys.c, btf/csrc/types.c) put references and names where the
 table does; a new row alone makes every specialisation of a new kind.
 """
 
@@ -178,7 +178,7 @@ def test_a_new_kind_is_one_row(monkeypatch):
 
 KEYS_C = REPO / "canonbtf" / "dwarf" / "csrc" / "keys.c"
 MERGE_C = REPO / "canonbtf" / "dwarf" / "csrc" / "merge.c"
-TYPES_C = REPO / "canonbtf" / "csrc" / "types.c"
+TYPES_C = REPO / "canonbtf" / "btf" / "csrc" / "types.c"
 
 
 def c_kinds(function: str, path: Path = KEYS_C) -> set[int]:
@@ -237,7 +237,7 @@ def test_the_merges_kind_set_is_the_tables():
 
 
 def test_the_compiled_orders_kind_sets_are_the_tables():
-    """canonbtf/csrc/types.c (the compiled order and renumbering): `typed_kind` (a type id
+    """canonbtf/btf/csrc/types.c (the compiled order and renumbering): `typed_kind` (a type id
     in size_or_type) and `items_named` (items start with a name) as the table says."""
     assert c_kinds("typed_kind", TYPES_C) == table_kinds(lambda s: s.sot == TYPE)
     assert c_kinds("items_named", TYPES_C) == {

@@ -21,10 +21,10 @@ import pytest
 
 from canonbtf.btf import kernel, reader, writer
 from canonbtf.canon import canonicalize
-from canonbtf.distill import distill_base, relocate
+from canonbtf.canon.distill import distill_base, relocate
 from canonbtf.dwarf.encode import encode_file
 from canonbtf.dwarf.features import parse_features
-from canonbtf.pahole_front import PAHOLE_VERSION
+from canonbtf.pahole.front import PAHOLE_VERSION
 from tests.conftest import CORPUS, FETCHED_DEBUG, REPO, need_tool
 
 GOLDEN = REPO / "golden" / "obj"
@@ -351,8 +351,8 @@ def test_real_module_with_distilled_base(tmp_path):
 def test_a_module_is_encoded_without_workers(tmp_path, monkeypatch):
     """Kbuild passes -j to every module's pahole; a module (here 12 units over a base)
     still runs in one process, and its bytes are those of a -j1 encode."""
-    from canonbtf import pahole_front
     from canonbtf.dwarf import encode
+    from canonbtf.pahole import front as pahole_front
 
     base = GOLDEN / "funcs.gcc-dwarf5.o"
     (tmp_path / "vmlinux.BTF").write_bytes(writer.write(encode_file(str(base), 1)[0]))

@@ -18,7 +18,7 @@ renumbered (tests/shuffle.py: random ids and string order, the same types; writt
 With --kernel, the scaling runs only if --scales is given; --diff-only times the pairs only.
 
 Fallbacks: every command runs with CANONBTF_FALLBACKS=1, so each fallback of a compiled
-part to the pure reference prints a line on stderr (canonbtf/native.py); the tables give
+part to the pure reference prints a line on stderr (canonbtf/native/); the tables give
 their count per command and kernel, and the summary every one found. On a real kernel a
 fallback is a bug (the reference is slower), not a figure.
 

@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from canonbtf.btf import format as f  # noqa: E402
 from canonbtf.btf import reader, writer  # noqa: E402
+from canonbtf.btf.declarator import ReferenceSpeller  # noqa: E402
 from canonbtf.btf.model import Btf, Type  # noqa: E402
-from canonbtf.emit.declarator import ReferenceSpeller  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 
 DEBUG = "/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug/"
@@ -57,7 +57,7 @@ FUNCTIONS_AND_VARIABLES = (f.FUNC, f.VAR, f.DATASEC)
 
 class Describer(ReferenceSpeller):
     """Id-free descriptions of types, what a layout comparison compares: member types
-    spelled as C declarators (emit/declarator.py), anonymous aggregates written out."""
+    spelled as C declarators (btf/declarator.py), anonymous aggregates written out."""
 
     def __init__(self, btf: Btf):
         super().__init__(btf)
@@ -330,7 +330,7 @@ def load_sides(args, workdir: Path):
     from canonbtf.dwarf.encode import encode_file
     from canonbtf.dwarf.features import DEFAULT as DEFAULT_FEATURES
     from canonbtf.dwarf.symbols import read_symbols
-    from canonbtf.pahole_front import parse_args
+    from canonbtf.pahole.front import parse_args
 
     stats = skipped = None
     base = reader.load(args.base) if args.base else None

@@ -3,14 +3,14 @@
 
 Each input damages a valid BTF blob, plain or split over a small base, or that base
 (words overwritten at a chosen place, or the blob cut short), then reads and sorts it
-(with and without dedup, either order) with the compiled part and with the Python
-reference. Both must end alike: the same bytes, or the same error message. A blob without
-a base is also dumped as C (csrc/cdump.c against emit/c.py): the same header or the same
-message. Every input is also dumped raw (csrc/rawdump.c against emit/raw.py, split BTF
+(with and without dedup, either order) with the compiled part and with the Python reference.
+Both must end alike: the same bytes, or the same error message. A blob without a base is also
+dumped as C (emit/c/csrc/cdump.c against emit/c/header.py): the same header or the same
+message. Every input is also dumped raw (emit/csrc/rawdump.c against emit/raw.py, split BTF
 over its base too): the same text or the same message. It also checks it: the compiled
-validator of `check` (csrc/check.c) must give the Python validator's findings, and the
-Python validator must never raise; and its diff against the undamaged blob, where the
-compiled report (csrc/diffreport.c) takes the pair, must be the reference's, as text and JSON.
+validator of `check` (check/csrc/check.c) must give the Python validator's findings, and the
+Python validator must never raise; and its diff against the undamaged blob, where the compiled
+report (diff/csrc/diffreport.c) takes the pair, must be the reference's, as text and JSON.
 Anything else stops the run with the input saved.
 Build and run it as tools/fuzz_core.py says (CANONBTF_SANITIZE=fuzzer with clang,
 atheris's ASan preloaded), naming this script: libFuzzer then steers by the C's coverage.
@@ -30,10 +30,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from canonbtf import native  # noqa: E402
-from canonbtf.btf import reader, validator, writer  # noqa: E402
+from canonbtf.btf import reader, writer  # noqa: E402
 from canonbtf.canon import canonicalize  # noqa: E402
+from canonbtf.check import validator  # noqa: E402
 from canonbtf.diff import compiled_report, diff_btfs  # noqa: E402
-from canonbtf.emit.diff_text import render_json, render_text  # noqa: E402
+from canonbtf.diff.text import render_json, render_text  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
 from tests.fuzzing import handmade_btf  # noqa: E402
 from tests.test_compiled_dump import dump, random_c_btf  # noqa: E402

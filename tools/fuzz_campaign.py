@@ -225,7 +225,7 @@ def _compile(index: int, seed: fuzzing.Seed, header: str, options: argparse.Name
 
     if seed.base is not None:
         if seed.base_path not in _base_headers:
-            from canonbtf.emit.c import dump_c
+            from canonbtf.emit.c.header import dump_c
 
             text = io.StringIO()
             dump_c(seed.base, text)

@@ -23,10 +23,10 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
   SIZED_KINDS or TYPED_KINDS;
 - here: its row in `_ROWS` (refs, names, remapping and their specialisations follow);
 - what it means elsewhere: reader.py and writer.py (wire words), canon/labels.py (its
-  label), canon/dedup.py `token_of` (if references to it stand for a name), validator.py,
-  emit/ (c, raw, json), diff.py; the compiled order (csrc/types.c, records.c,
+  label), canon/dedup.py `token_of` (if references to it stand for a name), check/validator.py,
+  emit/ (c, raw, json), diff/; the compiled order (btf/csrc/types.c, records.c,
   renumber.c); and dwarf/convert.py with dwarf/csrc/ when DWARF makes it
-  (tests/test_kinds.py checks dwarf/csrc/keys.c and csrc/types.c against this table).
+  (tests/test_kinds.py checks dwarf/csrc/keys.c and btf/csrc/types.c against this table).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def per_kind() -> None:
 
 class Packed:
     """A type section kept as words until someone reads its `Type`s: what the compiled
-    order (canon/compiled.py) reads and writes, so `sort` never makes 95 k objects.
+    order (canon/accel.py) reads and writes, so `sort` never makes 95 k objects.
 
     `words` are the records in host byte order (a bytes-like of 32-bit words), already
     checked as the reader checks them; `decode()` makes their `Type`s."""

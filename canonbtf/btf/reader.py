@@ -13,9 +13,9 @@ import sys
 from array import array
 from collections.abc import Iterator
 
-from .. import native
 from ..errors import InputError
 from ..gcpause import paused_gc
+from . import accel
 from . import format as f
 from .model import Btf, Packed, Type
 from .strings import StringTable
@@ -86,7 +86,7 @@ def _section(path: str, stream: BinaryIO, file_size: int, name: str) -> bytes:
     whatever exception it meets first (struct.error, OverflowError, ValueError, ...), so
     the section's extent is checked here and the rest is caught as a whole.
     """
-    from ..elffile import SHT_NOBITS, ElfImage, Unusual
+    from ..elf.read import SHT_NOBITS, ElfImage, Unusual
 
     try:
         image = ElfImage(stream, file_size)
@@ -216,16 +216,14 @@ def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: Strin
     """The type section checked by the compiled part and kept as words, decoded into
     `Type`s when first read; None without it, or for a section it would not take as
     `_parse_types` and `_check_references` do (they then give the message)."""
-    compiled = native.compiled("canonbtf._btf", "check")
-    if compiled is None:
+    if not accel.wanted("check"):
         return None
     # In host order the section's bytes are the words already: no two more copies.
     words = bytes(raw) if byteorder == _HOST_ORDER else _unpack_words(raw, byteorder).tobytes()
     sections = [*(base.string_sections() if base is not None else ()),
                 (strings.start, strings.data())]
-    try:
-        count = compiled.check(words, first_id, sections)
-    except ValueError:
+    count = accel.checked_count(words, first_id, sections)
+    if count is None:
         return None
     return Packed(words, count, lambda: unpacked_types(words, first_id, sections))
 
@@ -235,9 +233,9 @@ def unpacked_types(words: bytes, first_id: int, sections: list[tuple[int, bytes]
     """The `Type`s of a type section in host byte order (`Packed.words`) that the
     compiled part checked against the string `sections` (Btf.string_sections)."""
     with paused_gc():
-        compiled = native.compiled("canonbtf._btf", "decode")
-        if compiled is not None:
-            return compiled.decode(words, first_id, sections, Type)
+        types = accel.decoded(words, first_id, sections, Type)
+        if types is not None:
+            return types
         return _parse_types(words, _HOST_ORDER, "<packed>", 0, first_id).types
 
 

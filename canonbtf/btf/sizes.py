@@ -1,8 +1,8 @@
 """Sizes, alignments and what a type holds by value: one definition for every user.
 
-The C header lays structs out with them (emit/c.py), the C shape check bounds padding and
-finds by-value loops with them (emit/c_shape.py), and the validator sizes types the way
-the kernel's btf_type_id_size does by the same per-kind rule (btf/validator.py). Each kind
+The C header lays structs out with them (emit/c/header.py), the C shape check bounds padding and
+finds by-value loops with them (emit/c/shape.py), and the validator sizes types the way
+the kernel's btf_type_id_size does by the same per-kind rule (check/validator.py). Each kind
 is sized one way: by its own size field, as a pointer, as an array of its element, through
 the type it names (typedefs, qualifiers, type tags), or not at all.
 
@@ -110,7 +110,7 @@ def _natural_align(size: int) -> int:
 class TypeSizes:
     """Sizes and alignments as a C compiler for the target sees them, memoized per id.
 
-    Callers make sure the types hold nothing by value in a loop (emit/c_shape.py), since
+    Callers make sure the types hold nothing by value in a loop (emit/c/shape.py), since
     sizing follows what a type holds.
     """
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from array import array
 
-from .. import native
+from . import accel
 from . import format as f
 from .model import Btf, Type
 
@@ -20,11 +19,10 @@ def type_words(btf: Btf) -> array:
     if btf.packed is not None:
         words.frombytes(btf.packed.words)
         return words
-    compiled = native.compiled("canonbtf._btf", "pack")
-    if compiled is not None:
-        with contextlib.suppress(ValueError):  # the Python path names the record
-            words.frombytes(compiled.pack(btf.types))
-            return words
+    packed = accel.packed_words(btf.types)  # None: the Python path names the record
+    if packed is not None:
+        words.frombytes(packed)
+        return words
     try:
         return array("I", _words(btf.types))
     except (OverflowError, TypeError):

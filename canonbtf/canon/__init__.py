@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from ..btf.model import Btf
 from ..errors import InputError
 from ..gcpause import paused_gc
-from . import compiled
+from . import accel
 from .labels import ORDERS
 from .order import canonical_order, ordered
 from .renumber import renumber
@@ -40,11 +40,11 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
     tie broken): then dropping types nothing left refers to keeps the others' order, which
     lets encode skip a second full ordering after choosing functions (functions.py).
     `index`: what the dedup reads of `btf.base` (basecache.py), or what makes it; only
-    the reference reads it: the compiled part keys the base itself (compiled.keyed_types)."""
+    the reference reads it: the compiled part keys the base itself (accel.keyed_types)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
-    btf = compiled.packed(btf)
-    hazard = compiled.refers_to_func(btf) is not False and _order_hazard(btf)
+    btf = accel.packed(btf)
+    hazard = accel.refers_to_func(btf) is not False and _order_hazard(btf)
     if hazard:
         raise InputError(None, f"{hazard}: the kernel takes that only when the FUNC comes "
                          "first, which the canonical order cannot keep")
@@ -54,7 +54,7 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
         if dedup:
             from .dedup import all_labels, merge_map
 
-            inputs = compiled.keyed_types(btf)
+            inputs = accel.keyed_types(btf)
             if inputs is None and callable(index):
                 index = index()
             labels = None if inputs is not None else all_labels(btf, index)
@@ -76,7 +76,7 @@ def _order_hazard(btf: Btf) -> str | None:
     """validator.order_dependent_reference, imported only when the compiled test found
     something or could not run: the validator's import (its checks, `re`, `typing`) was a
     few ms of every module's run."""
-    from ..btf.validator import order_dependent_reference
+    from ..check.validator import order_dependent_reference
 
     return order_dependent_reference(btf)
 
@@ -97,5 +97,5 @@ def _kept_ids(btf: Btf, into: dict[int, int]) -> array:
 def renumbered(btf: Btf, new_order: Sequence[int], into: dict[int, int] | None = None,
                strings: bool = True) -> Btf:
     """renumber.renumber (the reference), by the compiled part when it applies."""
-    result = compiled.renumbered(btf, new_order, into, strings)
+    result = accel.renumbered(btf, new_order, into, strings)
     return result if result is not None else renumber(btf, new_order, into, strings)

@@ -6,7 +6,7 @@ edges, abstract keys, declaration flags and kinds (dedup.BaseIndex). They are co
 once and kept under $XDG_CACHE_HOME/canonbtf (else ~/.cache/canonbtf), in a file named
 after the sha256 of the base's bytes, of the code that computes the index and of the
 interpreter (marshal's format). Only the pure path reads it: the compiled part keys the
-base itself in a module's every run (compiled.keyed_types, 0.04 s for vmlinux's 95 k
+base itself in a module's every run (accel.keyed_types, 0.04 s for vmlinux's 95 k
 types), so a build where no cache can be written (HOME missing) is no slower.
 
 The cache can only save time: a file that is missing, unreadable, damaged (its own

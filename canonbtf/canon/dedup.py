@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from ..btf import format as f
 from ..btf import model
 from ..btf.model import Btf
-from . import compiled
+from . import accel
+from .keyed import KeyedTypes
 from .labels import label
 from .refine import Partition
 from .twins import declared_twins
@@ -123,7 +124,7 @@ def all_labels(btf: Btf, index: BaseIndex | None = None) -> list:
     `index` the base's are None (its keys are made: nothing reads them)."""
     if index is not None:
         return [None] * btf.first_id + _own_labels(btf)
-    if not isinstance(btf, Btf):  # a Btf-like graph (diff_pairing): all its types are own
+    if not isinstance(btf, Btf):  # a Btf-like graph (diff/pairing.py): all its types are own
         names = btf.names
         return [None] + [label(t, names) for t in btf.all_types()[1:]]
     chain = []
@@ -134,7 +135,7 @@ def all_labels(btf: Btf, index: BaseIndex | None = None) -> list:
 
 
 def _own_labels(btf: Btf) -> list:
-    done = compiled.labels(btf)
+    done = accel.labels(btf)
     if done is not None:
         return done
     names = btf.names
@@ -207,18 +208,7 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
 class _Refinement(namedtuple("_Refinement", "classes stands_for shared keys rank edges "
                                             "tokens declares")):
     """The refined partition and what it was computed from (for `declared_twins`). A
-    namedtuple, not a dataclass (see elffile.Section)."""
-
-    __slots__ = ()
-
-
-class KeyedTypes(namedtuple("KeyedTypes", "keys tokens declares kinds edges_of")):
-    """What the refinement reads of the types, by id ([0] for void): abstract keys,
-    tokens (hashable and truthy; None or 0 for none), declaration flags and kinds, and
-    the edges of any types asked for (edges_of: list of ids -> their edges).
-    `_reference_inputs` makes it from the `Type`s; compiled.keyed_types from the packed
-    words, without decoding a `Type`. A namedtuple, not a dataclass (see
-    elffile.Section)."""
+    namedtuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
 
@@ -340,7 +330,7 @@ def _sharing(values: Sequence[int], last: int) -> list[int]:
     """The ids 1..`last` whose value (a key or class: a small non-negative int) another
     id of them has too, in id order. Counted in an array: a dict or a list per value
     was 0.4 GB of `sort --dedup`'s 0.6 GB peak on 1.5 M types (bench_all's 16 x)."""
-    done = compiled.sharing(values, last)
+    done = accel.sharing(values, last)
     if done is not None:
         return done
     counts = array("I", bytes(4 * (max(itertools.islice(values, 1, last + 1), default=0) + 1)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ..btf.model import Btf
-from . import compiled
+from . import accel
 from .labels import label_head, scalars
 from .refine import Partition
 
@@ -129,8 +129,8 @@ def ordered(btf: Btf, order: str = "kind", nodes: Sequence[int] | None = None,
     (no tie broken by referrers): then the order of any subset closed under references
     is this order restricted to it, whatever the types outside refer to. `into` redirects
     references (to merged types) to the types they merge into. The compiled part
-    computes the same when it applies (compiled.py); this is the reference."""
-    done = compiled.order(btf, order == "name", nodes, into)
+    computes the same when it applies (accel.py); this is the reference."""
+    done = accel.order(btf, order == "name", nodes, into)
     if done is not None:
         return done
     if nodes is None:

@@ -61,7 +61,7 @@ REDO_HERE = 20
 
 class EncodeStats:
     """What the run did, for the summary line and the benchmarks. A plain class, not a
-    dataclass (see elffile.Section)."""
+    dataclass (see elf/read.Section)."""
 
     def __init__(self, units: int = 0) -> None:
         self.units = units
@@ -507,7 +507,7 @@ def as_split(btf: Btf, base: Btf) -> Btf:
 
 def kind_counts(btf: Btf) -> dict[str, int]:
     """How many types of each kind `btf` holds (its own), by kind name, in kind order."""
-    from ..canon.compiled import own_kinds
+    from ..canon.accel import own_kinds
 
     counts: dict[str, int] = {}
     kinds = own_kinds(btf)  # an encoded kernel stays packed: no 95 k Types for a count

@@ -16,7 +16,7 @@ from ..errors import InputError
 
 class Feature(namedtuple("Feature", "name default summary")):
     """A feature's name, whether it is on by default, and what it does (a namedtuple, not
-    a dataclass: see elffile.Section)."""
+    a dataclass: see elf/read.Section)."""
 
     __slots__ = ()
 

@@ -32,14 +32,15 @@ from collections import namedtuple
 from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
-from ..canon import compiled, renumbered
+from ..canon import accel as compiled
+from ..canon import renumbered
 from ..canon.renumber import new_ids
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
 
 
 class FunctionReport:
     """What `choose_functions` decided, for the summary line and the comparison tools.
-    A plain class, not a dataclass (see elffile.Section)."""
+    A plain class, not a dataclass (see elf/read.Section)."""
 
     def __init__(self) -> None:
         self.candidates = 0  # distinct candidate FUNCs after the dedup
@@ -99,7 +100,7 @@ class FunctionChoice(namedtuple("FunctionChoice", "kept redirect dropped orphane
     prototypes, VARs); orphaned: VARs that overlap an earlier entry of their DATASEC;
     closed: no type other than a DECL_TAG refers to a FUNC or a DECL_TAG, so the types
     around them are closed under references (`reorder` relies on it). A namedtuple, not
-    a dataclass (see elffile.Section)."""
+    a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
 

@@ -46,7 +46,7 @@ class ConvertContext(namedtuple("ConvertContext", "features symbols parameter_re
     symbol table: then every external function definition is a candidate, as pahole does,
     and no variable is); parameter_registers: the DWARF numbers of the argument registers,
     in order (locations.PARAMETER_REGISTERS), empty: parameter locations are not checked.
-    A namedtuple, not a dataclass (see elffile.Section)."""
+    A namedtuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
 

@@ -15,7 +15,7 @@ import os
 import struct
 from collections import namedtuple
 
-from ..elffile import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
+from ..elf.read import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
 from ..errors import InputError
 from .core import compiled_module
 
@@ -49,7 +49,7 @@ class Unit(namedtuple("Unit", "offset end die_offset version offset_size address
     """One unit of .debug_info, from its header: where its DIEs are and how to read them.
     offset: of the unit header in .debug_info; end: one past the unit's last byte;
     die_offset: of the unit's first DIE; offset_size: 4 for 32-bit DWARF, 8 for 64-bit.
-    A namedtuple, not a dataclass (see elffile.Section)."""
+    A namedtuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
 
@@ -98,7 +98,7 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     """Open `path`, load its debug sections and list its units; InputError if unusable.
 
     `for_reference` also loads what the pyelftools reference reader needs. An ordinary
-    file is read with elffile.py (a module's encode needs no pyelftools); anything else,
+    file is read with elf/read.py (a module's encode needs no pyelftools); anything else,
     and every broken file, through pyelftools (then its message is the one given).
     """
     if not for_reference:
@@ -131,7 +131,7 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
 
 
 def _open_plain(path: str) -> DwarfFile | None:
-    """`open_dwarf` of an ordinary file by elffile.py; None for pyelftools to judge it."""
+    """`open_dwarf` of an ordinary file by elf/read.py; None for pyelftools to judge it."""
     try:
         with open(path, "rb") as fh:
             if fh.read(4) != ELF_MAGIC:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 from collections import namedtuple
 
-from ..elffile import SHT_NOBITS, ElfImage, Unusual
+from ..elf.read import SHT_NOBITS, ElfImage, Unusual
 from ..errors import InputError
 from .core import compiled_module
 
@@ -37,14 +37,14 @@ BTF_SET8_KFUNCS = 1 << 0  # flags word of struct btf_id_set8: the set holds kfun
 
 
 class Section(namedtuple("Section", "name address size")):
-    """A section's name, address and size (a namedtuple: see elffile.Section)."""
+    """A section's name, address and size (a namedtuple: see elf/read.Section)."""
 
     __slots__ = ()
 
 
 class ElfSymbols:
     """The symbol table, reduced to what the encoder asks of it. A plain class, not a
-    dataclass (see elffile.Section)."""
+    dataclass (see elf/read.Section)."""
 
     def __init__(self, relocatable: bool = False,
                  functions: dict[str, frozenset[int]] | None = None,
@@ -105,7 +105,7 @@ SymbolTable = tuple  # (sections, data, strtab, btf_ids_data, little, elf64, rel
 
 
 def _plain_table(elf: ElfImage) -> SymbolTable | None:
-    """What `_symbols` reads, by elffile.py."""
+    """What `_symbols` reads, by elf/read.py."""
     symtab = elf.by_name.get(".symtab")
     if symtab is None or symtab.type != 2:  # SHT_SYMTAB
         return None
@@ -120,7 +120,7 @@ def _plain_table(elf: ElfImage) -> SymbolTable | None:
 
 
 def _pyelftools_table(fh) -> SymbolTable | None:
-    """What `_symbols` reads, by pyelftools (a file elffile.py leaves to it)."""
+    """What `_symbols` reads, by pyelftools (a file elf/read.py leaves to it)."""
     from elftools.elf.elffile import ELFFile
 
     fh.seek(0)

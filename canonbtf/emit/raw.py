@@ -5,7 +5,7 @@ exactly, ids included: one header line per type, one tab-indented line per membe
 parameter, enumerator or section entry. For split BTF only the module's own types are
 printed, with their ids continuing after the base, as `bpftool -B BASE` does.
 
-This is the reference; `_btf.raw_dump` (canonbtf/csrc/rawdump.c) writes the same text
+This is the reference; `_btf.raw_dump` (canonbtf/emit/csrc/rawdump.c) writes the same text
 from the reader's packed words when it is built (tests/test_compiled_raw.py holds the two
 to each other): 1.5 M types' Type objects were 0.9 GB at 16 x a vmlinux.
 """
@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
-from .. import native
 from ..btf import format as f
-from ..btf import writer
 from ..btf.model import Btf, Type
+from .accel import raw_dump as _compiled_dump
 
 # bpftool spells kind 0 differently from our KIND_NAMES.
 _KIND_TEXT = ("UNKNOWN", *f.KIND_NAMES[1:])
@@ -188,30 +187,3 @@ def dump_raw(btf: Btf, out: TextIO) -> None:
     """Write bpftool 7.1's `format raw` text for `btf` (own types only for split BTF)."""
     if not _compiled_dump(btf, out):
         _RawText(btf).write(out)
-
-
-def _compiled_dump(btf: Btf, out: TextIO) -> bool:
-    """The text by `_btf.raw_dump`, if it applies: built, not CANONBTF_PURE, and `btf`'s
-    types still the reader's checked words (a Type made by hand may hold what no word
-    does, e.g. a negative enumerator) over at most one base (whose types a DATASEC entry
-    may name). False: nothing written, the reference is to run."""
-    module = native.compiled("canonbtf._btf", "raw_dump")
-    if module is None:
-        return False
-    base = btf.base
-    if btf.packed is None or (base is not None and base.base is not None):
-        native.fell_back("dump raw", "types not packed as read, or a base over a base")
-        return False
-    base_words = writer.section_words(base) if base is not None else None
-    if base is not None and base_words is None:
-        native.fell_back("dump raw", "base types not packed as read")
-        return False
-    try:
-        view = module.c_view(btf.packed.words, btf.first_id, btf.string_sections())
-        base_view = None if base_words is None else module.c_view(
-            base_words, 1, base.string_sections())
-    except ValueError as e:
-        native.fell_back("dump raw", f"c_view: {e}")
-        return False
-    module.raw_dump(view, base_view, out.write)
-    return True

@@ -23,7 +23,7 @@ from ..btf import reader
 from ..btf.btf_ext import core_relos
 from ..btf.model import Btf
 from ..errors import InputError
-from .c import VMLINUX_GUARD, _Header, _header_for, forward_block, kfunc_block, write_header
+from .c.header import VMLINUX_GUARD, _Header, _header_for, forward_block, kfunc_block, write_header
 
 # The typedefs libbpf's BPF headers (bpf_helpers.h, bpf_tracing.h, bpf_core_read.h,
 # bpf_endian.h and the bpf_helper_defs.h they include) take from vmlinux.h, as clang finds

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..btf import format as f
 from ..btf.model import Btf
 from ..errors import InputError
-from .c import dump_c
+from .c.header import dump_c
 
 HEADER_NAME = "vmlinux.h"
 # Rounds of "define what clang says is incomplete" before giving up: each adds at least

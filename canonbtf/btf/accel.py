@@ -1,0 +1,47 @@
+"""btf/'s one door to C (canonbtf._btf, csrc/): whether the compiled reader and writer
+apply (native/ says whether the extension is built and wanted) and the calls. Each
+returns None where C does not apply or declines; the caller then runs the reference,
+which gives the message for input it rejects."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .. import native
+
+
+def wanted(marker: str) -> bool:
+    """Whether the compiled `marker` part will be asked (before preparing its input)."""
+    return native.compiled("canonbtf._btf", marker) is not None
+
+
+def checked_count(words: bytes, first_id: int, sections: list[tuple[int, bytes]]
+                  ) -> int | None:
+    """How many types a type section (host-order words) holds, checked by the C as the
+    reader checks it; None where it would not take the section."""
+    module = native.compiled("canonbtf._btf", "check")
+    if module is None:
+        return None
+    try:
+        return module.check(words, first_id, sections)
+    except ValueError:
+        return None
+
+
+def decoded(words: bytes, first_id: int, sections: list[tuple[int, bytes]],
+            make_type: Callable) -> list | None:
+    """The `Type`s (made by `make_type`) of a section `checked_count` took."""
+    module = native.compiled("canonbtf._btf", "decode")
+    return None if module is None else module.decode(words, first_id, sections, make_type)
+
+
+def packed_words(types: Sequence) -> bytes | None:
+    """`types` as the type section's host-order words; None where C declines a record
+    (the reference then names it)."""
+    module = native.compiled("canonbtf._btf", "pack")
+    if module is None:
+        return None
+    try:
+        return module.pack(types)
+    except ValueError:
+        return None

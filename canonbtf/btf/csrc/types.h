@@ -1,0 +1,168 @@
+/* canonbtf._btf, the type section checked, ordered and renumbered: declarations.
+ *
+ * canon/order.py, canon/refine.py, canon/labels.py and canon/renumber.py are the
+ * reference; this mirrors them on the raw type section (32-bit words in host order),
+ * so no Python object is made per type. docs/ORDER.md defines what both compute. */
+#ifndef CANONBTF_ORDER_TYPES_H
+#define CANONBTF_ORDER_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    K_INT = 1, K_PTR, K_ARRAY, K_STRUCT, K_UNION, K_ENUM, K_FWD, K_TYPEDEF, K_VOLATILE,
+    K_CONST, K_RESTRICT, K_FUNC, K_FUNC_PROTO, K_VAR, K_DATASEC, K_FLOAT, K_DECL_TAG,
+    K_TYPE_TAG, K_ENUM64, K_MAX = K_ENUM64
+};
+
+/* One string section of the chain (a base's, the base's base's, or the BTF's own). */
+typedef struct {
+    const uint8_t *data;
+    uint32_t start, len;
+} strtab_t;
+
+/* The own types of one BTF: record starts into the word array, and the string chain. */
+typedef struct {
+    const uint32_t *w;
+    size_t nwords;
+    uint32_t first_id, count;   /* own ids are first_id .. first_id + count - 1 */
+    uint32_t *start;            /* count + 1 word positions */
+    const strtab_t *tabs;       /* deepest base first, own last */
+    int ntabs;
+} types_t;
+
+static inline uint32_t t_kind(const types_t *t, uint32_t i) { return (t->w[t->start[i] + 1] >> 24) & 0x7F; }
+static inline uint32_t t_vlen(const types_t *t, uint32_t i) { return t->w[t->start[i] + 1] & 0xFFFFFF; }
+static inline uint32_t t_kflag(const types_t *t, uint32_t i) { return t->w[t->start[i] + 1] >> 31; }
+static inline uint32_t t_name(const types_t *t, uint32_t i) { return t->w[t->start[i]]; }
+static inline uint32_t t_sot(const types_t *t, uint32_t i) { return t->w[t->start[i] + 2]; }
+/* The words after the common three. */
+static inline const uint32_t *t_rest(const types_t *t, uint32_t i) { return t->w + t->start[i] + 3; }
+
+/* Words per vlen item (0: none) and fixed words after the common three, by kind. */
+uint32_t item_words(uint32_t kind);
+uint32_t fixed_words(uint32_t kind);
+/* Whether the third word of `kind` is a type id (format.TYPED_KINDS). */
+int typed_kind(uint32_t kind);
+/* Whether items of `kind` start with a name offset (STRUCT, UNION, ENUM, ENUM64,
+ * FUNC_PROTO: the kinds whose kinds.item_name_index is not None). */
+int items_named(uint32_t kind);
+/* Record starts of a type section (t->w, t->nwords, t->first_id set), checked as
+ * reader._parse_types and _check_references check it (references up to the last own id,
+ * names below str_end); 0, or -1 when the reference would reject the section (it then
+ * gives the message). */
+int index_types(types_t *t, uint32_t str_end);
+/* Referenced ids of own type i, in record order (Type.refs); returns how many. */
+uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out);
+uint32_t edge_count(const types_t *t, uint32_t i);
+/* The name at a string offset (length-bounded, as StringTable.get). */
+const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len);
+/* The label's size field: the record's size for sized kinds, else 0 (labels.label_head). */
+uint32_t label_size(const types_t *t, uint32_t i);
+/* An ENUM or ENUM64 item's value, unsigned, and as signed (kind_flag 1) for its width. */
+uint64_t enumerator_value(uint32_t kind, const uint32_t *item);
+int64_t enumerator_signed(uint32_t kind, uint64_t value);
+
+/* The names of some own types as ranks: equal strings, equal ranks; rank 0 is the empty
+ * name; when made `ordered`, in name order (memcmp, a proper prefix first) (labelsort.c). */
+typedef struct {
+    uint32_t *first;           /* by position in the ids ranked: its first entry in rank[] */
+    uint32_t *rank;            /* each type's name, then its items' (items_named kinds) */
+    const uint8_t **ptr;       /* by rank: the string */
+    uint32_t *len;
+    uint32_t distinct;         /* ranks are below it */
+} ranks_t;
+/* Ranks of the names of own types ids[0..n); in name order when `ordered` (else only
+ * equalities count: no string is compared unless its hash is another's). 0, or -1 when
+ * out of memory. */
+int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, ranks_t *r);
+/* name_ranks of several views at once, into one rank space: r[v] ranks the names of own
+ * types ids[v][0..n[v]) of t[v], and equal strings have equal ranks across the views
+ * (each r[v] holds every rank's string). */
+int name_ranks_joint(int views, const types_t *const *t, const uint32_t *const *ids,
+                     const uint32_t *n, int ordered, ranks_t *r);
+/* A 64-bit hash of n bytes, never 0. */
+uint64_t hash_bytes(const uint8_t *p, uint32_t n);
+void ranks_free(ranks_t *r);
+/* The positions 0..n-1 of own types ids[0..n) in label order (labels.label, name first
+ * when by_name; a stable sort) into out; fresh[j] is 1 where the j-th label differs from
+ * the one before. `names`: name_ranks of the same ids. 0, or -1 when out of memory. */
+int label_sort(const types_t *t, const uint32_t *ids, uint32_t n, const ranks_t *names,
+               int by_name, uint32_t *out, uint8_t *fresh);
+
+/* A stable merge sort of u32 values with a context comparator. */
+typedef int (*cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
+int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx);
+
+/* The canonical order of `nodes` (own ids) with edges redirected through `redirect`
+ * (indexed by id, NULL: none): written to `out` (count of nodes). Sets *alone when
+ * refinement by referenced types alone made it. 0, or -1 when out of memory. */
+int canonical_order(const types_t *t, const uint32_t *nodes, uint32_t nnodes,
+                    const uint32_t *redirect, int by_name, uint32_t *out, int *alone);
+
+/* dedup._abstract_keys: key and token number (0: none) of every own type, by own index,
+ * numbered as the reference numbers them; `base_count` > 0: the first `base_count` types
+ * are a split BTF's base (numbered as dedup.BaseIndex numbers them, the rest after).
+ * 0, or -1 when out of memory. */
+int abstract_keys(const types_t *t, uint32_t base_count, uint32_t *key, uint32_t *token_key);
+
+/* The renumbered type section (host-order words) and its new string section. */
+typedef struct {
+    uint32_t *words;
+    size_t nwords;
+    uint8_t *strings;
+    size_t strings_len;
+} renumbered_t;
+
+/* canon/renumber.renumber: the types `order` (own ids) in that order, ids through new
+ * ids (merged ids, redirect[id] != id, take their target's); with `names`, names into a
+ * new section after the first `nlenders` string tables, which lend the names they hold
+ * (else names and strings stay as they are). */
+int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
+                   const uint32_t *redirect, int nlenders, int names, renumbered_t *out);
+
+/* Own record i with ids through new_id (indexed by id) and name offsets moved by
+ * `shift`, into out (as many words as the record). */
+void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id, uint32_t shift,
+                  uint32_t *out);
+
+/* Interned u32 strings -> numbers from 1, open addressing: equal strings, equal numbers
+ * (a zeroed intern_t is empty). A slot is 8 bytes (the hash's high half and an entry),
+ * so a probe's cache line holds eight: most items are new, and their probe misses the
+ * caches once (abstract_keys at 1.5 M types); the entries are appended in order. */
+typedef struct {
+    uint32_t start, len, value, hash;   /* hash: the low half, for regrowing */
+} intern_entry_t;
+typedef struct {
+    uint32_t *pool;
+    size_t npool, cap_pool;
+    uint64_t *slot;                     /* hash >> 32 << 32 | entry + 1; 0: empty */
+    intern_entry_t *entry;
+    size_t nentry, cap_entry, slots;
+} intern_t;
+/* The number of item `w` (n words), `*next` and a new entry if it is new; 0 when out of
+ * memory. */
+uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next);
+/* Room for `entries` more items without growing (each growth moves every entry); 0 or
+ * -1 when out of memory. */
+int intern_reserve(intern_t *in, size_t entries);
+void intern_free(intern_t *in);
+
+/* n elements of `size` bytes (at least 1 byte), for an array read at random: on Linux
+ * in 2 MB pages when it spans one (madvise; the kernel may refuse), which one TLB entry
+ * covers where 4 kB pages took 512. At 1.5 M types (bench_all's 16 x) the page walks of
+ * such reads were a third of the time of abstract_keys' intern table. Freed by free();
+ * NULL when out of memory. big_zalloc zeroes it. */
+void *big_alloc(size_t n, size_t size);
+/* Once, at load: blocks of 2 MB and more are mapped and unmapped on their own (glibc's
+ * M_MMAP_THRESHOLD fixed), not carved from the heap by a threshold that moves with every
+ * free. With the moving threshold, `sort`'s peak RSS at 16 x the kernel went from 376 to
+ * 552 MB on a change that only moved small allocations (freed big arrays stayed in the
+ * heap, fragmented); fixed, it is 343 MB either way. */
+void big_alloc_setup(void);
+void *big_zalloc(size_t n, size_t size);
+
+#define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+int grow_array(void **a, size_t *cap, size_t need, size_t size);
+
+#endif

@@ -1,0 +1,247 @@
+"""The canonical order and renumbering in C (canonbtf._btf, canon/csrc/ and btf/csrc/), when built.
+
+order.py, refine.py, labels.py and renumber.py stay the reference: the compiled part
+mirrors them on the type section's words (docs/ORDER.md defines what both compute), and
+tests/test_compiled_order.py holds the two to the same ids and bytes. Each function here
+returns None where the compiled part does not apply (not built, CANONBTF_PURE set, a
+Btf-like graph that is not a Btf, records no 32-bit word holds); the caller then runs
+the reference. The result of `renumbered` stays packed: `sort` writes it without ever
+making its 95 k `Type`s."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from array import array
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+
+from .. import native
+from ..btf import writer
+from ..btf.model import Btf, Packed, Type
+from ..btf.reader import unpacked_types
+from ..btf.strings import StringTable
+from .keyed import KeyedTypes
+
+
+def _module() -> ModuleType | None:
+    return native.compiled("canonbtf._btf", "order")
+
+
+_words = writer.section_words
+
+
+def _applies(btf: object) -> bool:
+    chain = btf
+    while chain is not None:
+        if not isinstance(chain, Btf) or not isinstance(chain.strings, StringTable):
+            return False
+        chain = chain.base
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def _identity(count: int) -> array:
+    """0..count-1 as u32s, made once for the three redirects of a dedup (each from a
+    range was 5-8 ms over a module's base); callers copy it."""
+    return array("I", range(count))
+
+
+def _redirect(btf: Btf, into: Mapping[int, int] | None) -> array | None:
+    if not into:
+        return None
+    redirect = _identity(btf.last_id + 1)[:]
+    for old, target in into.items():
+        redirect[old] = target
+    return redirect
+
+
+def packed(btf: Btf) -> Btf:
+    """`btf` with its type section packed once: itself when it is packed already or the
+    compiled part does not apply, else a twin sharing its `Type`s. A canonicalization
+    calls the compiled part up to four times; each would pack the types again."""
+    if btf.packed is not None or _module() is None or not _applies(btf):
+        return btf
+    words = _words(btf)
+    if words is None:
+        return btf
+    types = btf.types
+    return Btf(None, btf.strings, btf.base, btf.byteorder, btf.header_tail, btf.layout,
+               Packed(words, len(types), lambda: types))
+
+
+def _call(btf: Btf, function: str, *args: object) -> object | None:
+    """`function` of the compiled part on `btf`'s words, first id and string sections,
+    then `args`; None where it does not apply or would not take the section."""
+    module = _module()
+    if module is None or not _applies(btf):
+        return None
+    words = _words(btf)
+    if words is None:
+        return None
+    try:
+        return getattr(module, function)(words, btf.first_id, btf.string_sections(), *args)
+    except ValueError:
+        return None
+
+
+def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
+          into: Mapping[int, int] | None = None) -> tuple[list[int], bool] | None:
+    """order.ordered: `nodes` (own ids, all by default) in canonical order with edges
+    redirected through `into`, and whether no tie was broken."""
+    done = _call(btf, "order", by_name, None if nodes is None else array("I", nodes),
+                 _redirect(btf, into))
+    if done is None:
+        return None
+    raw, alone = done
+    ids = array("I")
+    ids.frombytes(raw)
+    return ids.tolist(), alone
+
+
+def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | None = None,
+               strings: bool = True) -> Btf | None:
+    """renumber.renumber, the result packed."""
+    done = _call(btf, "renumber", array("I", new_order), _redirect(btf, into), strings)
+    if done is None:
+        return None
+    new_words, new_strings = done
+    table = btf.strings if new_strings is None else StringTable(new_strings, btf.strings.start)
+    first_id = btf.first_id
+    sections = [*btf.string_sections()[:-1], (table.start, table.data())]
+    packed = Packed(new_words, len(new_order),
+                    lambda: unpacked_types(new_words, first_id, sections))
+    return Btf(None, table, btf.base, btf.byteorder, btf.header_tail, btf.layout, packed)
+
+
+def labels(btf: Btf) -> list[tuple] | None:
+    """labels.label of each of `btf`'s own types ("kind" order), in id order."""
+    return _call(btf, "labels")
+
+
+def keyed_types(btf: Btf) -> KeyedTypes | None:
+    """What the dedup's refinement reads of a BTF (dedup.KeyedTypes): `_abstract_keys`'
+    keys with the same numbers, and no `Type` decoded. Split BTF over a base without a
+    base of its own is read as one section, the base's types first, numbered as
+    `_reference_inputs` numbers them with the base's index: its 95 k base types took
+    0.04 s here, against 0.06 s to load the index from the cache and 0.1 s to continue
+    it in Python, so a module needs no cache (basecache.py serves the pure path)."""
+    module = _module()
+    if module is None or not _applies(btf) or (btf.base is not None
+                                               and btf.base.base is not None):
+        return None
+    btf = packed(btf)  # the words are read again for the edges
+    words = _words(btf)
+    base_count = 0
+    if words is None:
+        return None
+    if btf.base is not None:
+        base_words = _words(btf.base)
+        if base_words is None:
+            return None
+        words, base_count = bytes(base_words) + bytes(words), btf.base.last_id
+    sections = btf.string_sections()
+    try:
+        done = module.abstract_keys(words, 1, sections, base_count)
+    except ValueError:
+        return None
+    raw_keys, raw_tokens, declares, kinds = done
+    keys, tokens = array("I"), array("I")
+    keys.frombytes(raw_keys)
+    tokens.frombytes(raw_tokens)
+
+    def edges_of(nodes: list[int]) -> dict[int, tuple]:
+        return dict(zip(nodes, module.edges(words, 1, sections, array("I", nodes))))
+
+    # The arrays as they are (0: no token): a list of each, and None for 0, were 5-7 ms
+    # over a module's base, each run.
+    return KeyedTypes(keys, tokens, declares, kinds, edges_of)
+
+
+def sharing(values: Sequence[int], last: int) -> list[int] | None:
+    """dedup._sharing (ids 1..`last` whose value another of them has); None where the
+    compiled part does not apply or the values are not small non-negative ints. A
+    module's dedup asks it three times over its base's 95 k ids."""
+    module = _module()
+    if module is None:
+        return None
+    if isinstance(values, array) and values.typecode == "I" and len(values) == last + 1:
+        table = values  # keyed_types' keys: no copy through Python ints
+    else:
+        try:
+            table = array("I", itertools.islice(values, last + 1))
+        except (OverflowError, TypeError):
+            return None
+    raw = module.sharing(table)
+    if raw is None:
+        return None
+    ids = array("I")
+    ids.frombytes(raw)
+    return ids.tolist()
+
+
+def refers_to_func(btf: Btf) -> bool | None:
+    """Whether validator.order_dependent_reference would find something (then it is run
+    for its message); None where the compiled part does not apply. It saves decoding a
+    packed BTF or base (a module's vmlinux) for that check."""
+    module = _module()
+    if module is None or not _applies(btf):
+        return None
+    base_kinds = bytes(1) if btf.base is None else _kinds(module, btf.base)
+    found = _call(btf, "func_reference", base_kinds)
+    return None if found is None else found != 0
+
+
+def heads(btf: Btf, kind: int, names: set[str] | None = None
+          ) -> list[tuple[int, int, int, int]] | None:
+    """(id, name_off, vlen, size_or_type) of `btf`'s own types of `kind` (named one of
+    `names`, if given), read from its packed words; None when it is not packed (its
+    `Type`s are at hand then)."""
+    if btf.packed is None:
+        return None
+    wanted = None if names is None else {name.encode("latin-1") for name in names}
+    return _call(btf, "heads", kind, wanted)
+
+
+def base_type(btf: Btf, type_id: int) -> Type | None:
+    """`btf.type_by_id` of an id in one of its bases that is still packed, decoded alone:
+    a module's function checks read a few of vmlinux's types, and decoding its 95 k for
+    them was 0.1-0.2 s of bridge.ko. None where that does not apply (the caller reads
+    `type_by_id`)."""
+    holder = btf
+    while holder.base is not None and 0 < type_id < holder.first_id:
+        holder = holder.base
+    module = _module()
+    if holder is btf or holder.packed is None or module is None or not _applies(holder):
+        return None
+    try:
+        found = module.decode(holder.packed.words, holder.first_id, holder.string_sections(),
+                              Type, array("I", [type_id]))
+    except ValueError:
+        return None
+    return found[0]
+
+
+def kinds_by_id(btf: Btf) -> bytes | None:
+    """The kind of every id of `btf` and its bases (void's is 0), from packed words where
+    they are kept; None when the compiled part does not apply."""
+    module = _module()
+    if module is None or not _applies(btf):
+        return None
+    try:
+        return _kinds(module, btf)
+    except ValueError:
+        return None
+
+
+def own_kinds(btf: Btf) -> bytes | None:
+    """The kind of each of `btf`'s own types when they are still packed, else None."""
+    return _call(btf, "kinds") if btf.packed is not None else None
+
+
+def _kinds(module: ModuleType, btf: Btf) -> bytes:
+    """The kind of every id of `btf`, base included; void's is 0."""
+    below = _kinds(module, btf.base) if btf.base is not None else bytes(1)
+    if btf.packed is not None:
+        return below + module.kinds(btf.packed.words, btf.first_id, btf.string_sections())
+    return below + bytes(t.kind & 0xFF for t in btf.types)

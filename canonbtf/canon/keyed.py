@@ -1,0 +1,17 @@
+"""What the dedup's refinement reads of the types (dedup.py): made by the reference from
+the `Type`s, or by the compiled part (accel.py) from the packed words."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+
+class KeyedTypes(namedtuple("KeyedTypes", "keys tokens declares kinds edges_of")):
+    """What the refinement reads of the types, by id ([0] for void): abstract keys,
+    tokens (hashable and truthy; None or 0 for none), declaration flags and kinds, and
+    the edges of any types asked for (edges_of: list of ids -> their edges).
+    `_reference_inputs` makes it from the `Type`s; accel.keyed_types from the packed
+    words, without decoding a `Type`. A namedtuple, not a dataclass (see
+    elf/read.Section): the module path does not import dataclasses."""
+
+    __slots__ = ()

@@ -1,0 +1,113 @@
+"""`encode --elf-out`: a copy of the input ELF with its .BTF section added or replaced.
+
+The section is written by binutils' objcopy (or llvm-objcopy), the tool kernel builds
+already use for this: `$OBJCOPY` when set, else `objcopy`, else `llvm-objcopy` from PATH.
+objcopy reads the input and writes a temporary file beside the output, which is renamed
+into place only when objcopy succeeded, so the input is never modified and a failed run
+leaves no output. A section that exists is replaced with `--update-section` (type, flags
+and address kept); a new one is added with `--add-section` as a non-allocated, read-only
+PROGBITS section, as pahole adds it to kernel modules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import tempfile
+
+from ..errors import InputError
+from ..output import TEMP_PREFIX
+from .read import ElfImage, Unusual
+
+OBJCOPY_ENV = "OBJCOPY"
+OBJCOPY_NAMES = ("objcopy", "llvm-objcopy")
+SECTION = ".BTF"
+
+
+def find_objcopy() -> list[str]:
+    """The objcopy command to run; InputError (exit 2) when there is none."""
+    configured = os.environ.get(OBJCOPY_ENV)
+    if configured:
+        command = shlex.split(configured)
+        if command and shutil.which(command[0]):
+            return [shutil.which(command[0]), *command[1:]]
+        raise InputError(None, f"--elf-out: {OBJCOPY_ENV}={configured!r} is not a command "
+                               f"found in PATH")
+    for name in OBJCOPY_NAMES:
+        path = shutil.which(name)
+        if path:
+            return [path]
+    raise InputError(None, "--elf-out needs binutils objcopy (or llvm-objcopy) to write the "
+                           f".BTF section, and neither is in PATH; install binutils or set "
+                           f"{OBJCOPY_ENV}=/path/to/objcopy")
+
+
+def has_section(path: str, name: str = SECTION) -> bool:
+    """Whether the ELF file `path` has section `name`; InputError if it is no ELF file."""
+    with open(path, "rb") as fh:
+        try:
+            return name in ElfImage(fh).by_name
+        except Unusual:  # pyelftools judges it
+            pass
+    from elftools.common.exceptions import ELFError, ELFParseError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        with open(path, "rb") as fh:
+            return ELFFile(fh).get_section_by_name(name) is not None
+    except (ELFError, ELFParseError) as e:
+        raise InputError(path, f"not an ELF file ({e})") from None
+
+
+def write_elf_with_btf(objcopy: list[str], source: str, btf: bytes, out_path: str) -> list[str]:
+    """Write `source` with `btf` as its .BTF section to `out_path` (atomically); returns
+    objcopy's warnings (its stderr lines) for the caller to show."""
+    return write_elf_with_sections(objcopy, source, {SECTION: btf}, out_path)
+
+
+def _section_edit(name: str, path: str, replace: bool) -> list[str]:
+    if replace:
+        return ["--update-section", f"{name}={path}"]
+    return ["--add-section", f"{name}={path}", "--set-section-flags", f"{name}=readonly"]
+
+
+def write_elf_with_sections(objcopy: list[str], source: str, sections: dict[str, bytes],
+                            out_path: str) -> list[str]:
+    """Write `source` with each of `sections` (name -> contents) added or replaced to
+    `out_path`, atomically, in one objcopy run; returns objcopy's warnings."""
+    target = os.path.realpath(out_path)
+    directory = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise InputError(out_path, "output is a directory")
+    temps: list[str] = []
+    try:
+        edit: list[str] = []
+        for name, data in sections.items():
+            fd, path = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".sec", dir=directory)
+            temps.append(path)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            edit += _section_edit(name, path, has_section(source, name))
+        fd_out, tmp_out = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".elf", dir=directory)
+        temps.append(tmp_out)
+        os.close(fd_out)
+        result = subprocess.run([*objcopy, *edit, source, tmp_out], capture_output=True,
+                                text=True, errors="replace")
+        messages = [line for line in result.stderr.splitlines() if line.strip()]
+        if result.returncode != 0:
+            detail = messages[-1] if messages else f"exit status {result.returncode}"
+            names = ", ".join(sections)
+            raise InputError(source, f"objcopy could not write {names}: {detail}")
+        os.chmod(tmp_out, stat.S_IMODE(os.stat(source).st_mode))
+        os.replace(tmp_out, target)
+        return messages
+    except OSError as e:
+        raise InputError(out_path, f"cannot write output: {e.strerror or e}") from None
+    finally:
+        for path in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(path)

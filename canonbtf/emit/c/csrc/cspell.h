@@ -1,0 +1,96 @@
+/* The C speller's context, shared by the header's spelling (cdump.c) and diff's
+ * (diff/csrc/diffspell.c): the same declarator chains (chain_text), read as
+ * btf/declarator.py and emit/c/spell.py read them; `diff` picks the flavour. Internal to
+ * those two files: nothing here is part of the extension's interface. */
+#ifndef CANONBTF_CSPELL_H
+#define CANONBTF_CSPELL_H
+
+#include <Python.h>
+
+#include <stdint.h>
+
+#include "text.h"
+#include "types.h"
+
+/* Deeper by-value or spelling nesting than this is left to the reference, which allows
+ * 150 (c_shape.MAX_NESTING): below it, the reference certainly finds nothing. */
+#define SAFE_NESTING 100
+/* c_shape.MAX_PADDING, in bits. */
+#define MAX_PADDING_BITS (8ULL << 20)
+/* Longer declarator chains or deeper recursion only come from input the shape check
+ * refuses; past these the call gives up (ValueError) instead of trusting it. */
+#define MAX_CHAIN 160
+#define MAX_DEPTH 1000
+/* diff's spelling: deeper nesting of prototypes is left to the reference (whose own
+ * recursion limit then decides what happens); chain_text counts two levels a prototype. */
+#define DIFF_DEPTH 64
+/* Sizes past this (in bytes) are left to the reference, whose integers do not overflow. */
+#define SIZE_LIMIT (1ULL << 56)
+
+typedef struct {
+    const types_t *t;
+    uint32_t nids;
+    uint64_t ptr_size;
+    /* measure() memo: 0 unknown, 1 in progress, 2 known. */
+    uint8_t *state;
+    uint64_t *size, *align;
+    uint8_t *is_inline;          /* anonymous enums printed inside some definition */
+    PyObject **display;          /* borrowed str per id, or NULL */
+    PyObject *suffixes;          /* borrowed dict {occurrence: suffix} of this definition */
+    PyObject *refs, *enumerators;
+    /* One (id, mode) tuple per id and mode, shared by every mention: a header makes
+     * 40 k of them from 10 k definitions (made on first use). */
+    PyObject **pairs;
+    text_t out;
+    int failed;                  /* a Python error is set */
+    /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does. */
+    int diff;
+    int dropped;                 /* a qualifier C has no place for was left out */
+    uint8_t *spelled;            /* expr memo by id: 0 unknown, 1 under way, 2 in memo */
+    /* diff's duplicated names (diff._Speller): by id, a duplicated name's root and its
+     * tag (0: none yet), or NULL; whether a spelling (by id, memoized) and the one under
+     * way named such a type. */
+    const uint8_t *dup;
+    const uint32_t *tags;
+    uint8_t *touches;
+    int touched;
+    uint32_t under[DIFF_DEPTH / 2 + 2];   /* the ids under way, innermost last */
+    int nunder;
+    size_t *memo_at;
+    uint32_t *memo_len;
+    text_t memo;
+} ctx_t;
+
+/* ---- type access (own ids only: no base) ---- */
+
+static inline uint32_t idx(const ctx_t *c, uint32_t id) { return id - c->t->first_id; }
+static inline uint32_t kind_of(const ctx_t *c, uint32_t id) { return t_kind(c->t, idx(c, id)); }
+static inline uint32_t vlen_of(const ctx_t *c, uint32_t id) { return t_vlen(c->t, idx(c, id)); }
+static inline uint32_t kflag_of(const ctx_t *c, uint32_t id) { return t_kflag(c->t, idx(c, id)); }
+static inline uint32_t sot_of(const ctx_t *c, uint32_t id) { return t_sot(c->t, idx(c, id)); }
+static inline const uint32_t *rest_of(const ctx_t *c, uint32_t id) { return t_rest(c->t, idx(c, id)); }
+
+/* The shared part (cdump.c); hidden: not exported from the extension. */
+#pragma GCC visibility push(hidden)
+int fail(ctx_t *c, const char *what);
+const uint8_t *name_of(const ctx_t *c, uint32_t id, uint32_t *len);
+int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size);
+void ctx_free(ctx_t *c);
+int put(ctx_t *c, const void *s, size_t n);
+int puts_(ctx_t *c, const char *s);
+int putf(ctx_t *c, const char *fmt, ...);
+int put_name(ctx_t *c, uint32_t id);
+int is_qualifier(uint32_t kind);
+/* Declarators._chain: chain[:end] with declarator name `fname`. */
+int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
+               uint32_t flen, int level, int mode, int depth);
+
+/* diff's flavour (ReferenceSpeller) (diff/csrc/diffspell.c). */
+#define CHAIN_CUT UINT32_MAX   /* declarator_chain's -1: a chain past DIFF_CHAIN */
+int diff_base(ctx_t *c, uint32_t id);
+int diff_other(ctx_t *c, uint32_t id);
+int diff_params(ctx_t *c, uint32_t proto, int depth);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,1040 @@
+/* canonbtf._btf: the type section checked, ordered and renumbered in C.
+ *
+ * Every function takes the type section as 32-bit words in host order, checks it as
+ * the reader does, and raises ValueError for anything it would not take as the Python
+ * reference does (btf/reader.py and canon/accel.py then run the reference, which
+ * gives the message).
+ * No global state; the GIL is held (each call is a fraction of a second). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cdump.h"
+#include "diffjoint.h"
+#include "diffkeys.h"
+#include "diffreport.h"
+#include "diffspell.h"
+#include "rawdump.h"
+#include "records.h"
+#include "types.h"
+
+typedef struct {
+    types_t t;
+    uint32_t *words;            /* a copy, or NULL where `held` is the words themselves */
+    Py_buffer held;             /* an aligned bytes object's buffer (held.obj set) */
+    strtab_t *tabs;
+    Py_buffer *bufs;
+    int nbufs;
+} view_t;
+
+static void view_free(view_t *v)
+{
+    for (int k = 0; k < v->nbufs; k++) PyBuffer_Release(&v->bufs[k]);
+    if (v->held.obj) PyBuffer_Release(&v->held);
+    free(v->bufs);
+    free(v->tabs);
+    free(v->words);
+    free(v->t.start);
+    memset(v, 0, sizeof *v);
+}
+
+static int bad(const char *what)
+{
+    PyErr_SetString(PyExc_ValueError, what);
+    return -1;
+}
+
+/* The string chain: a sequence of (start, bytes-like), deepest base first, own last. */
+static int read_tabs(view_t *v, PyObject *strings)
+{
+    PyObject *seq = PySequence_Fast(strings, "strings must be a sequence");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = -1;
+    if (n < 1 || n > 64) {
+        bad("strings must hold 1 to 64 tables");
+        goto done;
+    }
+    v->tabs = calloc((size_t)n, sizeof *v->tabs);
+    v->bufs = calloc((size_t)n, sizeof *v->bufs);
+    if (!v->tabs || !v->bufs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    uint64_t end = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned long start;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "ky*", &start, &v->bufs[k]))
+            goto done;
+        v->nbufs++;
+        if (start != end || (uint64_t)start + (uint64_t)v->bufs[k].len > UINT32_MAX) {
+            bad("string tables must follow one another");
+            goto done;
+        }
+        v->tabs[k] = (strtab_t){v->bufs[k].buf, (uint32_t)start, (uint32_t)v->bufs[k].len};
+        end = start + (uint64_t)v->bufs[k].len;
+    }
+    v->t.tabs = v->tabs;
+    v->t.ntabs = (int)n;
+    rc = 0;
+done:
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* A checked view of a type section: words (bytes-like, host order), first own id. */
+static int view_init(view_t *v, PyObject *words, unsigned long first_id, PyObject *strings)
+{
+    memset(v, 0, sizeof *v);
+    Py_buffer b;
+    if (PyObject_GetBuffer(words, &b, PyBUF_SIMPLE)) return -1;
+    if (b.len % 4 || first_id < 1 || first_id > UINT32_MAX / 2) {
+        PyBuffer_Release(&b);
+        return bad("words must be whole 32-bit words and first_id in range");
+    }
+    v->t.nwords = (size_t)b.len / 4;
+    v->t.first_id = (uint32_t)first_id;
+    if (PyBytes_CheckExact(words) && (uintptr_t)b.buf % sizeof(uint32_t) == 0) {
+        /* Immutable and aligned: read in place (a copy of 4 MB per call saved). */
+        v->held = b;
+        v->t.w = b.buf;
+    } else {
+        v->words = malloc(b.len ? (size_t)b.len : 4);
+        if (!v->words) {
+            PyBuffer_Release(&b);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(v->words, b.buf, (size_t)b.len);
+        v->t.w = v->words;
+        PyBuffer_Release(&b);
+    }
+    if (read_tabs(v, strings)) return -1;
+    const strtab_t *own_tab = &v->tabs[v->nbufs - 1];
+    if (index_types(&v->t, own_tab->start + own_tab->len))
+        return bad("the type section is not one the reader takes");
+    return 0;
+}
+
+/* A u32 array argument of `need` entries (0: any), copied; NULL for None. */
+static int u32_arg(PyObject *obj, size_t need, uint32_t **out, size_t *count)
+{
+    *out = NULL;
+    *count = 0;
+    if (obj == Py_None) return 0;
+    Py_buffer b;
+    if (PyObject_GetBuffer(obj, &b, PyBUF_SIMPLE)) return -1;
+    if (b.len % 4 || (need && (size_t)b.len / 4 != need)) {
+        PyBuffer_Release(&b);
+        return bad("an id array has the wrong length");
+    }
+    *out = malloc(b.len ? (size_t)b.len : 4);
+    if (!*out) {
+        PyBuffer_Release(&b);
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(*out, b.buf, (size_t)b.len);
+    *count = (size_t)b.len / 4;
+    PyBuffer_Release(&b);
+    return 0;
+}
+
+static int check_redirect(const view_t *v, const uint32_t *redirect)
+{
+    uint32_t nids = v->t.first_id + v->t.count;
+    for (uint32_t id = 0; id < nids; id++)
+        if (redirect[id] >= nids) return bad("redirect holds an id past the last one");
+    return 0;
+}
+
+static PyObject *py_order(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"words", "first_id", "strings", "by_name", "nodes", "redirect", NULL};
+    PyObject *words, *strings, *nodes_obj = Py_None, *redirect_obj = Py_None;
+    unsigned long first_id;
+    int by_name;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OkOp|OO", names, &words, &first_id, &strings,
+                                     &by_name, &nodes_obj, &redirect_obj))
+        return NULL;
+    view_t v;
+    uint32_t *nodes = NULL, *redirect = NULL, *out = NULL;
+    size_t nnodes = 0, nredirect;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    uint32_t nids = v.t.first_id + v.t.count;
+    if (u32_arg(nodes_obj, 0, &nodes, &nnodes) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+        goto done;
+    if (redirect && check_redirect(&v, redirect)) goto done;
+    if (!nodes) {
+        nnodes = v.t.count;
+        nodes = malloc((nnodes ? nnodes : 1) * sizeof *nodes);
+        if (!nodes) goto nomem;
+        for (uint32_t j = 0; j < v.t.count; j++) nodes[j] = v.t.first_id + j;
+    }
+    out = malloc((nnodes ? nnodes : 1) * sizeof *out);
+    if (!out) goto nomem;
+    int alone = 0;
+    int rc = canonical_order(&v.t, nodes, (uint32_t)nnodes, redirect, by_name, out, &alone);
+    if (rc == -2) {
+        bad("nodes must be distinct own ids and edges must stay among them");
+        goto done;
+    }
+    if (rc) goto nomem;
+    result = Py_BuildValue("(y#O)", (const char *)out, (Py_ssize_t)(nnodes * 4),
+                           alone ? Py_True : Py_False);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(out);
+    free(nodes);
+    free(redirect);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_renumber(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"words", "first_id", "strings", "order", "redirect", "names", NULL};
+    PyObject *words, *strings, *order_obj, *redirect_obj = Py_None;
+    unsigned long first_id;
+    int with_names = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OkOO|Op", names, &words, &first_id, &strings,
+                                     &order_obj, &redirect_obj, &with_names))
+        return NULL;
+    view_t v;
+    uint32_t *order = NULL, *redirect = NULL;
+    size_t norder, nredirect;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    uint32_t nids = v.t.first_id + v.t.count;
+    if (u32_arg(order_obj, 0, &order, &norder) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+        goto done;
+    if (redirect && check_redirect(&v, redirect)) goto done;
+    for (size_t j = 0; j < norder; j++)
+        if (order[j] < v.t.first_id || order[j] >= nids) {
+            bad("order holds an id that is not an own one");
+            goto done;
+        }
+    renumbered_t r;
+    if (renumber_types(&v.t, order, (uint32_t)norder, redirect, v.nbufs - 1, with_names, &r)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (with_names)
+        result = Py_BuildValue("(y#y#)", (const char *)r.words, (Py_ssize_t)(r.nwords * 4),
+                               (const char *)r.strings, (Py_ssize_t)r.strings_len);
+    else
+        result = Py_BuildValue("(y#O)", (const char *)r.words, (Py_ssize_t)(r.nwords * 4),
+                               Py_None);
+    free(r.words);
+    free(r.strings);
+done:
+    free(order);
+    free(redirect);
+    view_free(&v);
+    return result;
+}
+
+/* The first own PTR, TYPEDEF or modifier whose target is a FUNC (validator.
+ * order_dependent_reference), 0 when none; `base_kinds` holds the kind of each base id. */
+static PyObject *py_func_reference(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    Py_buffer kinds;
+    if (!PyArg_ParseTuple(args, "OkOy*", &words, &first_id, &strings, &kinds)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    if ((uint64_t)kinds.len != first_id) {
+        bad("base_kinds must hold one kind per id below first_id");
+        goto done;
+    }
+    const uint8_t *base_kinds = kinds.buf;
+    unsigned long found = 0;
+    for (uint32_t i = 0; i < v.t.count && !found; i++) {
+        uint32_t kind = t_kind(&v.t, i), target = t_sot(&v.t, i);
+        if (!(kind == K_PTR || kind == K_TYPEDEF || kind == K_VOLATILE || kind == K_CONST
+              || kind == K_RESTRICT || kind == K_TYPE_TAG) || !target)
+            continue;
+        uint32_t target_kind = target < v.t.first_id ? base_kinds[target]
+                                                     : t_kind(&v.t, target - v.t.first_id);
+        if (target_kind == K_FUNC) found = v.t.first_id + i;
+    }
+    result = PyLong_FromUnsignedLong(found);
+done:
+    PyBuffer_Release(&kinds);
+    view_free(&v);
+    return result;
+}
+
+/* The base levels of split BTF under view `v`: each a bytes-like of words, deepest
+ * first, indexed as the reader checked it (ids from 1 on, names up to its own table).
+ * Fills levels[0..nbases-1] (words copied into *copies), then levels[nbases] = v's. */
+static int base_levels(const view_t *v, PyObject *bases, types_t *levels, uint32_t **copies,
+                       Py_ssize_t nbases)
+{
+    uint32_t next = 1;
+    for (Py_ssize_t k = 0; k < nbases; k++) {
+        Py_buffer b;
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(bases, k), &b, PyBUF_SIMPLE)) return -1;
+        copies[k] = malloc(b.len ? (size_t)b.len : 4);
+        if (!copies[k]) {
+            PyBuffer_Release(&b);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(copies[k], b.buf, (size_t)b.len);
+        types_t *t = &levels[k];
+        *t = (types_t){.w = copies[k], .nwords = (size_t)b.len / 4, .first_id = next,
+                       .tabs = v->tabs, .ntabs = (int)k + 1};
+        int whole = b.len % 4 == 0;
+        PyBuffer_Release(&b);
+        const strtab_t *tab = &v->tabs[k];
+        if (!whole || index_types(t, tab->start + tab->len))
+            return bad("a base type section is not one the reader takes");
+        if ((uint64_t)next + t->count > v->t.first_id) return bad("the bases hold too many types");
+        next += t->count;
+    }
+    if (next != v->t.first_id) return bad("first_id must follow the bases' types");
+    levels[nbases] = v->t;
+    return 0;
+}
+
+#define MAX_CHAIN 40     /* more than a finding's longest chain of ids (check.c) */
+
+/* The name at `off` in `t`'s string chain, as check/env.py CheckEnv.name_at reads it. */
+static PyObject *name_str(const types_t *t, uint32_t off)
+{
+    uint32_t len;
+    const uint8_t *p = name_at(t, off, &len);
+    return PyUnicode_DecodeLatin1((const char *)p, len, NULL);
+}
+
+/* A tuple of `n` new references (stolen), or NULL (all released) when one is NULL. */
+static PyObject *tuple_of(Py_ssize_t n, PyObject **items)
+{
+    PyObject *tuple = NULL;
+    int whole = 1;
+    for (Py_ssize_t j = 0; j < n; j++) whole &= items[j] != NULL;
+    if (whole) tuple = PyTuple_New(n);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        if (tuple) PyTuple_SET_ITEM(tuple, j, items[j]);
+        else Py_XDECREF(items[j]);
+    }
+    return tuple;
+}
+
+static PyObject *none(void)
+{
+    Py_INCREF(Py_None);
+    return Py_None;
+}
+
+/* One value of a finding as check/words takes it; *k moves past what it used. */
+static PyObject *finding_value(const types_t *t, const check_value_t *v, uint32_t *k,
+                               uint32_t count)
+{
+    const check_value_t *x = &v[(*k)++];
+    switch (x->tag) {
+    case V_NAME: return name_str(t, (uint32_t)x->v);
+    case V_TYPE: {
+        int exists = x->kind != CHECK_NO_KIND;
+        PyObject *items[3] = {PyLong_FromLongLong(x->v),
+                              exists ? PyLong_FromLong(x->kind) : none(),
+                              exists ? name_str(t, x->name_off) : PyUnicode_FromString("")};
+        return tuple_of(3, items);
+    }
+    case V_MEMBER: {
+        uint32_t off = (uint32_t)(x->v >> 32);
+        PyObject *items[2] = {off ? name_str(t, off) : none(),
+                              PyLong_FromLongLong(x->v & 0xFFFFFFFF)};
+        return tuple_of(2, items);
+    }
+    case V_CHAIN: {
+        if (x->v < 0 || (uint64_t)x->v > count - *k) return bad("a chain past its finding"), NULL;
+        PyObject *items[MAX_CHAIN];
+        Py_ssize_t n = (Py_ssize_t)x->v;
+        if (n > MAX_CHAIN) return bad("a chain too long"), NULL;
+        for (Py_ssize_t j = 0; j < n; j++) items[j] = PyLong_FromLongLong(v[(*k)++].v);
+        return tuple_of(n, items);
+    }
+    default: return PyLong_FromLongLong(x->v);
+    }
+}
+
+/* (type id, kind, name, message key, values) of one finding. */
+static PyObject *finding_tuple(const types_t *t, const check_findings_t *found, size_t i,
+                               PyObject *const *keys)
+{
+    const check_finding_t *f = &found->f[i];
+    const check_value_t *v = found->v + f->first;
+    PyObject *values[MAX_CHAIN + 2];
+    Py_ssize_t n = 0;
+    for (uint32_t k = 0; k < f->count && n < MAX_CHAIN + 2;) values[n++] = finding_value(t, v, &k, f->count);
+    Py_INCREF(keys[f->key]);
+    PyObject *items[5] = {PyLong_FromUnsignedLong(f->id), PyLong_FromLong(f->kind),
+                          name_str(t, f->name_off), keys[f->key], tuple_of(n, values)};
+    return tuple_of(5, items);
+}
+
+/* Findings [start, end) as a list of finding_tuple. */
+static PyObject *findings_list(const types_t *t, const check_findings_t *found, size_t start,
+                               size_t end)
+{
+    PyObject *keys[256] = {0}, *list = PyList_New((Py_ssize_t)(end - start));
+    int ok = list && CHECK_NKEYS <= 256;
+    for (int k = 0; ok && k < CHECK_NKEYS; k++) ok = (keys[k] = PyUnicode_InternFromString(check_keys[k])) != NULL;
+    for (size_t i = start; ok && i < end; i++) {
+        PyObject *tuple = finding_tuple(t, found, i, keys);
+        if (tuple) PyList_SET_ITEM(list, (Py_ssize_t)(i - start), tuple);
+        else ok = 0;
+    }
+    for (int k = 0; k < CHECK_NKEYS && k < 256; k++) Py_XDECREF(keys[k]);
+    if (!ok) Py_CLEAR(list);
+    return list;
+}
+
+/* What rules_check hands Python: its findings and the view whose strings name them,
+ * worded a chunk at a time (all as tuples at once were most of `check`'s memory). */
+typedef struct {
+    view_t v;
+    check_findings_t found;
+} checked_t;
+
+#define FINDINGS_CAPSULE "canonbtf._btf.findings"
+
+static void checked_free(checked_t *c)
+{
+    findings_free(&c->found);
+    view_free(&c->v);
+    free(c);
+}
+
+static void checked_capsule_free(PyObject *capsule)
+{
+    checked_t *c = PyCapsule_GetPointer(capsule, FINDINGS_CAPSULE);
+    if (c) checked_free(c);
+}
+
+/* validator.validate_in_python's type-section violations (check.c), sorted by id, for
+ * rules_findings to hand out; None where the reference must run. The own words, first
+ * id, string chain, and the bases' words (deepest first). */
+static PyObject *py_rules_check(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *bases_obj;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &bases_obj)) return NULL;
+    checked_t *c = calloc(1, sizeof *c);
+    PyObject *result = NULL, *bases = PySequence_Tuple(bases_obj);
+    Py_ssize_t nbases = bases ? PyTuple_GET_SIZE(bases) : 0;
+    types_t *levels = NULL;
+    uint32_t **copies = NULL;
+    if (!c) PyErr_NoMemory();
+    if (!c || !bases || view_init(&c->v, words, first_id, strings)) goto done;
+    if (nbases != c->v.nbufs - 1) {
+        bad("one string table per base and one own");
+        goto done;
+    }
+    levels = calloc((size_t)nbases + 1, sizeof *levels);
+    copies = calloc((size_t)nbases + 1, sizeof *copies);
+    if (!levels || !copies) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (base_levels(&c->v, bases, levels, copies, nbases)) goto done;
+    int rc = rules_check(levels, (int)nbases + 1, &c->found);
+    if (rc < 0) PyErr_NoMemory();
+    else if (rc) result = (Py_INCREF(Py_None), Py_None);
+    else if ((result = PyCapsule_New(c, FINDINGS_CAPSULE, checked_capsule_free))) c = NULL;
+done:
+    for (Py_ssize_t k = 0; levels && copies && k < nbases; k++) {
+        free(levels[k].start);
+        free(copies[k]);
+    }
+    free(levels);
+    free(copies);
+    Py_XDECREF(bases);
+    if (c) checked_free(c);
+    return result;
+}
+
+/* rules_check's findings from `start`, at most `count`, as (type id, kind, name,
+ * check/words key, values); [] past the last. */
+static PyObject *py_rules_findings(PyObject *self, PyObject *args)
+{
+    PyObject *capsule;
+    Py_ssize_t start, count;
+    if (!PyArg_ParseTuple(args, "Onn", &capsule, &start, &count)) return NULL;
+    checked_t *c = PyCapsule_GetPointer(capsule, FINDINGS_CAPSULE);
+    if (!c) return NULL;
+    if (start < 0 || count < 0) return bad("start and count must not be negative"), NULL;
+    size_t nf = c->found.nf, from = (size_t)start < nf ? (size_t)start : nf;
+    size_t end = (size_t)count < nf - from ? from + (size_t)count : nf;
+    return findings_list(&c->v.t, &c->found, from, end);
+}
+
+/* A function of the checked type section alone: (words, first_id, strings) -> fn(view). */
+static PyObject *on_view(PyObject *args, PyObject *(*fn)(const types_t *))
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    if (!view_init(&v, words, first_id, strings)) result = fn(&v.t);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *record_count(const types_t *t) { return PyLong_FromUnsignedLong(t->count); }
+
+static PyObject *kind_bytes(const types_t *t)
+{
+    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)t->count);
+    if (!result) return NULL;
+    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
+    for (uint32_t i = 0; i < t->count; i++) out[i] = (uint8_t)t_kind(t, i);
+    return result;
+}
+
+static PyObject *py_check(PyObject *self, PyObject *args) { return on_view(args, record_count); }
+static PyObject *py_kinds(PyObject *self, PyObject *args) { return on_view(args, kind_bytes); }
+static PyObject *py_labels(PyObject *self, PyObject *args) { return on_view(args, label_tuples); }
+
+static PyObject *py_decode(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *type_class, *ids_arg = Py_None;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkOO|O", &words, &first_id, &strings, &type_class, &ids_arg))
+        return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    uint32_t *ids = NULL;
+    size_t nids = 0;
+    if (!view_init(&v, words, first_id, strings) && !u32_arg(ids_arg, 0, &ids, &nids)) {
+        int ok = 1;
+        for (size_t k = 0; k < nids && ok; k++)
+            ok = ids[k] >= v.t.first_id && ids[k] - v.t.first_id < v.t.count;
+        if (!ok) bad("an id is not one of the section's");
+        else result = decode_types(&v.t, type_class, ids_arg == Py_None ? NULL : ids, nids);
+    }
+    free(ids);
+    view_free(&v);
+    return result;
+}
+
+static PyObject *py_pack(PyObject *self, PyObject *types)
+{
+    return pack_types(types);
+}
+
+/* dedup._sharing: the indexes 1.. of `values` (u32) whose value another index 1.. has too,
+ * ascending, as u32 bytes; None when a value is too large to count in a table of a few
+ * entries per value (the caller then counts in Python). */
+static PyObject *py_sharing(PyObject *self, PyObject *values_obj)
+{
+    uint32_t *values, *counts = NULL;
+    size_t n;
+    if (u32_arg(values_obj, 0, &values, &n)) return NULL;
+    PyObject *result = NULL;
+    uint32_t most = 0;
+    for (size_t i = 1; i < n; i++)
+        if (values[i] > most) most = values[i];
+    if (n < 2 || most > 4 * (uint64_t)n + 16) {
+        free(values);
+        if (n < 2) return PyBytes_FromStringAndSize(NULL, 0);
+        Py_RETURN_NONE;
+    }
+    if (!(counts = big_zalloc((size_t)most + 1, sizeof *counts))) {
+        free(values);
+        return PyErr_NoMemory();
+    }
+    size_t shared = 0;
+    for (size_t i = 1; i < n; i++) counts[values[i]]++;
+    for (size_t i = 1; i < n; i++) shared += counts[values[i]] > 1;
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(shared * sizeof(uint32_t)));
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (size_t i = 1, k = 0; i < n; i++)
+            if (counts[values[i]] > 1) out[k++] = (uint32_t)i;
+    }
+    free(counts);
+    free(values);
+    return result;
+}
+
+/* (key, token key, declares, kind) of void and every type (dedup._abstract_keys; keys as
+ * u32 bytes, declares and kinds one byte each: dedup.is_declaration); a BTF with a base is refused
+ * (its keys continue the base's). */
+static PyObject *py_abstract_keys(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id, base_count = 0;
+    if (!PyArg_ParseTuple(args, "OkO|k", &words, &first_id, &strings, &base_count)) return NULL;
+    if (first_id != 1) {
+        bad("abstract keys are for a BTF without a base, or a base and its split BTF as one");
+        return NULL;
+    }
+    view_t v;
+    PyObject *result = NULL, *keys = NULL, *tokens = NULL, *declares = NULL, *kinds = NULL;
+    if (view_init(&v, words, first_id, strings)) goto done;
+    Py_ssize_t size = ((Py_ssize_t)v.t.count + 1) * 4;
+    keys = PyBytes_FromStringAndSize(NULL, size);
+    tokens = PyBytes_FromStringAndSize(NULL, size);
+    if (!keys || !tokens) goto done;
+    uint32_t *key = (uint32_t *)PyBytes_AS_STRING(keys), *token = (uint32_t *)PyBytes_AS_STRING(tokens);
+    key[0] = token[0] = 0;
+    if (base_count > v.t.count) {
+        bad("abstract keys: the base has more types than the section");
+        goto done;
+    }
+    if (abstract_keys(&v.t, (uint32_t)base_count, key + 1, token + 1)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    declares = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.t.count + 1);
+    kinds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)v.t.count + 1);
+    if (!declares || !kinds) goto done;
+    uint8_t *flag = (uint8_t *)PyBytes_AS_STRING(declares), *kind_of = (uint8_t *)PyBytes_AS_STRING(kinds);
+    flag[0] = kind_of[0] = 0;
+    for (uint32_t i = 0; i < v.t.count; i++) {
+        uint32_t kind = t_kind(&v.t, i);
+        kind_of[i + 1] = (uint8_t)kind;
+        flag[i + 1] = kind == K_FWD || ((kind == K_ENUM || kind == K_ENUM64) && !t_vlen(&v.t, i));
+    }
+    result = PyTuple_Pack(4, keys, tokens, declares, kinds);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(tokens);
+    Py_XDECREF(declares);
+    Py_XDECREF(kinds);
+    view_free(&v);
+    return result;
+}
+
+/* The edges (Type.refs) of each of `nodes` (own ids, u32), as tuples of ids. */
+static PyObject *py_edges(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *nodes_obj;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkOO", &words, &first_id, &strings, &nodes_obj)) return NULL;
+    view_t v;
+    PyObject *result = NULL;
+    uint32_t *nodes = NULL, *out = NULL;
+    size_t nnodes;
+    if (view_init(&v, words, first_id, strings) || u32_arg(nodes_obj, 0, &nodes, &nnodes))
+        goto done;
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < v.t.count; i++)
+        if (edge_count(&v.t, i) > most) most = edge_count(&v.t, i);
+    out = malloc(((size_t)most + 1) * sizeof *out);
+    if (!out || !(result = PyList_New((Py_ssize_t)nnodes))) {
+        if (!out) PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t j = 0; j < nnodes; j++) {
+        if (nodes[j] < v.t.first_id || nodes[j] - v.t.first_id >= v.t.count) {
+            bad("edges: a node that is not an own id");
+            Py_CLEAR(result);
+            goto done;
+        }
+        uint32_t n = type_edges(&v.t, nodes[j] - v.t.first_id, out);
+        PyObject *edges = PyTuple_New(n);
+        if (!edges) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            PyObject *id = PyLong_FromUnsignedLong(out[k]);
+            if (!id) {
+                Py_DECREF(edges);
+                Py_CLEAR(result);
+                goto done;
+            }
+            PyTuple_SET_ITEM(edges, k, id);
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t)j, edges);
+    }
+done:
+    free(nodes);
+    free(out);
+    view_free(&v);
+    return result;
+}
+
+/* Whether own type i's name (bytes) is in the set `names`: 1, 0, or -1 on error. */
+static int name_in(const types_t *t, uint32_t i, PyObject *names)
+{
+    uint32_t len;
+    const uint8_t *name = name_at(t, t_name(t, i), &len);
+    PyObject *key = PyBytes_FromStringAndSize((const char *)name, len);
+    if (!key) return -1;
+    int found = PySet_Contains(names, key);
+    Py_DECREF(key);
+    return found;
+}
+
+/* (id, name offset, vlen, size_or_type) of each own type of one kind, with a name in
+ * the set `names` (bytes) unless it is None: what a caller needs of a few records
+ * without decoding them all (functions._base_functions). */
+static PyObject *py_heads(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings, *names = Py_None;
+    unsigned long first_id, kind;
+    if (!PyArg_ParseTuple(args, "OkOk|O", &words, &first_id, &strings, &kind, &names))
+        return NULL;
+    if (names != Py_None && !PyAnySet_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "names must be a set of bytes or None");
+        return NULL;
+    }
+    view_t v;
+    PyObject *result = NULL;
+    if (view_init(&v, words, first_id, strings) || !(result = PyList_New(0))) goto done;
+    for (uint32_t i = 0; i < v.t.count; i++) {
+        if (t_kind(&v.t, i) != kind) continue;
+        int wanted = names == Py_None ? 1 : name_in(&v.t, i, names);
+        if (wanted < 0) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        if (!wanted) continue;
+        PyObject *head = Py_BuildValue("(kkkk)", (unsigned long)(v.t.first_id + i),
+                                       (unsigned long)t_name(&v.t, i),
+                                       (unsigned long)t_vlen(&v.t, i),
+                                       (unsigned long)t_sot(&v.t, i));
+        if (!head || PyList_Append(result, head)) {
+            Py_XDECREF(head);
+            Py_CLEAR(result);
+            goto done;
+        }
+        Py_DECREF(head);
+    }
+done:
+    view_free(&v);
+    return result;
+}
+
+/* One side of diff_plan: (words, strings, own_first) with words from id 1. */
+static int plan_arg(view_t *v, PyObject *arg, diff_side_t *d)
+{
+    PyObject *words, *strings;
+    unsigned long own_first;
+    if (!PyArg_ParseTuple(arg, "OOk", &words, &strings, &own_first)) return -1;
+    if (view_init(v, words, 1, strings)) return -1;
+    size_t count = (size_t)v->t.count + 1;
+    if (own_first < 1 || own_first > count) return bad("own_first out of range");
+    d->t = &v->t;
+    d->own_first = (uint32_t)own_first;
+    d->spell = calloc(count, 1);
+    d->expanded = calloc(count, 1);
+    d->safe = calloc(count, 1);
+    if (!d->spell || !d->expanded || !d->safe) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* What plan_arg and diff_plan allocated for one side. */
+static void plan_free(view_t *v, diff_side_t *d)
+{
+    free(d->spell), free(d->expanded), free(d->safe), free(d->roots), free(d->anon);
+    free(d->need), free(d->key), free(d->same), free(d->group);
+    view_free(v);
+}
+
+static PyObject *u32_bytes(const uint32_t *ids, size_t n)
+{
+    return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
+}
+
+/* diff/pairing.settle_duplicates' graph work (diffjoint.c): each side's chain of words
+ * from id 1, strings and root ids (u32). */
+static PyObject *py_diff_joint(PyObject *self, PyObject *args)
+{
+    PyObject *words[2], *strings[2], *roots_obj[2];
+    if (!PyArg_ParseTuple(args, "OOOOOO", &words[0], &strings[0], &roots_obj[0], &words[1],
+                          &strings[1], &roots_obj[1]))
+        return NULL;
+    view_t v[2];
+    memset(v, 0, sizeof v);
+    uint32_t *roots[2] = {NULL, NULL};
+    size_t nroots[2];
+    PyObject *result = NULL;
+    for (int k = 0; k < 2; k++)
+        if (view_init(&v[k], words[k], 1, strings[k]) || u32_arg(roots_obj[k], 0, &roots[k], &nroots[k]))
+            goto done;
+    if (!roots[0] || !roots[1] || nroots[0] > UINT32_MAX || nroots[1] > UINT32_MAX) {
+        bad("roots must be u32 arrays");
+        goto done;
+    }
+    const types_t *t[2] = {&v[0].t, &v[1].t};
+    const uint32_t *r[2] = {roots[0], roots[1]};
+    const uint32_t n[2] = {(uint32_t)nroots[0], (uint32_t)nroots[1]};
+    joint_t j;
+    int rc = diff_joint(t, r, n, &j);
+    if (rc == -2) {
+        bad("a root is no type id of its side");
+        goto done;
+    }
+    if (rc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(NNNNN)", u32_bytes(j.side[0].reach, j.side[0].n),
+                           u32_bytes(j.side[0].position, j.side[0].n),
+                           u32_bytes(j.side[1].reach, j.side[1].n),
+                           u32_bytes(j.side[1].position, j.side[1].n),
+                           u32_bytes(j.classes, j.side[0].n + j.side[1].n + 1));
+    joint_free(&j);
+done:
+    for (int k = 0; k < 2; k++) {
+        free(roots[k]);
+        view_free(&v[k]);
+    }
+    return result;
+}
+
+/* (roots, spell, anon, need, spellings of need, briefs of roots) of one side's plan:
+ * the texts made here (cdump_diff_spell) while the view is at hand. */
+static PyObject *plan_result(const diff_side_t *d)
+{
+    PyObject *roots = u32_bytes(d->roots, d->nroots), *anon = u32_bytes(d->anon, d->nanon);
+    PyObject *spell = PyBytes_FromStringAndSize((const char *)d->spell, (Py_ssize_t)d->t->count + 1);
+    PyObject *need = u32_bytes(d->need, d->nneed);
+    PyObject *spellings = cdump_diff_spell(d->t, d->need, d->nneed, d->safe, 0);
+    PyObject *briefs = spellings ? cdump_diff_spell(d->t, d->roots, d->nroots, d->safe, 1) : NULL;
+    PyObject *result = roots && anon && spell && need && spellings && briefs
+        ? PyTuple_Pack(6, roots, spell, anon, need, spellings, briefs) : NULL;
+    Py_XDECREF(roots), Py_XDECREF(anon), Py_XDECREF(spell), Py_XDECREF(need);
+    Py_XDECREF(spellings), Py_XDECREF(briefs);
+    return result;
+}
+
+static PyObject *py_diff_plan(PyObject *self, PyObject *args)
+{
+    PyObject *arg[2], *result = NULL, *side[2] = {NULL, NULL};
+    if (!PyArg_ParseTuple(args, "OO", &arg[0], &arg[1])) return NULL;
+    view_t v[2];
+    diff_side_t d[2];
+    memset(v, 0, sizeof v);
+    memset(d, 0, sizeof d);
+    if (!plan_arg(&v[0], arg[0], &d[0]) && !plan_arg(&v[1], arg[1], &d[1])) {
+        if (diff_plan(d)) {
+            PyErr_NoMemory();
+        } else {
+            for (int k = 0; k < 2; k++) side[k] = plan_result(&d[k]);
+            if (side[0] && side[1]) result = PyTuple_Pack(2, side[0], side[1]);
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        Py_XDECREF(side[k]);
+        plan_free(&v[k], &d[k]);
+    }
+    return result;
+}
+
+/* diff's report (diffreport.c): diff_report(old side, new side, pairing, json) with sides
+ * as diff_plan's; (bytes, number of changes), or None where the reference must make it. */
+static PyObject *py_diff_report(PyObject *self, PyObject *args)
+{
+    PyObject *arg[2], *pairing, *result = NULL;
+    int json;
+    if (!PyArg_ParseTuple(args, "OOOp", &arg[0], &arg[1], &pairing, &json)) return NULL;
+    view_t v[2];
+    diff_side_t d[2];
+    memset(v, 0, sizeof v);
+    memset(d, 0, sizeof d);
+    if (!plan_arg(&v[0], arg[0], &d[0]) && !plan_arg(&v[1], arg[1], &d[1])) {
+        for (int k = 0; k < 2; k++) {
+            d[k].key = calloc((size_t)v[k].t.count + 1, sizeof *d[k].key);
+            d[k].same = calloc((size_t)v[k].t.count + 1, 1);
+        }
+        if (!d[0].key || !d[1].key || !d[0].same || !d[1].same || diff_plan(d)) PyErr_NoMemory();
+        else result = diff_report(d, pairing, json);
+    }
+    for (int k = 0; k < 2; k++) plan_free(&v[k], &d[k]);
+    return result;
+}
+
+/* The C header's hot parts (cdump.c) share one checked view of the type section, held by
+ * a capsule: the header makes five calls, and each view costs a pass over the words. */
+#define VIEW_CAPSULE "canonbtf._btf.view"
+
+static void view_capsule_free(PyObject *capsule)
+{
+    view_t *v = PyCapsule_GetPointer(capsule, VIEW_CAPSULE);
+    if (v) view_free(v);
+    free(v);
+}
+
+static PyObject *py_c_view(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    view_t *v = malloc(sizeof *v);
+    if (!v) return PyErr_NoMemory();
+    if (view_init(v, words, first_id, strings)) {
+        view_free(v);
+        free(v);
+        return NULL;
+    }
+    PyObject *capsule = PyCapsule_New(v, VIEW_CAPSULE, view_capsule_free);
+    if (!capsule) {
+        view_free(v);
+        free(v);
+    }
+    return capsule;
+}
+
+static const types_t *view_of(PyObject *capsule)
+{
+    view_t *v = PyCapsule_GetPointer(capsule, VIEW_CAPSULE);
+    return v ? &v->t : NULL;
+}
+
+static PyObject *py_c_facts(PyObject *self, PyObject *capsule)
+{
+    const types_t *t = view_of(capsule);
+    return t ? cdump_facts(t) : NULL;
+}
+
+/* A function of the view and a pointer size: (view, ptr_size) -> fn(view, ptr_size). */
+static PyObject *on_sized_view(PyObject *args, PyObject *(*fn)(const types_t *, unsigned long))
+{
+    PyObject *capsule;
+    unsigned long ptr_size;
+    if (!PyArg_ParseTuple(args, "Ok", &capsule, &ptr_size)) return NULL;
+    const types_t *t = view_of(capsule);
+    return t ? fn(t, ptr_size) : NULL;
+}
+
+static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
+{
+    return on_sized_view(args, cdump_shape_ok);
+}
+
+static PyObject *py_c_definitions(PyObject *self, PyObject *args)
+{
+    return on_sized_view(args, cdump_definitions);
+}
+
+static PyObject *py_c_render(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *ids, *display, *suffixes;
+    unsigned long ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOOO", &capsule, &ptr_size, &ids, &display, &suffixes))
+        return NULL;
+    const types_t *t = view_of(capsule);
+    return t ? cdump_render(t, ptr_size, ids, display, suffixes) : NULL;
+}
+
+static PyObject *py_c_declarations(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *funcs, *display;
+    unsigned long ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOO", &capsule, &ptr_size, &funcs, &display)) return NULL;
+    const types_t *t = view_of(capsule);
+    return t ? cdump_declarations(t, ptr_size, funcs, display) : NULL;
+}
+
+static PyObject *py_c_placement(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *defs, *refs, *ranks;
+    unsigned long ptr_size;
+    if (!PyArg_ParseTuple(args, "OkOOO", &capsule, &ptr_size, &defs, &refs, &ranks)) return NULL;
+    const types_t *t = view_of(capsule);
+    return t ? cdump_placement(t, ptr_size, defs, refs, ranks) : NULL;
+}
+
+/* bpftool's raw text of a view's types through `write`, with the base's view (or None) for
+ * the DATASEC entries that name a base type (rawdump.c). */
+static PyObject *py_raw_dump(PyObject *self, PyObject *args)
+{
+    PyObject *capsule, *base_capsule, *write;
+    if (!PyArg_ParseTuple(args, "OOO", &capsule, &base_capsule, &write)) return NULL;
+    const types_t *t = view_of(capsule), *base = NULL;
+    if (!t || (base_capsule != Py_None && !(base = view_of(base_capsule)))) return NULL;
+    if (base && base->first_id + base->count != t->first_id)
+        return PyErr_Format(PyExc_ValueError, "the base's ids do not end where the view's start");
+    return raw_dump(t, base, write);
+}
+
+static PyMethodDef methods[] = {
+    {"diff_report", py_diff_report, METH_VARARGS,
+     "diff_report(old side, new side, pairing, json) -> (the report as bytes, number of "
+     "changes), or None where the reference must make it (sides as diff_plan's)"},
+    {"diff_plan", py_diff_plan, METH_VARARGS,
+     "diff_plan((words, strings, own_first), (same for new)) -> per side (u32 ids of the roots "
+     "to describe, spell flag by id, u32 ids of anonymous roots, u32 ids read, [spelling of "
+     "each id read or None], [brief of each root or None]) (diffkeys.c, diffspell.c)"},
+    {"heads", py_heads, METH_VARARGS,
+     "heads(words, first_id, strings, kind, names=None) -> [(id, name_off, vlen, size_or_type)] of "
+     "that kind (and a name in the set `names`)"},
+    {"edges", py_edges, METH_VARARGS,
+     "edges(words, first_id, strings, nodes) -> [tuple of the ids each node refers to]"},
+    {"diff_joint", py_diff_joint, METH_VARARGS,
+     "diff_joint(old words, old strings, old roots, new words, new strings, new roots) -> "
+     "(old reach, old positions, new reach, new positions, joint classes), u32 arrays"},
+    {"sharing", py_sharing, METH_O,
+     "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
+    {"abstract_keys", py_abstract_keys, METH_VARARGS,
+     "abstract_keys(words, 1, strings, base_count=0) -> (u32 keys, u32 token keys, declaration "
+     "flags, kinds), by id; the first base_count types are a split BTF's base"},
+    {"decode", py_decode, METH_VARARGS,
+     "decode(words, first_id, strings, Type, ids=None) -> [Type, ...] as the reader makes "
+     "them (of every record, or of the own ids in u32 array `ids`)"},
+    {"labels", py_labels, METH_VARARGS,
+     "labels(words, first_id, strings) -> [label tuple of each own type] (labels.label)"},
+    {"pack", py_pack, METH_O, "pack(types) -> bytes: the type section as the writer packs it"},
+    {"check", py_check, METH_VARARGS,
+     "check(words, first_id, strings) -> the number of records (ValueError: not as the reader takes)"},
+    {"kinds", py_kinds, METH_VARARGS, "kinds(words, first_id, strings) -> one kind byte per record"},
+    {"order", (PyCFunction)(void (*)(void))py_order, METH_VARARGS | METH_KEYWORDS,
+     "order(words, first_id, strings, by_name, nodes=None, redirect=None) -> (u32 ids, alone)"},
+    {"renumber", (PyCFunction)(void (*)(void))py_renumber, METH_VARARGS | METH_KEYWORDS,
+     "renumber(words, first_id, strings, order, redirect=None) -> (words, strings)"},
+    {"rules_check", py_rules_check, METH_VARARGS,
+     "rules_check(words, first_id, strings, bases) -> the type section's violations as "
+     "validator.validate_in_python reports them, for rules_findings; or None"},
+    {"rules_findings", py_rules_findings, METH_VARARGS,
+     "rules_findings(found, start, count) -> [(type id, kind, name, key, values)]"},
+    {"func_reference", py_func_reference, METH_VARARGS,
+     "func_reference(words, first_id, strings, base_kinds) -> own id or 0"},
+    {"raw_dump", py_raw_dump, METH_VARARGS,
+     "raw_dump(view, base_view, write) -> None: bpftool's raw text, in str chunks to write"},
+    {"c_view", py_c_view, METH_VARARGS,
+     "c_view(words, first_id, strings) -> the checked type section the c_ functions read"},
+    {"c_facts", py_c_facts, METH_O,
+     "c_facts(view) -> (pointer size, info top byte per id, name per id, "
+     "[(FUNC id, FUNC name, tag name)])"},
+    {"c_shape_ok", py_c_shape_ok, METH_VARARGS,
+     "c_shape_ok(view, ptr_size) -> True: spellable as C; False: ask c_shape"},
+    {"c_definitions", py_c_definitions, METH_VARARGS,
+     "c_definitions(view, ptr_size) -> (ids, [(text, refs, enumerators)])"},
+    {"c_declarations", py_c_declarations, METH_VARARGS,
+     "c_declarations(view, ptr_size, [(FUNC id, name bytes)], display) -> [(text, refs)]"},
+    {"c_render", py_c_render, METH_VARARGS,
+     "c_render(view, ptr_size, ids, display, suffixes) -> [(text, refs, enumerators)]"},
+    {"c_placement", py_c_placement, METH_VARARGS,
+     "c_placement(view, ptr_size, defs, refs, ranks) -> (order, forward)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_btf", "The type section checked, ordered and renumbered in C.", 0,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__btf(void)
+{
+    big_alloc_setup();
+    return PyModule_Create(&module);
+}
