@@ -34,6 +34,7 @@ from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf, Type
 from canonbtf.errors import InputError
 from canonbtf.output import TEMP_PREFIX
+from canonbtf.spec import kinds as spec
 
 HEADER_NAMES = ("magic", "version", "flags", "hdr_len", "type_off", "type_len", "str_off",
                 "str_len")
@@ -187,22 +188,22 @@ class Layout:
             kind = f.info_kind(info)
             vlen = f.info_vlen(info) if kind != f.FUNC else 0
             fixed = pos + 12
-            words = 3 + f.FIXED_WORDS.get(kind, 0) + f.ITEM_WORDS.get(kind, 0) * vlen
+            words = 3 + spec.FIXED_WORDS.get(kind, 0) + spec.ITEM_WORDS.get(kind, 0) * vlen
             rec = Record(type_id, kind, pos, pos + 4 * words, info, [], [pos], [], [])
-            if kind in f.TYPED_KINDS:
+            if kind in spec.TYPED:
                 rec.type_slots.append(pos + 8)
                 if kind in (f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG):
                     rec.by_value_slots.append(pos + 8)
-            elif kind in f.SIZED_KINDS:
+            elif kind in spec.SIZED:
                 rec.value_slots.append(pos + 8)
             if kind == f.ARRAY:
                 rec.type_slots += [fixed, fixed + 4]
                 rec.by_value_slots.append(fixed)
                 rec.value_slots.append(fixed + 8)
-            elif kind in f.FIXED_WORDS:
+            elif kind in spec.FIXED_WORDS:
                 rec.value_slots.append(fixed)
-            items = fixed + 4 * f.FIXED_WORDS.get(kind, 0)
-            step = 4 * f.ITEM_WORDS.get(kind, 0)
+            items = fixed + 4 * spec.FIXED_WORDS.get(kind, 0)
+            step = 4 * spec.ITEM_WORDS.get(kind, 0)
             for item in range(items, rec.end, step or 1):
                 if kind in (f.STRUCT, f.UNION):
                     rec.name_slots.append(item)

@@ -23,6 +23,7 @@ from canonbtf.canon import accel as compiled
 from canonbtf.canon import canonicalize
 from canonbtf.canon.order import ordered
 from canonbtf.errors import InputError
+from canonbtf.spec import kinds as spec
 
 from . import fuzzing
 from .conftest import BASE_61, MODULE_BLOBS, VMLINUX_BLOBS, corpus_path, load_cached
@@ -106,7 +107,7 @@ def random_btf(rng: random.Random, count: int, base: Btf | None = None,
     types = [makers[rng.choice(kinds)]() for _ in range(count)]
     # A pointer or modifier to a FUNC is refused (test_a_pointer_to_a_func_is_refused_alike).
     for t in types:
-        if t.kind not in f.MODIFIER_KINDS | {f.PTR, f.TYPEDEF}:
+        if t.kind not in spec.QUALIFIER | {f.PTR, f.TYPEDEF}:
             continue
         ref = t.size_or_type
         target = types[ref - first] if ref >= first else base.type_by_id(ref) if base else None

@@ -21,6 +21,7 @@ from canonbtf.dwarf.convert import ConvertContext, Skips, convert_unit
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.features import DEFAULT
 from canonbtf.dwarf.sections import open_dwarf
+from canonbtf.spec import kinds as spec
 
 from .conftest import REPO, need_tool
 
@@ -187,7 +188,7 @@ def test_records_are_numbered_from_one_with_void_zero(tmp_path, cc, version):
     assert records[0] is None and all(r is not None for r in records[1:])
     for kind, _, _, size_or_type, extra, items in records[1:]:
         refs = []
-        if kind in f.TYPED_KINDS:
+        if kind in spec.TYPED:
             refs.append(size_or_type)
         if kind == f.ARRAY:
             refs += extra[:2]

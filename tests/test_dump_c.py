@@ -19,6 +19,7 @@ from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.strings import StringTable
 from canonbtf.cli import main
 from canonbtf.emit.c.header import dump_c, header_names
+from canonbtf.spec import kinds as spec
 
 from .conftest import BASE_61, corpus_path, load_cached, need_tool, sysfs_vmlinux
 from .shuffle import shuffle
@@ -608,7 +609,7 @@ def builtin_named_btf(kind: int) -> Btf:
     return b.build()
 
 
-BUILTIN_NAMED_KINDS = [pytest.param(kind, id=f.KIND_NAMES[kind].lower())
+BUILTIN_NAMED_KINDS = [pytest.param(kind, id=spec.KIND_NAMES[kind].lower())
                        for kind in (f.STRUCT, f.UNION, f.ENUM, f.FWD, f.TYPEDEF)]
 
 

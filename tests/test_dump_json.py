@@ -10,6 +10,7 @@ import pytest
 from canonbtf.btf import format as f
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.emit.json import dump_json
+from canonbtf.spec import kinds as spec
 
 from .conftest import load_cached, resolve_input
 
@@ -32,7 +33,7 @@ def test_one_object_per_type_with_names(name):
     assert doc["first_id"] == btf.first_id and doc["last_id"] == btf.last_id
     for obj, (type_id, t) in zip(types, btf.own()):
         assert obj["id"] == type_id
-        assert obj["kind"] == f.KIND_NAMES[t.kind]
+        assert obj["kind"] == spec.KIND_NAMES[t.kind]
         assert obj["name"].encode("latin-1") == btf.type_name(t).encode("latin-1")
         if t.kind in (f.STRUCT, f.UNION):
             assert [m["name"] for m in obj["members"]] == [btf.name(m[0]) for m in t.items]

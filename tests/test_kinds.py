@@ -21,6 +21,7 @@ from canonbtf.btf.kinds import KINDS, NAME, TYPE, VALUE, Shape
 from canonbtf.btf.model import Type
 from canonbtf.canon import dedup
 from canonbtf.dwarf import core, fragment, keys
+from canonbtf.spec import kinds as spec
 
 from .conftest import REPO
 
@@ -147,13 +148,13 @@ def test_the_modules_use_the_generated_functions():
 
 def test_the_table_agrees_with_the_wire_format():
     """format.py's sets say the same as the rows, for every kind."""
-    assert len(KINDS) == len(f.KIND_NAMES) == f.MAX_KIND + 1
+    assert len(KINDS) == len(spec.KIND_NAMES) == f.MAX_KIND + 1
     for kind in range(1, len(KINDS)):
         shape = KINDS[kind]
-        assert (shape.sot == TYPE) == (kind in f.TYPED_KINDS), f.kind_name(kind)
-        assert bool(shape.item) == (kind in f.ITEM_WORDS), f.kind_name(kind)
+        assert (shape.sot == TYPE) == (kind in spec.TYPED), f.kind_name(kind)
+        assert bool(shape.item) == (kind in spec.ITEM_WORDS), f.kind_name(kind)
         if shape.extra is not None:
-            assert len(shape.extra) == f.FIXED_WORDS[kind]
+            assert len(shape.extra) == spec.FIXED_WORDS[kind]
     assert kinds.item_name_index(f.DATASEC) is None
     assert kinds.item_name_index(f.STRUCT) == 0
 
@@ -201,7 +202,7 @@ def test_the_cores_kind_sets_are_the_tables():
     text = KEYS_C.read_text()
     line = re.search(r"if \(\(k == K_STRUCT.*?\)\s*&& r->name.len\)", text, re.S)
     assert line
-    assert {getattr(f, n) for n in re.findall(r"\bK_(\w+)", line.group(0))} == dedup.TOKEN_KINDS
+    assert {getattr(f, n) for n in re.findall(r"\bK_(\w+)", line.group(0))} == spec.TOKEN
 
 
 def c_switch(function: str, path: Path) -> dict[int, str]:
@@ -226,8 +227,8 @@ def test_the_compiled_parts_item_and_word_tables_are_the_tables():
     items = c_switch("item_words", TYPES_C)
     for kind in range(1, len(KINDS)):
         assert roles[kind] == '"' + "".join(letter[r] for r in KINDS[kind].item) + '"'
-        assert int(fixed[kind]) == f.FIXED_WORDS.get(kind, 0), f.kind_name(kind)
-        assert int(items[kind]) == f.ITEM_WORDS.get(kind, 0), f.kind_name(kind)
+        assert int(fixed[kind]) == spec.FIXED_WORDS.get(kind, 0), f.kind_name(kind)
+        assert int(items[kind]) == spec.ITEM_WORDS.get(kind, 0), f.kind_name(kind)
 
 
 def test_the_merges_kind_set_is_the_tables():
@@ -249,7 +250,7 @@ def test_one_token_for_the_dedup_and_the_keyed_merge():
     assert keys.token_of is dedup.token_of and keys.is_declaration is dedup.is_declaration
     for kind in range(1, len(KINDS)):
         token = dedup.token_of(kind, "n", 1)
-        assert (token is not None) == (kind in dedup.TOKEN_KINDS)
+        assert (token is not None) == (kind in spec.TOKEN)
         assert dedup.token_of(kind, "", 1) is None
 
 

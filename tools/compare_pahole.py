@@ -40,6 +40,7 @@ from canonbtf.btf import reader, writer  # noqa: E402
 from canonbtf.btf.declarator import ReferenceSpeller  # noqa: E402
 from canonbtf.btf.model import Btf, Type  # noqa: E402
 from canonbtf.errors import InputError  # noqa: E402
+from canonbtf.spec import kinds as spec  # noqa: E402
 
 DEBUG = "/root/.cache/canonbtf-corpus/linux-image-6.1.0-56-cloud-amd64-dbg/usr/lib/debug/"
 KERNEL = DEBUG + "boot/vmlinux-6.1.0-56-cloud-amd64"
@@ -407,7 +408,7 @@ def compare_types(ours: Btf, theirs: Btf, base: Btf | None) -> int:
 
     ours_counts, theirs_counts = kind_counts(ours), kind_counts(theirs)
     print(f"\n{'kind':<12}{'ours':>10}{'pahole':>10}")
-    for kind in f.KIND_NAMES[1:]:
+    for kind in spec.KIND_NAMES[1:]:
         row = (ours_counts[kind], theirs_counts[kind])
         if any(row):
             print(f"{kind:<12}{row[0]:>10}{row[1]:>10}")

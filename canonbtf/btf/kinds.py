@@ -34,11 +34,8 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 
-from . import format as f
-
-NAME = "name"
-TYPE = "type"
-VALUE = "value"
+from ..spec import kinds as spec
+from ..spec.kinds import NAME, TYPE, VALUE
 
 FIELDS = ("kind", "name_off", "kflag", "size_or_type", "extra", "items")
 
@@ -52,33 +49,14 @@ class Shape(namedtuple("Shape", ("sot", "extra", "item"), defaults=(VALUE, None,
 
 
 _PLAIN = Shape()
-_TYPED = Shape(sot=TYPE)
-_MEMBERS = Shape(item=(NAME, TYPE, VALUE))
-_ENUMERATORS = Shape(item=(NAME, VALUE))
 
-_ROWS = {
-    f.UNKN: _PLAIN,
-    f.INT: _PLAIN,
-    f.PTR: _TYPED,
-    f.ARRAY: Shape(extra=(TYPE, TYPE, VALUE)),  # (elem type, index type, nelems)
-    f.STRUCT: _MEMBERS,
-    f.UNION: _MEMBERS,
-    f.ENUM: _ENUMERATORS,
-    f.FWD: _PLAIN,
-    f.TYPEDEF: _TYPED,
-    f.VOLATILE: _TYPED,
-    f.CONST: _TYPED,
-    f.RESTRICT: _TYPED,
-    f.FUNC: _TYPED,
-    f.FUNC_PROTO: Shape(sot=TYPE, item=(NAME, TYPE)),
-    f.VAR: _TYPED,
-    f.DATASEC: Shape(item=(TYPE, VALUE, VALUE)),  # (var type, offset, size): no name
-    f.FLOAT: _PLAIN,
-    f.DECL_TAG: _TYPED,
-    f.TYPE_TAG: _TYPED,
-    f.ENUM64: _ENUMERATORS,
-}
-KINDS: tuple[Shape, ...] = tuple(_ROWS[kind] for kind in range(f.MAX_KIND + 1))
+
+def shape_of(row: spec.Kind) -> Shape:
+    """The roles of a row of the one table of kinds (a size in size_or_type is a VALUE)."""
+    return Shape(sot=TYPE if row.sot == TYPE else VALUE, extra=row.extra, item=row.item)
+
+
+KINDS: tuple[Shape, ...] = tuple(shape_of(row) for row in spec.ROWS)
 # Kinds past the table (unknown to this version, as the validator's tests make them in
 # memory) hold no references and no item names, up to the 7 bits of info's kind field.
 _ANY_KIND = 0x80

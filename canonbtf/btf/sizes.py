@@ -14,19 +14,18 @@ BTF's member offsets and size.
 
 from __future__ import annotations
 
+from ..spec import kinds as spec
 from . import format as f
 from .model import Btf, Type
 
 # How a kind's size is found.
 OWN, POINTER, ARRAY, TARGET, NONE = range(5)
-# Kinds sized as the type they name, and aligned like it.
-TRANSPARENT = frozenset({f.TYPEDEF, f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
 # The rule by kind (index: kind, up to the 7 bits a record has for it; unknown kinds have
 # none). A VAR has no C type to size; the validator follows the kernel, which sizes it
 # through its type.
 SIZE_RULE = tuple(
-    OWN if kind in f.SIZED_KINDS else POINTER if kind == f.PTR else ARRAY if kind == f.ARRAY
-    else TARGET if kind in TRANSPARENT else NONE
+    OWN if kind in spec.SIZED else POINTER if kind == f.PTR else ARRAY if kind == f.ARRAY
+    else TARGET if kind in spec.MODIFIER else NONE
     for kind in range(128)
 )
 
@@ -64,7 +63,7 @@ def _by_value(t: Type | None) -> tuple[int, ...]:
         return tuple([m[1] for m in t.items if m[1]])
     if kind == f.ARRAY:
         return (t.extra[0],) if t.extra[0] else ()
-    if kind in TRANSPARENT:
+    if kind in spec.MODIFIER:
         return (t.size_or_type,) if t.size_or_type else ()
     return ()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from array import array
 
+from ..spec import kinds as spec
 from . import accel
 from . import format as f
 from .model import Btf, Type
@@ -61,7 +62,7 @@ def _words(types: list[Type]) -> list[int]:
     words: list[int] = []
     append = words.append
     extend = words.extend
-    fixed = f.FIXED_WORDS
+    fixed = spec.FIXED_WORDS
     for t in types:
         kind = t.kind
         items = t.items

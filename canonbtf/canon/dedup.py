@@ -37,9 +37,6 @@ from .labels import label
 from .refine import Partition
 from .twins import declared_twins
 
-# Kinds whose named types stand for their name in the first partition (`token_of`).
-TOKEN_KINDS = frozenset({f.STRUCT, f.UNION, f.FWD, f.ENUM, f.ENUM64})
-
 
 def token_of(kind: int, name: str, kflag: int) -> tuple | None:
     """What a reference to a type is abstracted to in the first partition: the name of a

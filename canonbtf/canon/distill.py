@@ -29,14 +29,13 @@ from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..errors import InputError
+from ..spec import kinds as spec
 
 # Kinds a split BTF may reference in its base (libbpf refuses to distil others).
 _REFERENCEABLE = frozenset({f.INT, f.FLOAT, f.FWD, f.ARRAY, f.STRUCT, f.UNION, f.TYPEDEF,
                             f.ENUM, f.ENUM64, f.PTR, f.CONST, f.RESTRICT, f.VOLATILE,
                             f.FUNC_PROTO, f.TYPE_TAG})
 _COMPOSITE = (f.STRUCT, f.UNION)
-# What the kernel lets a member refer through before it stops being "embedded".
-_EMBED_THROUGH = frozenset({f.CONST, f.RESTRICT, f.VOLATILE, f.TYPEDEF, f.TYPE_TAG})
 
 
 def _stays_in_base(t: Type) -> bool:
@@ -140,7 +139,7 @@ def _embedded_ids(split: Btf) -> set[int]:
         for ref in t.refs():
             while ref:
                 target = split.type_by_id(ref)
-                if target.kind in _EMBED_THROUGH:
+                if target.kind in spec.MODIFIER:
                     ref = target.size_or_type
                 elif target.kind == f.ARRAY:
                     ref = target.extra[0]

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from ..btf import format as f
 from ..btf.model import Type
+from ..spec import kinds as spec
 
 ORDERS = ("kind", "name")
 
@@ -52,7 +53,7 @@ def scalars(t: Type, name: Callable[[int], str]) -> tuple:
 def label_head(t: Type, name: Callable[[int], str], order: str = "kind") -> tuple:
     """The label without its scalars: (kind, vlen, name, kind_flag, size), or with the name
     first for the name order. Most types are told apart by this alone."""
-    size = t.size_or_type if t.kind in f.SIZED_KINDS else 0
+    size = t.size_or_type if t.kind in spec.SIZED else 0
     if order == "name":
         return (name(t.name_off), t.kind, t.vlen, t.kflag, size)
     return (t.kind, t.vlen, name(t.name_off), t.kflag, size)

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 from ..btf import format as f
 from ..btf.model import Btf
-from ..btf.sizes import ARRAY, NONE, OWN, POINTER, SIZE_RULE, TARGET, TRANSPARENT
+from ..btf.sizes import ARRAY, NONE, OWN, POINTER, SIZE_RULE, TARGET
+from ..spec import kinds as spec
 from .words import located, word
 
 # Kernel limits (include/uapi/linux/btf.h, include/linux/kallsyms.h).
@@ -39,10 +40,9 @@ def kinds(*wanted: int) -> tuple[bool, ...]:
     return tuple(k in wanted for k in range(NULL + 1))
 
 
-MODIFIER = kinds(*TRANSPARENT)
-NEEDS_RESOLVE = kinds(f.TYPEDEF, f.VOLATILE, f.CONST, f.RESTRICT, f.TYPE_TAG, f.PTR,
-                      f.STRUCT, f.UNION, f.ARRAY, f.VAR, f.FUNC, f.DECL_TAG, f.DATASEC)
-SOURCE_ONLY = kinds(f.VAR, f.DECL_TAG, f.DATASEC)
+MODIFIER = kinds(*spec.MODIFIER)
+NEEDS_RESOLVE = kinds(*spec.NEEDS_RESOLVE)
+SOURCE_ONLY = kinds(*spec.SOURCE_ONLY)
 # How btf_type_id_size sizes each kind: the rule every user of sizes follows, except that
 # the kernel sizes a VAR through its type too.
 _SIZE_RULE = tuple(TARGET if k == f.VAR else SIZE_RULE[k] for k in range(NULL)) + (NONE,)

@@ -15,6 +15,7 @@ from typing import Optional
 
 from ..btf import format as f
 from ..btf.model import Type
+from ..spec import kinds as spec
 from .env import MAX_TYPE_ID, MAX_VLEN, CheckEnv
 
 _SECTION_NAME = re.compile("[\x20-\x7e\xa0-\xff]{1,512}")
@@ -251,7 +252,7 @@ def check_records(env: CheckEnv) -> None:
         if vlen > MAX_VLEN:
             env.report(type_id, "vlen", vlen)
             continue
-        if t.items and kind not in f.ITEM_WORDS:
+        if t.items and kind not in spec.ITEM_WORDS:
             env.report(type_id, "vlen-items", len(t.items))
             continue
         if not env.offset_ok(t.name_off):

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from ..btf import format as f
 from ..btf.model import Type
+from ..spec import kinds as spec
 from .env import (
     BROKEN,
     MODE_TBD,
@@ -32,7 +33,7 @@ from .env import (
     kinds,
 )
 
-_DECL_TAG_TARGET = kinds(f.FUNC, f.STRUCT, f.UNION, f.VAR, f.TYPEDEF)
+_DECL_TAG_TARGET = kinds(*spec.DECL_TAG_TARGET)
 
 
 def check_all_resolve(env: CheckEnv) -> None:

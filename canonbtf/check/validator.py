@@ -33,6 +33,7 @@ from collections.abc import Iterator
 
 from ..btf import format as f
 from ..btf.model import Btf
+from ..spec import kinds as spec
 from .accel import compiled_findings
 from .env import (
     BROKEN,
@@ -208,8 +209,8 @@ def _type_section_size(btf: Btf) -> int:
     if btf.packed is not None:
         return memoryview(btf.packed.words).nbytes
     size = 0
-    fixed = f.FIXED_WORDS
-    item_words = f.ITEM_WORDS
+    fixed = spec.FIXED_WORDS
+    item_words = spec.ITEM_WORDS
     for t in btf.types:
         kind = t.kind
         size += 12 + 4 * fixed.get(kind, 0) + 4 * item_words.get(kind, 0) * len(t.items)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from ..btf import format as f
 from ..btf.declarator import MAX_CHAIN
 from ..btf.model import Btf, Type
-from .model import _AGGREGATES, _PASS_THROUGH
+from ..spec import kinds as spec
 from .pairing import Types
 from .speller import _Speller
 
@@ -60,7 +60,7 @@ class _Facts:
         while type_id and depth <= MAX_CHAIN:
             t = self.types[type_id]
             kind = t.kind
-            if kind in _PASS_THROUGH:
+            if kind in spec.QUALIFIER:
                 type_id = t.size_or_type
             elif kind == f.ARRAY:
                 suffix += "[]"
@@ -68,7 +68,7 @@ class _Facts:
             elif kind == f.PTR:
                 suffix += "->"
                 type_id = t.size_or_type
-            elif kind in _AGGREGATES and not t.name_off:
+            elif kind in spec.TAGGED and not t.name_off:
                 return type_id, suffix
             else:
                 return None
@@ -167,7 +167,7 @@ class _Facts:
             out.append((("size",), t.size_or_type))
         elif kind == f.FWD:
             out.append((("fwd_kind",), "union" if t.kflag else "struct"))
-        if kind in _AGGREGATES and len({key for key, _ in out}) != len(out):
+        if kind in spec.TAGGED and len({key for key, _ in out}) != len(out):
             out = _unique_keys(out)
         return tuple(out)
 

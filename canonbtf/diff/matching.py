@@ -7,8 +7,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from ..btf import format as f
+from ..spec import kinds as spec
 from .facts import _Facts
-from .model import _AGGREGATES, _FAMILY_OF_KIND, ADDED, REMOVED, Entry
+from .model import _FAMILY_OF_KIND, ADDED, REMOVED, Entry
 from .pairing import Root, pair_anonymous, pair_named
 
 
@@ -34,7 +35,7 @@ def _named_roots(side: _Facts, plan: tuple[list[int], list[int]] | None
         elif t.name_off:
             text = name(t.name_off)
             named[(family, text)].append(Root(type_id, family, text))
-        elif kind in _AGGREGATES:
+        elif kind in spec.TAGGED:
             anon_candidates.append(type_id)
     return named, decl_tags, anon_candidates if plan is None else plan[1]
 

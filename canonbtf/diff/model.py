@@ -19,8 +19,6 @@ _FAMILY_OF_KIND = {
     f.TYPEDEF: "typedef", f.INT: "int", f.FLOAT: "float", f.FUNC: "func", f.VAR: "var",
     f.DATASEC: "datasec", f.DECL_TAG: "decl_tag",
 }
-_AGGREGATES = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
-_PASS_THROUGH = frozenset({f.CONST, f.VOLATILE, f.RESTRICT, f.TYPE_TAG})
 
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 

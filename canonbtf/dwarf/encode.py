@@ -34,6 +34,7 @@ from ..btf.model import Btf
 from ..btf.strings import StringTable
 from ..errors import InputError
 from ..gcpause import paused_gc
+from ..spec import kinds as spec
 from .constants import TAG_NAMES
 from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
@@ -514,4 +515,4 @@ def kind_counts(btf: Btf) -> dict[str, int]:
     for kind in kinds if kinds is not None else (t.kind for t in btf.types):
         name = f.kind_name(kind)
         counts[name] = counts.get(name, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: f.KIND_BY_NAME.get(kv[0], 99)))
+    return dict(sorted(counts.items(), key=lambda kv: spec.KIND_BY_NAME.get(kv[0], 99)))

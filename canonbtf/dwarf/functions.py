@@ -35,6 +35,7 @@ from ..btf.strings import StringTable
 from ..canon import accel as compiled
 from ..canon import renumbered
 from ..canon.renumber import new_ids
+from ..spec import kinds as spec
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
 
 
@@ -328,7 +329,7 @@ def _referenced(btf: Btf, dropped: set[int]) -> set[int]:
     out: set[int] = set()
     add = out.add
     update = out.update
-    typed = f.TYPED_KINDS - {f.DECL_TAG}
+    typed = spec.TYPED - {f.DECL_TAG}
     for type_id, t in btf.own():
         kind = t.kind
         if kind in typed:

@@ -37,7 +37,8 @@ from collections.abc import Sequence
 
 from ..btf import kinds
 from ..btf.model import Btf
-from ..canon.dedup import TOKEN_KINDS, is_declaration, token_of
+from ..canon.dedup import is_declaration, token_of
+from ..spec import kinds as spec
 from .fragment import RECORD_REFS, RECORD_REMAP, Fragment, records_btf
 
 Record = tuple
@@ -86,7 +87,7 @@ class KeyPool:
         for n in range(1, count):
             record = records[n]
             kind = record[0]
-            if kind in TOKEN_KINDS and record[1]:
+            if kind in spec.TOKEN and record[1]:
                 t = token_of(kind, record[1], record[2])
                 part[n] = tokens.setdefault(t, t)
                 waiting[n] = False

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf
+from ..spec import kinds as spec
 
 JSON_FORMAT_VERSION = 1
 
@@ -48,7 +49,7 @@ def json_lines(btf: Btf) -> list[str]:
     lines = [f'{{"canonbtf_json":{JSON_FORMAT_VERSION},"first_id":{btf.first_id},'
              f'"last_id":{btf.last_id},"types":[\n']
     emit = lines.append
-    kind_names = f.KIND_NAMES
+    kind_names = spec.KIND_NAMES
     last_id = btf.last_id
     for type_id, t in btf.own():
         kind = t.kind

@@ -17,10 +17,11 @@ from typing import TextIO
 
 from ..btf import format as f
 from ..btf.model import Btf, Type
+from ..spec import kinds as spec
 from .accel import raw_dump as _compiled_dump
 
 # bpftool spells kind 0 differently from our KIND_NAMES.
-_KIND_TEXT = ("UNKNOWN", *f.KIND_NAMES[1:])
+_KIND_TEXT = ("UNKNOWN", *spec.KIND_NAMES[1:])
 _INT_ENCODING_TEXT = {0: "(none)", f.INT_SIGNED: "SIGNED", f.INT_CHAR: "CHAR",
                       f.INT_BOOL: "BOOL"}
 _FUNC_LINKAGE_TEXT = ("static", "global", "extern")

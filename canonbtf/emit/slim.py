@@ -23,6 +23,7 @@ from ..btf import reader
 from ..btf.btf_ext import core_relos
 from ..btf.model import Btf
 from ..errors import InputError
+from ..spec import kinds as spec
 from .c.header import VMLINUX_GUARD, _Header, _header_for, forward_block, kfunc_block, write_header
 
 # The typedefs libbpf's BPF headers (bpf_helpers.h, bpf_tracing.h, bpf_core_read.h,
@@ -253,7 +254,7 @@ def _add_relo_root(index: _Names, selection: Selection, local: Btf, type_id: int
     if type_id and t is None:
         raise InputError(path, f".BTF.ext: CO-RE relocation on type id {type_id}, which "
                          f"its .BTF does not have")
-    while t is not None and t.kind in f.MODIFIER_KINDS:
+    while t is not None and t.kind in spec.QUALIFIER:
         t = local.type_by_id(t.size_or_type)
     if t is None or not t.name_off:
         return

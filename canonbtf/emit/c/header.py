@@ -28,9 +28,10 @@ from ...btf.model import Btf, Type
 from ...btf.sizes import LazyByValue, TypeSizes, by_value_edges, pointer_size
 from ...errors import InputError
 from ...gcpause import paused_gc
+from ...spec import kinds as spec
 from .accel import CompiledSpelling
 from .names import KIND_MASK, NameClaims, canonical_ranks
-from .spell import NAMED_KINDS, DefinitionSpeller, is_builtin_typedef
+from .spell import DefinitionSpeller, is_builtin_typedef
 
 if TYPE_CHECKING:
     from .order import Placement
@@ -305,7 +306,7 @@ class _Header:
         for tid in range(self.first_id, len(types)):
             kind = types[tid].kind
             if names[tid]:
-                if kind in NAMED_KINDS and not is_builtin_typedef(kind, names[tid]):
+                if kind in spec.C_NAMED and not is_builtin_typedef(kind, names[tid]):
                     defs.append(tid)
                     self._render(tid)
             elif kind == f.ENUM or kind == f.ENUM64:

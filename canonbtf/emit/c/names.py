@@ -8,7 +8,7 @@ Same-name definitions take `___2`, `___3` in key order.
 from __future__ import annotations
 
 from ...btf import format as f
-from .spell import TAG_KINDS
+from ...spec import kinds as spec
 
 # Rank of each defining kind in the key, after the name: the tie-break between a struct and
 # a typedef of the same name (different C namespaces, so both keep the plain name).
@@ -123,7 +123,7 @@ class NameClaims:
             name = names[d]
             printed = enumerators[d]
             if kind == f.TYPEDEF or kind == f.STRUCT or kind == f.UNION or (
-                    kind in TAG_KINDS and name and printed):
+                    kind in spec.TAGGED and name and printed):
                 counts = ident_count if kind == f.TYPEDEF else tag_count
                 n = counts.get(name, 0) + 1
                 counts[name] = n

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from ...btf import format as f
 from ...btf.model import Type
-from .spell import TAG_KINDS, VALUE, is_builtin_typedef
+from ...spec import kinds as spec
+from .spell import VALUE, is_builtin_typedef
 
 # What a mentioned definition asks of the order (see `dependencies`).
 _COMPOSITE, _TYPEDEF, _BUILTIN, _OTHER = range(4)
@@ -69,7 +70,7 @@ class Placement:
                 if r >= first and not is_builtin_typedef(kind, names[r]):
                     out.append(r)
                 out.extend(self.complete_deps(r))
-            elif names[r] and (kind in TAG_KINDS or kind == f.FWD):
+            elif names[r] and (kind in spec.TAGGED or kind == f.FWD):
                 if r >= first:
                     out.append(r)
             else:

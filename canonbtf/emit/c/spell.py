@@ -14,14 +14,13 @@ from ...btf import format as f
 from ...btf.declarator import Declarators, declarator_chain
 from ...btf.model import Type
 from ...btf.sizes import TypeSizes, round_up
+from ...spec import kinds as spec
 
 # How a type is used where it is mentioned: by value (it must be complete) or through a
 # pointer or in a prototype (a declaration is enough).
 VALUE = 0
 REF = 1
 
-TAG_KINDS = frozenset({f.STRUCT, f.UNION, f.ENUM, f.ENUM64})
-NAMED_KINDS = TAG_KINDS | {f.FWD, f.TYPEDEF}
 # A typedef for a compiler built-in: defining it again breaks the build (bpftool skips it too).
 BUILTIN_TYPEDEFS = frozenset({"__builtin_va_list"})
 # `mode` attributes that give an enum a size other than int's (`word` is DI on 64-bit).
@@ -289,7 +288,7 @@ class DefinitionSpeller(Declarators):
                 spelled = "enum " + self.display.get(tid, name)
             elif kind == f.FWD:
                 spelled = ("union " if t.kflag else "struct ") + name
-        cached = (spelled, spelled is not None and t is not None and t.kind in NAMED_KINDS)
+        cached = (spelled, spelled is not None and t is not None and t.kind in spec.C_NAMED)
         self._specifiers[tid] = cached
         return cached
 
