@@ -52,9 +52,13 @@ if SANITIZE in ("1", "fuzzer"):
 
 
 class OptionalBuildExt(build_ext):
-    """A failing compile leaves the pure path, with one warning line."""
+    """The spec's C headers written (canonbtf/spec/gen_c.py), then the extensions; a
+    failing compile leaves the pure path, with one warning line."""
 
     def run(self):
+        env = dict(os.environ, PYTHONPATH=HERE)
+        subprocess.run([sys.executable, "-m", "canonbtf.spec.gen_c"], cwd=HERE, env=env,
+                       check=True)
         try:
             super().run()
         except Exception as e:  # noqa: BLE001 - any build failure means "no core"
@@ -87,10 +91,14 @@ BTF_SOURCES = [f"canonbtf/{folder}/{name}" for folder, names in BTF_CSRC.items()
 BTF_INCLUDES = [f"canonbtf/{folder}" for folder in BTF_CSRC]
 BTF_HEADERS = [os.path.join(folder, name) for folder in BTF_INCLUDES
                for name in sorted(os.listdir(os.path.join(HERE, folder)))
-               if name.endswith(".h")]
+               if name.endswith((".h", ".def"))]
+# The spec's generated C (kinds.def, features.def) and the header that reads it.
+SPEC_HEADERS = ["canonbtf/native/csrc/kinds.h", "canonbtf/native/csrc/kinds.def",
+                "canonbtf/native/csrc/features.def"]
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core", [f"canonbtf/dwarf/csrc/{name}" for name in SOURCES],
-              depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h"],
+              include_dirs=["canonbtf/native/csrc"],
+              depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h", *SPEC_HEADERS],
               extra_compile_args=flags, extra_link_args=link),
     Extension("canonbtf._btf", BTF_SOURCES, include_dirs=BTF_INCLUDES, depends=BTF_HEADERS,
               extra_compile_args=flags, extra_link_args=link),

@@ -2,14 +2,12 @@
 
 Every specialised function, for every kind, gives what the generic function that reads
 the table gives, on random records of that kind, as `Type`s and as encoder records; the
-compiled parts (dwarf/csrc/keys.c, btf/csrc/types.c) put references and names where the
-table does; a new row alone makes every specialisation of a new kind.
+compiled core's entries (dwarf/csrc/keys.c, which reads the table through the generated
+kinds.def: tests/test_spec.py) equal the pure ones; a new row alone makes every
+specialisation of a new kind.
 """
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -176,74 +174,6 @@ def test_a_new_kind_is_one_row(monkeypatch):
 
 
 # -- the compiled core ---------------------------------------------------------------------
-
-KEYS_C = REPO / "canonbtf" / "dwarf" / "csrc" / "keys.c"
-MERGE_C = REPO / "canonbtf" / "dwarf" / "csrc" / "merge.c"
-TYPES_C = REPO / "canonbtf" / "btf" / "csrc" / "types.c"
-
-
-def c_kinds(function: str, path: Path = KEYS_C) -> set[int]:
-    """The kinds named in the body of the C function `int function(... kind)`."""
-    text = path.read_text()
-    body = re.search(rf"\bint {function}\(\w+ kind\)\s*\{{(.*?)\n\}}", text, re.S)
-    assert body, function
-    return {getattr(f, name) for name in re.findall(r"\bK_(\w+)", body.group(1))}
-
-
-def table_kinds(test) -> set[int]:
-    return {kind for kind in range(1, len(KINDS)) if test(KINDS[kind])}
-
-
-def test_the_cores_kind_sets_are_the_tables():
-    """keys.c's `single_ref` (a reference in size_or_type only) and `leaf_kind` (no
-    reference) name the kinds the table gives; its tokens are canon.dedup's."""
-    assert c_kinds("single_ref") == table_kinds(lambda s: refs_at(s) == (True, False, False))
-    assert c_kinds("leaf_kind") == table_kinds(lambda s: refs_at(s) == (False, False, False))
-    text = KEYS_C.read_text()
-    line = re.search(r"if \(\(k == K_STRUCT.*?\)\s*&& r->name.len\)", text, re.S)
-    assert line
-    assert {getattr(f, n) for n in re.findall(r"\bK_(\w+)", line.group(0))} == spec.TOKEN
-
-
-def c_switch(function: str, path: Path) -> dict[int, str]:
-    """kind -> what the `case K_...: return X;` lines of the C function return (as text);
-    kinds not listed take its `default`."""
-    text = path.read_text()
-    body = re.search(rf"\b{function}\(\w+ kind\)\s*\{{(.*?)\n\}}", text, re.S)
-    assert body, function
-    out = {}
-    for cases, value in re.findall(r"((?:case K_\w+:\s*)+)return ([^;]+);", body.group(1)):
-        out.update({getattr(f, name): value for name in re.findall(r"K_(\w+)", cases)})
-    default = re.search(r"default: return ([^;]+);", body.group(1))
-    assert default, function
-    return {kind: out.get(kind, default.group(1)) for kind in range(1, len(KINDS))}
-
-
-def test_the_compiled_parts_item_and_word_tables_are_the_tables():
-    """types.c's words per kind and merge.c's item roles, as format.py and KINDS say."""
-    letter = {NAME: "N", TYPE: "T", VALUE: "V"}
-    roles = c_switch("merge_item_roles", MERGE_C)
-    fixed = c_switch("fixed_words", TYPES_C)
-    items = c_switch("item_words", TYPES_C)
-    for kind in range(1, len(KINDS)):
-        assert roles[kind] == '"' + "".join(letter[r] for r in KINDS[kind].item) + '"'
-        assert int(fixed[kind]) == spec.FIXED_WORDS.get(kind, 0), f.kind_name(kind)
-        assert int(items[kind]) == spec.ITEM_WORDS.get(kind, 0), f.kind_name(kind)
-
-
-def test_the_merges_kind_set_is_the_tables():
-    """merge.c's `merge_typed_sot` (the keyed merge and the pool in C: a type id in
-    size_or_type) as the table says."""
-    assert c_kinds("merge_typed_sot", MERGE_C) == table_kinds(lambda s: s.sot == TYPE)
-
-
-def test_the_compiled_orders_kind_sets_are_the_tables():
-    """canonbtf/btf/csrc/types.c (the compiled order and renumbering): `typed_kind` (a type id
-    in size_or_type) and `items_named` (items start with a name) as the table says."""
-    assert c_kinds("typed_kind", TYPES_C) == table_kinds(lambda s: s.sot == TYPE)
-    assert c_kinds("items_named", TYPES_C) == {
-        kind for kind in range(1, len(KINDS)) if kinds.item_name_index(kind) is not None}
-
 
 def test_one_token_for_the_dedup_and_the_keyed_merge():
     """The keyed merge abstracts records with the dedup's own function."""

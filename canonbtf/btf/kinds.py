@@ -19,14 +19,17 @@ a pure worker's keys of 1/20 of the units 2,133 M -> 1,925 M, the records' pooli
 tests/test_kinds.py holds every specialisation to the generic functions, kind by kind.
 
 Adding a kind (what cilium/ebpf's types.go lists for a new type):
-- format.py: its number, KIND_NAMES, its wire words (FIXED_WORDS, ITEM_WORDS) and
-  SIZED_KINDS or TYPED_KINDS;
-- here: its row in `_ROWS` (refs, names, remapping and their specialisations follow);
-- what it means elsewhere: reader.py and writer.py (wire words), canon/labels.py (its
-  label), canon/dedup.py `token_of` (if references to it stand for a name), check/validator.py,
-  emit/ (c, raw, json), diff/; the compiled order (btf/csrc/types.c, records.c,
-  renumber.c); and dwarf/convert.py with dwarf/csrc/ when DWARF makes it
-  (tests/test_kinds.py checks dwarf/csrc/keys.c and btf/csrc/types.c against this table).
+- canonbtf/spec/kinds.py: its number and its row (wire words, field roles, the named sets
+  it is in), then `python -m canonbtf.spec.gen_c` (the build runs it too): this table,
+  refs, names, remapping and their specialisations, format.kind_name, the writer's words,
+  check's kind tables, and in C (native/csrc/kinds.h) K_<NAME>, kind_name, the words and
+  roles by kind and the KINDS_* sets follow (tests/test_spec.py adds one made-up row and
+  sees both sides pick it up);
+- the code that truly differs for it: reader.py's specialised parse, canon/labels.py (its
+  label), canon/dedup.py `token_of` (if references to it stand for a name), check's
+  per-kind rules (records.py, resolve.py, check/csrc/check.c), emit/ (c, raw, json),
+  diff/, the compiled type edges and renumbering (btf/csrc/types.c, canon/csrc/
+  renumber.c), and dwarf/convert.py with dwarf/csrc/ when DWARF makes it.
 """
 
 from __future__ import annotations

@@ -63,6 +63,8 @@ def _words(types: list[Type]) -> list[int]:
     append = words.append
     extend = words.extend
     fixed = spec.FIXED_WORDS
+    # kinds whose fixed part is a tuple of words (ARRAY's), the rest one plain value
+    spread = frozenset(row.number for row in spec.ROWS if row.extra is not None)
     for t in types:
         kind = t.kind
         items = t.items
@@ -72,7 +74,7 @@ def _words(types: list[Type]) -> list[int]:
         append(t.size_or_type)
         if kind in fixed:
             extra = t.extra
-            if kind == f.ARRAY:
+            if kind in spread:
                 extend(extra)
             else:
                 append(extra & 0xFFFFFFFF)

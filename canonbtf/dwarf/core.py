@@ -18,6 +18,7 @@ import sys
 from types import ModuleType
 
 from ..native import PURE_ENV, compiled, pure_requested
+from ..spec.features import FEATURE_BITS
 from .constants import TAG_NAMES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
@@ -27,9 +28,6 @@ if TYPE_CHECKING:  # the CLI asks for `active_core` without loading the encoder
 
 __all__ = ["PURE_ENV", "CoreFallback", "compiled_module", "new_encoder"]
 
-# Feature name -> the bit the compiled core tests (core.h, F_*).
-FEATURE_BITS = {"func": 1, "var": 2, "global_var": 4, "float": 8, "enum64": 16,
-                "decl_tag": 32, "type_tag": 64, "decl_tag_kfuncs": 128}
 
 
 class CoreFallback(Exception):

@@ -25,7 +25,7 @@ static PyObject *item_tuple(uint32_t kind, const uint32_t *item)
 
 static PyObject *items_of(const types_t *t, uint32_t i)
 {
-    uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i), step = item_words(kind);
+    uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i), step = kind_item_words(kind);
     if (!step || !vlen) return PyTuple_New(0);
     PyObject *items = PyList_New(vlen);
     if (!items) return NULL;
@@ -176,7 +176,7 @@ static int pack_one(words_t *w, PyObject *t, PyObject *const *names)
     if (kflag > 1 || kind > 0xFF || push(w, name_off) || push(w, (kflag << 31) | (kind << 24) | vlen)
         || push(w, sot))
         goto done;
-    if (fixed_words((uint32_t)kind) && pack_extra(w, kind, extra)) goto done;
+    if (kind_fixed_words((uint32_t)kind) && pack_extra(w, kind, extra)) goto done;
     rc = count ? pack_items(w, kind, items) : 0;
 done:
     Py_XDECREF(extra);
@@ -310,7 +310,7 @@ static PyObject *scalars_of(name_cache_t *c, uint32_t i)
     default: return PyTuple_New(0);
     }
     PyObject *out = PyTuple_New(vlen);
-    uint32_t step = item_words(kind);
+    uint32_t step = kind_item_words(kind);
     for (uint32_t j = 0; out && j < vlen; j++, rest += step) {
         PyObject *one = kind == K_DATASEC
             ? Py_BuildValue("(kk)", (unsigned long)rest[1], (unsigned long)rest[2])

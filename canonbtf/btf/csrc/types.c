@@ -57,53 +57,20 @@ int grow_array(void **a, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-uint32_t item_words(uint32_t kind)
-{
-    switch (kind) {
-    case K_STRUCT: case K_UNION: case K_DATASEC: case K_ENUM64: return 3;
-    case K_ENUM: case K_FUNC_PROTO: return 2;
-    default: return 0;
-    }
-}
-
-uint32_t fixed_words(uint32_t kind)
-{
-    switch (kind) {
-    case K_ARRAY: return 3;
-    case K_INT: case K_VAR: case K_DECL_TAG: return 1;
-    default: return 0;
-    }
-}
-
-int items_named(uint32_t kind)
-{
-    return kind == K_STRUCT || kind == K_UNION || kind == K_ENUM || kind == K_ENUM64
-        || kind == K_FUNC_PROTO;
-}
-
-int typed_kind(uint32_t kind)
-{
-    switch (kind) {
-    case K_PTR: case K_TYPEDEF: case K_VOLATILE: case K_CONST: case K_RESTRICT: case K_FUNC:
-    case K_FUNC_PROTO: case K_VAR: case K_DECL_TAG: case K_TYPE_TAG: return 1;
-    default: return 0;
-    }
-}
-
 /* Kinds whose vlen must be 0 (reader._parse_types: all but FUNC and the item kinds). */
 static int vlen_must_be_zero(uint32_t kind)
 {
-    return kind != K_FUNC && !item_words(kind);
+    return kind != K_FUNC && !kind_item_words(kind);
 }
 
 static int check_record(const uint32_t *w, uint32_t kind, uint32_t vlen, uint32_t last_id,
                         uint32_t str_end)
 {
     if (w[0] >= str_end) return -1;
-    if (typed_kind(kind) && w[2] > last_id) return -1;
-    const uint32_t *rest = w + 3 + fixed_words(kind);
+    if (kind_in(KINDS_TYPED, kind) && w[2] > last_id) return -1;
+    const uint32_t *rest = w + 3 + kind_fixed_words(kind);
     if (kind == K_ARRAY && (w[3] > last_id || w[4] > last_id)) return -1;
-    uint32_t step = item_words(kind);
+    uint32_t step = kind_item_words(kind);
     for (uint32_t j = 0; j < vlen; j++) {
         const uint32_t *item = rest + (size_t)j * step;
         if (kind == K_DATASEC) {
@@ -128,8 +95,8 @@ int index_types(types_t *t, uint32_t str_end)
         uint32_t kind = (info >> 24) & 0x7F, vlen = info & 0xFFFFFF;
         if (kind == 0 || kind > K_MAX) goto bad;
         if (vlen && vlen_must_be_zero(kind)) goto bad;
-        size_t words = 3 + fixed_words(kind);
-        if (kind != K_FUNC) words += (size_t)vlen * item_words(kind);
+        size_t words = 3 + kind_fixed_words(kind);
+        if (kind != K_FUNC) words += (size_t)vlen * kind_item_words(kind);
         if (words > n - pos || count >= UINT32_MAX - t->first_id - 1) goto bad;
         if (GROW(t->start, cap, (size_t)count + 2)) goto bad;
         t->start[count++] = (uint32_t)pos;
@@ -159,7 +126,7 @@ uint32_t edge_count(const types_t *t, uint32_t i)
     case K_FUNC_PROTO: return 1 + vlen;
     case K_STRUCT: case K_UNION: case K_DATASEC: return vlen;
     case K_ARRAY: return 2;
-    default: return typed_kind(kind);
+    default: return kind_in(KINDS_TYPED, kind);
     }
 }
 
@@ -183,7 +150,7 @@ uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out)
         out[1] = rest[1];
         return 2;
     default:
-        if (!typed_kind(kind)) return 0;
+        if (!kind_in(KINDS_TYPED, kind)) return 0;
         out[0] = t_sot(t, i);
         return 1;
     }

@@ -9,11 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum {
-    K_INT = 1, K_PTR, K_ARRAY, K_STRUCT, K_UNION, K_ENUM, K_FWD, K_TYPEDEF, K_VOLATILE,
-    K_CONST, K_RESTRICT, K_FUNC, K_FUNC_PROTO, K_VAR, K_DATASEC, K_FLOAT, K_DECL_TAG,
-    K_TYPE_TAG, K_ENUM64, K_MAX = K_ENUM64
-};
+#include "kinds.h"
 
 /* One string section of the chain (a base's, the base's base's, or the BTF's own). */
 typedef struct {
@@ -39,14 +35,6 @@ static inline uint32_t t_sot(const types_t *t, uint32_t i) { return t->w[t->star
 /* The words after the common three. */
 static inline const uint32_t *t_rest(const types_t *t, uint32_t i) { return t->w + t->start[i] + 3; }
 
-/* Words per vlen item (0: none) and fixed words after the common three, by kind. */
-uint32_t item_words(uint32_t kind);
-uint32_t fixed_words(uint32_t kind);
-/* Whether the third word of `kind` is a type id (format.TYPED_KINDS). */
-int typed_kind(uint32_t kind);
-/* Whether items of `kind` start with a name offset (STRUCT, UNION, ENUM, ENUM64,
- * FUNC_PROTO: the kinds whose kinds.item_name_index is not None). */
-int items_named(uint32_t kind);
 /* Record starts of a type section (t->w, t->nwords, t->first_id set), checked as
  * reader._parse_types and _check_references check it (references up to the last own id,
  * names below str_end); 0, or -1 when the reference would reject the section (it then
@@ -67,7 +55,7 @@ int64_t enumerator_signed(uint32_t kind, uint64_t value);
  * name; when made `ordered`, in name order (memcmp, a proper prefix first) (labelsort.c). */
 typedef struct {
     uint32_t *first;           /* by position in the ids ranked: its first entry in rank[] */
-    uint32_t *rank;            /* each type's name, then its items' (items_named kinds) */
+    uint32_t *rank;            /* each type's name, then its items' (KINDS_ITEMS_NAMED) */
     const uint8_t **ptr;       /* by rank: the string */
     uint32_t *len;
     uint32_t distinct;         /* ranks are below it */

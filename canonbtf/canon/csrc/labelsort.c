@@ -152,7 +152,7 @@ void ranks_free(ranks_t *r)
 }
 
 /* Where each type's names start in r->rank (r->first), and their offsets there: the
- * type's name, then its items' (items_named kinds). */
+ * type's name, then its items' (KINDS_ITEMS_NAMED). */
 static int gather_names(const types_t *t, const uint32_t *ids, uint32_t n, ranks_t *r)
 {
     size_t total = 0;
@@ -161,7 +161,7 @@ static int gather_names(const types_t *t, const uint32_t *ids, uint32_t n, ranks
     for (uint32_t k = 0; k < n; k++) {
         r->first[k] = (uint32_t)total;
         uint32_t i = ids[k];
-        total += 1 + (items_named(t_kind(t, i)) ? t_vlen(t, i) : 0);
+        total += 1 + (kind_in(KINDS_ITEMS_NAMED, t_kind(t, i)) ? t_vlen(t, i) : 0);
         if (total > UINT32_MAX) return -1;
     }
     r->first[n] = (uint32_t)total;
@@ -171,8 +171,8 @@ static int gather_names(const types_t *t, const uint32_t *ids, uint32_t n, ranks
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = ids[k], kind = t_kind(t, i);
         *u++ = t_name(t, i);
-        if (!items_named(kind)) continue;
-        uint32_t step = item_words(kind), vlen = t_vlen(t, i);
+        if (!kind_in(KINDS_ITEMS_NAMED, kind)) continue;
+        uint32_t step = kind_item_words(kind), vlen = t_vlen(t, i);
         const uint32_t *item = t_rest(t, i);
         for (uint32_t j = 0; j < vlen; j++, item += step) *u++ = item[0];
     }

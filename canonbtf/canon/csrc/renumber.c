@@ -194,13 +194,13 @@ static void remap_names(const types_t *t, uint32_t i, const uint32_t *new_id,
     uint32_t kind = t_kind(t, i), words = t->start[i + 1] - t->start[i];
     memcpy(out, t->w + t->start[i], words * sizeof *out);
     out[0] = next_name(o, use, out[0], shift);
-    if (typed_kind(kind)) out[2] = new_id[out[2]];
+    if (kind_in(KINDS_TYPED, kind)) out[2] = new_id[out[2]];
     if (kind == K_ARRAY) {
         out[3] = new_id[out[3]];
         out[4] = new_id[out[4]];
     }
-    uint32_t vlen = kind == K_FUNC ? 0 : t_vlen(t, i), step = item_words(kind);
-    uint32_t *item = out + 3 + fixed_words(kind);
+    uint32_t vlen = kind == K_FUNC ? 0 : t_vlen(t, i), step = kind_item_words(kind);
+    uint32_t *item = out + 3 + kind_fixed_words(kind);
     for (uint32_t k = 0; k < vlen; k++, item += step) {
         if (kind == K_DATASEC) {
             item[0] = new_id[item[0]];

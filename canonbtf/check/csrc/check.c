@@ -27,17 +27,6 @@
 /* The most values one finding has: a resolve-depth chain, its length, the next id. */
 #define MAX_VALUES (MAX_RESOLVE_DEPTH + 2)
 
-#define BIT(k) (1u << (k))
-#define MODIFIERS (BIT(K_TYPEDEF) | BIT(K_VOLATILE) | BIT(K_CONST) | BIT(K_RESTRICT) \
-                   | BIT(K_TYPE_TAG))
-#define NEEDS_RESOLVE (MODIFIERS | BIT(K_PTR) | BIT(K_STRUCT) | BIT(K_UNION) | BIT(K_ARRAY) \
-                       | BIT(K_VAR) | BIT(K_FUNC) | BIT(K_DECL_TAG) | BIT(K_DATASEC))
-#define SOURCE_ONLY (BIT(K_VAR) | BIT(K_DECL_TAG) | BIT(K_DATASEC))
-#define SIZED (BIT(K_INT) | BIT(K_STRUCT) | BIT(K_UNION) | BIT(K_ENUM) | BIT(K_DATASEC) \
-               | BIT(K_FLOAT) | BIT(K_ENUM64))
-#define DECL_TAG_TARGETS (BIT(K_FUNC) | BIT(K_STRUCT) | BIT(K_UNION) | BIT(K_VAR) \
-                          | BIT(K_TYPEDEF))
-#define IS(mask, kind) (((mask) >> (kind)) & 1u)
 
 /* The message keys this reports (check/words.MESSAGES has each, with its wording). */
 #define KEYS(X) \
@@ -122,18 +111,18 @@ enum { OK = 0, BAD = -1, BROKE = -2, UNSURE = -3, WALK = 1 };
 
 static int size_rule(uint32_t kind)
 {
-    if (kind == K_VAR || IS(MODIFIERS, kind)) return SIZE_TARGET;
+    if (kind == K_VAR || kind_in(KINDS_MODIFIER, kind)) return SIZE_TARGET;
     if (kind == K_PTR) return SIZE_POINTER;
     if (kind == K_ARRAY) return SIZE_ARRAY;
-    if (kind <= K_MAX && IS(SIZED, kind)) return SIZE_OWN;
+    if (kind_in(KINDS_SIZED, kind)) return SIZE_OWN;
     return SIZE_NONE;
 }
 
 static uint32_t kind_of(const env_t *e, uint32_t id) { return id < e->n ? e->kind[id] : K_NULL; }
 static int nosize(uint32_t kind) { return size_rule(kind) == SIZE_NONE; }
-static int modifier(uint32_t kind) { return kind <= K_MAX && IS(MODIFIERS, kind); }
-static int source_only(uint32_t kind) { return kind <= K_MAX && IS(SOURCE_ONLY, kind); }
-static int needs_resolve(uint32_t kind) { return kind <= K_MAX && IS(NEEDS_RESOLVE, kind); }
+static int modifier(uint32_t kind) { return kind_in(KINDS_MODIFIER, kind); }
+static int source_only(uint32_t kind) { return kind_in(KINDS_SOURCE_ONLY, kind); }
+static int needs_resolve(uint32_t kind) { return kind_in(KINDS_NEEDS_RESOLVE, kind); }
 static uint32_t vlen_of(const uint32_t *r) { return r[1] & 0xFFFFFF; }
 static uint32_t kflag_of(const uint32_t *r) { return r[1] >> 31; }
 
@@ -496,7 +485,7 @@ static int int_regular(const env_t *e, uint32_t id)
 /* The number of items the reference's Type has (FUNC's vlen is its linkage). */
 static uint32_t item_count(const env_t *e, uint32_t id)
 {
-    return item_words(e->kind[id]) ? vlen_of(e->rec[id]) : 0;
+    return kind_item_words(e->kind[id]) ? vlen_of(e->rec[id]) : 0;
 }
 
 /* -- the resolve stack ---------------------------------------------------------------- */
@@ -806,7 +795,7 @@ static int resolve_decl_tag(env_t *e, entry_t *entry)
     uint32_t id = entry->id;
     const uint32_t *r = e->rec[id];
     uint32_t target = r[2], kind = kind_of(e, target);
-    if (kind > K_MAX || !IS(DECL_TAG_TARGETS, kind))
+    if (!kind_in(KINDS_DECL_TAG_TARGET, kind))
         return FAIL(e, id, M_DECL_TAG_TARGET, v_type(e, target));
     int s = walk_to(e, target);
     if (s) return s;

@@ -64,7 +64,7 @@ static int name_ids(keys_t *k, const diff_side_t sides[2])
 }
 
 /* The name ids of own type i (k->names of its side): its name's, then its items'
- * (items_named). */
+ * (KINDS_ITEMS_NAMED). */
 static const uint32_t *name_ids_of(const ranks_t *names, uint32_t i)
 {
     return names->rank + names->first[i];
@@ -80,21 +80,26 @@ static inline uint32_t name_word(uint32_t offset, uint32_t id)
 
 enum { RAW, REF, NAME };
 
+/* What a role letter of kinds.def is here. */
+static int role_of(const char *roles, uint32_t at)
+{
+    for (uint32_t i = 0; i < at; i++)
+        if (!roles[i]) return RAW;   /* past the fields: the last value goes on */
+    return roles[at] == 'N' ? NAME : roles[at] == 'T' ? REF : RAW;
+}
+
 /* What word j of a record of `kind` holds (the layout of types.c's type_edges and
- * renumber.c): a reference, a name offset, or anything else. */
+ * renumber.c): a reference, a name offset, or anything else, as the table of kinds says. */
 static int word_role(uint32_t kind, uint32_t j)
 {
     if (j == 0) return NAME;
     if (j == 1) return RAW;
-    if (j == 2) return typed_kind(kind) ? REF : RAW;
-    uint32_t fixed = fixed_words(kind);
-    if (j < 3 + fixed) return kind == K_ARRAY && j < 5 ? REF : RAW;
-    uint32_t per = item_words(kind);
+    if (j == 2) return kind_in(KINDS_TYPED, kind) ? REF : RAW;
+    uint32_t fixed = kind_fixed_words(kind);
+    if (j < 3 + fixed) return role_of(kind_fixed_roles(kind), j - 3);
+    uint32_t per = kind_item_words(kind);
     if (!per) return RAW;
-    uint32_t at = (j - 3 - fixed) % per;
-    if (kind == K_DATASEC) return at == 0 ? REF : RAW;
-    if (at == 0) return NAME;   /* items_named kinds */
-    return at == 1 && (kind == K_STRUCT || kind == K_UNION || kind == K_FUNC_PROTO) ? REF : RAW;
+    return role_of(kind_item_roles(kind), (j - 3 - fixed) % per);
 }
 
 /* word_role of every word of each kind, built once: the first 3 + fixed words' roles, then
@@ -106,8 +111,8 @@ typedef struct {
 static void roles_init(roles_t *r)
 {
     for (uint32_t kind = 1; kind <= K_MAX; kind++) {
-        r->head[kind] = (uint8_t)(3 + fixed_words(kind));
-        r->end[kind] = (uint8_t)(r->head[kind] + item_words(kind));
+        r->head[kind] = (uint8_t)(3 + kind_fixed_words(kind));
+        r->end[kind] = (uint8_t)(r->head[kind] + kind_item_words(kind));
         for (uint32_t j = 0; j < r->end[kind]; j++) r->role[kind][j] = (uint8_t)word_role(kind, j);
     }
 }

@@ -20,15 +20,10 @@
 
 #define DIFF_CHAIN 48   /* btf/declarator.MAX_CHAIN */
 
-static const char *const KIND_NAMES[] = {
-    "UNKN", "INT", "PTR", "ARRAY", "STRUCT", "UNION", "ENUM", "FWD", "TYPEDEF", "VOLATILE",
-    "CONST", "RESTRICT", "FUNC", "FUNC_PROTO", "VAR", "DATASEC", "FLOAT", "DECL_TAG",
-    "TYPE_TAG", "ENUM64"};
-
 static int put_kind_name(ctx_t *c, uint32_t kind, int lower)
 {
-    if (kind >= sizeof KIND_NAMES / sizeof *KIND_NAMES) return putf(c, "kind %" PRIu32, kind);
-    const char *name = KIND_NAMES[kind];
+    const char *name = kind_name(kind);
+    if (!name) return putf(c, "kind %" PRIu32, kind);
     for (; *name; name++) {
         char ch = lower && *name >= 'A' && *name <= 'Z' ? (char)(*name - 'A' + 'a') : *name;
         if (put(c, &ch, 1)) return -1;

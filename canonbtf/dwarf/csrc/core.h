@@ -20,14 +20,16 @@
 
 typedef __int128 i128;
 
-/* BTF kinds (canonbtf/btf/format.py). */
-enum { K_INT = 1, K_PTR, K_ARRAY, K_STRUCT, K_UNION, K_ENUM, K_FWD, K_TYPEDEF, K_VOLATILE,
-       K_CONST, K_RESTRICT, K_FUNC, K_FUNC_PROTO, K_VAR, K_DATASEC, K_FLOAT, K_DECL_TAG,
-       K_TYPE_TAG, K_ENUM64 };
+/* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
+#include "kinds.h"
 
-/* Features (canonbtf/dwarf/features.py), as bits the Python side sets. */
-enum { F_FUNC = 1, F_VAR = 2, F_GLOBAL_VAR = 4, F_FLOAT = 8, F_ENUM64 = 16,
-       F_DECL_TAG = 32, F_TYPE_TAG = 64, F_DECL_TAG_KFUNCS = 128 };
+/* Features (canonbtf/dwarf/features.py), as bits the Python side sets
+ * (canonbtf/spec/features.py, through the generated features.def). */
+enum {
+#define FEATURE(name, bit) F_##name = bit,
+#include "features.def"
+#undef FEATURE
+};
 
 /* Attribute slots: the attributes some tag wants (constants.WANTED_ATTRS). */
 enum { S_NAME, S_TYPE, S_BYTE_SIZE, S_DECLARATION, S_ENCODING, S_BIT_SIZE, S_SIGNATURE,

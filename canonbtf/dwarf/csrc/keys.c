@@ -4,18 +4,9 @@
 #include <string.h>
 #include <stdlib.h>
 
-static int single_ref(int kind)
-{
-    return kind == K_PTR || kind == K_TYPEDEF || kind == K_VOLATILE || kind == K_CONST
-        || kind == K_RESTRICT || kind == K_FUNC || kind == K_VAR || kind == K_DECL_TAG
-        || kind == K_TYPE_TAG;
-}
-
-static int leaf_kind(int kind)
-{
-    return kind == K_INT || kind == K_FWD || kind == K_ENUM || kind == K_ENUM64
-        || kind == K_FLOAT;
-}
+/* A reference in size_or_type only; none at all (the table of kinds, kinds.def). */
+static int single_ref(int kind) { return kind_in(KINDS_SINGLE_REF, (uint32_t)kind); }
+static int leaf_kind(int kind) { return kind_in(KINDS_LEAF, (uint32_t)kind); }
 
 PyObject *py_from_i128(i128 v)
 {
@@ -393,7 +384,7 @@ int add_unit_keys(encoder_t *e)
     for (size_t n = 1; n < count; n++) {
         const rec_t *r = &e->recs.a[n];
         int k = r->kind;
-        if ((k == K_STRUCT || k == K_UNION || k == K_FWD || k == K_ENUM || k == K_ENUM64)
+        if (kind_in(KINDS_TOKEN, (uint32_t)k)
             && r->name.len) {
             int rc = token_of(e, r, &e->part.a[n]);
             if (rc == -1) PyErr_NoMemory();

@@ -58,21 +58,13 @@ static int shape_error(const char *what)
 
 int merge_typed_sot(int64_t kind)
 {
-    return kind == K_PTR || kind == K_TYPEDEF || kind == K_VOLATILE || kind == K_CONST
-        || kind == K_RESTRICT || kind == K_FUNC || kind == K_FUNC_PROTO || kind == K_VAR
-        || kind == K_DECL_TAG || kind == K_TYPE_TAG;
+    return kind >= 0 && kind_in(KINDS_TYPED, (uint32_t)kind);
 }
 
-/* The roles of an item's fields (kinds.KINDS): Name, Type, Value. */
+/* The roles of an item's fields (kinds.def): Name, Type, Value. */
 const char *merge_item_roles(int64_t kind)
 {
-    switch (kind) {
-    case K_STRUCT: case K_UNION: return "NTV";
-    case K_ENUM: case K_ENUM64: return "NV";
-    case K_FUNC_PROTO: return "NT";
-    case K_DATASEC: return "TVV";
-    default: return "";
-    }
+    return kind >= 0 && kind <= K_MAX ? kind_item_roles((uint32_t)kind) : "";
 }
 
 static int put(merge_t *m, int64_t tag, int64_t v)

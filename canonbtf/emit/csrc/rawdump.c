@@ -15,11 +15,8 @@ typedef struct {
     PyObject *write;
 } sink_t;
 
-static const char *const KIND_TEXT[K_MAX + 1] = {
-    "UNKNOWN", "INT", "PTR", "ARRAY", "STRUCT", "UNION", "ENUM", "FWD", "TYPEDEF",
-    "VOLATILE", "CONST", "RESTRICT", "FUNC", "FUNC_PROTO", "VAR", "DATASEC", "FLOAT",
-    "DECL_TAG", "TYPE_TAG", "ENUM64",
-};
+/* A known kind's name as bpftool spells it (kind 0 differently from kind_name). */
+static const char *kind_text(uint32_t kind) { return kind ? kind_name(kind) : "UNKNOWN"; }
 static const char *const LINKAGE_TEXT[3] = {"static", "global", "extern"};
 
 static int flush(sink_t *s)
@@ -140,7 +137,7 @@ static int params(sink_t *s, const types_t *t, uint32_t i)
 static int enumerators(sink_t *s, const types_t *t, uint32_t i)
 {
     uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i), kflag = t_kflag(t, i);
-    uint32_t step = item_words(kind);
+    uint32_t step = kind_item_words(kind);
     const uint32_t *e = t_rest(t, i);
     if (PUT(s, " encoding=") || put_str(s, kflag ? "SIGNED" : "UNSIGNED")
         || put_size_vlen(s, t_sot(t, i), vlen))
@@ -182,7 +179,7 @@ static int section_entries(sink_t *s, const types_t *t, const types_t *base, uin
             || PUT(s, " size=") || put_u64(s, v[2]))
             return -1;
         /* Names come from the section holding them: a base's names are below t's. */
-        if (known && (PUT(s, " (") || put_str(s, KIND_TEXT[kind]) || PUT(s, " ")
+        if (known && (PUT(s, " (") || put_str(s, kind_text(kind)) || PUT(s, " ")
                       || put_name(s, t, name) || PUT(s, ")")))
             return -1;
         if (PUT(s, "\n")) return -1;
@@ -237,7 +234,7 @@ PyObject *raw_dump(const types_t *t, const types_t *base, PyObject *write)
     for (uint32_t i = 0; i < t->count && !rc; i++) {
         uint32_t kind = t_kind(t, i);
         rc = PUT(s, "[") || put_u64(s, (uint64_t)t->first_id + i) || PUT(s, "] ")
-            || put_str(s, KIND_TEXT[kind]) || PUT(s, " ") || put_name(s, t, t_name(t, i))
+            || put_str(s, kind_text(kind)) || PUT(s, " ") || put_name(s, t, t_name(t, i))
             || type_tail(s, t, base, i);
     }
     if (!rc) rc = flush(s);
