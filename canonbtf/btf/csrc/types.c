@@ -42,20 +42,6 @@ void *big_zalloc(size_t n, size_t size)
     return p;
 }
 
-int grow_array(void **a, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need) {
-        if (n > SIZE_MAX / 4 / size) return -1;
-        n *= 2;
-    }
-    void *p = realloc(*a, n * size);
-    if (!p) return -1;
-    *a = p;
-    *cap = n;
-    return 0;
-}
 
 /* Kinds whose vlen must be 0 (reader._parse_types: all but FUNC and the item kinds). */
 static int vlen_must_be_zero(uint32_t kind)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "grow.h"
 #include "kinds.h"
 
 /* One string section of the chain (a base's, the base's base's, or the BTF's own). */
@@ -150,7 +151,5 @@ void *big_alloc(size_t n, size_t size);
 void big_alloc_setup(void);
 void *big_zalloc(size_t n, size_t size);
 
-#define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
-int grow_array(void **a, size_t *cap, size_t need, size_t size);
 
 #endif

@@ -166,25 +166,12 @@ static int fail_n(env_t *e, uint32_t id, int key, int count, const check_value_t
     (check_value_t[]){__VA_ARGS__})
 #define FAIL0(e, id, key) fail_n(e, id, key, 0, NULL)
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap) return 0;
-    size_t cap2 = *cap ? *cap * 2 : 1024;
-    while (cap2 < need) cap2 *= 2;
-    void *q = realloc(*p, cap2 * size);
-    if (!q) return -1;
-    *p = q;
-    *cap = cap2;
-    return 0;
-}
-
 /* CheckEnv.report of the finding raised: kept, and its type is now broken. */
 static void report(env_t *e)
 {
     check_findings_t *out = e->out;
     uint32_t id = e->fail_id;
-    if (grow((void **)&out->f, &out->capf, out->nf + 1, sizeof *out->f)
-        || grow((void **)&out->v, &out->capv, out->nv + (size_t)e->nfail, sizeof *out->v)) {
+    if (GROW(out->f, out->capf, out->nf + 1) || GROW(out->v, out->capv, out->nv + (size_t)e->nfail)) {
         e->oom = 1;
         return;
     }

@@ -22,6 +22,7 @@ typedef __int128 i128;
 
 /* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
 #include "kinds.h"
+#include "grow.h"
 
 /* Features (canonbtf/dwarf/features.py), as bits the Python side sets
  * (canonbtf/spec/features.py, through the generated features.def). */
@@ -107,9 +108,7 @@ typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 
 /* Growable arrays of one element type. */
 #define VEC(T) struct { T *a; size_t n, cap; }
-int vec_grow(void **a, size_t *cap, size_t need, size_t size);
-#define VEC_RESERVE(v, need) \
-    (((need) <= (v).cap) ? 0 : vec_grow((void **)&(v).a, &(v).cap, (need), sizeof(*(v).a)))
+#define VEC_RESERVE(v, need) (((need) <= (v).cap) ? 0 : GROW((v).a, (v).cap, (need)))
 #define VEC_PUSH(v, x) \
     (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
 

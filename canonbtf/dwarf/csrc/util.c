@@ -1,21 +1,7 @@
-/* Growable arrays and an interning table (bytes -> dense ids). */
+/* An interning table (bytes -> dense ids). */
 #include "core.h"
 #include <stdlib.h>
 #include <string.h>
-
-int vec_grow(void **a, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 16;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / size) return -1;
-        n *= 2;
-    }
-    void *p = realloc(*a, n * size);
-    if (!p) return -1;
-    *a = p;
-    *cap = n;
-    return 0;
-}
 
 /* FNV-1a over 8-byte words, then a final mix; never 0 (0 marks an empty slot). */
 uint64_t hash_bytes(const uint8_t *p, size_t n)
