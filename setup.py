@@ -94,9 +94,10 @@ BTF_INCLUDES = [f"canonbtf/{folder}" for folder in BTF_CSRC]
 BTF_HEADERS = [os.path.join(folder, name) for folder in BTF_INCLUDES
                for name in sorted(os.listdir(os.path.join(HERE, folder)))
                if name.endswith((".h", ".def"))]
-# The spec's generated C (kinds.def, features.def) and the header that reads it.
+# The spec's generated C the DWARF encoder reads (kinds.def, features.def,
+# dwarf_numbers.def) and the header that reads the kinds.
 SPEC_HEADERS = ["canonbtf/native/csrc/kinds.h", "canonbtf/native/csrc/kinds.def",
-                "canonbtf/native/csrc/features.def"]
+                "canonbtf/native/csrc/features.def", "canonbtf/native/csrc/dwarf_numbers.def"]
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core",
               [*(f"canonbtf/dwarf/csrc/{name}" for name in SOURCES), *RUNTIME],

@@ -32,14 +32,14 @@ enum {
 #undef FEATURE
 };
 
-/* Attribute slots: the attributes some tag wants (constants.WANTED_ATTRS). */
+/* Attribute slots: the attributes some tag wants (dwarf_numbers.WANTED_ATTRS). */
 enum { S_NAME, S_TYPE, S_BYTE_SIZE, S_DECLARATION, S_ENCODING, S_BIT_SIZE, S_SIGNATURE,
        S_EXTERNAL, S_LOW_PC, S_ABSTRACT_ORIGIN, S_SPECIFICATION, S_CALLING_CONVENTION,
        S_LOCATION, S_DATA_MEMBER_LOCATION, S_DATA_BIT_OFFSET, S_BIT_OFFSET,
        S_CONST_VALUE, S_LOWER_BOUND, S_UPPER_BOUND, S_COUNT, S_STR_OFFSETS_BASE,
        S_ADDR_BASE, S_LOCLISTS_BASE, NSLOTS };
 
-/* How a wanted attribute's value is read (constants.V_*). */
+/* How a wanted attribute's value is read (dwarf_numbers.V_*). */
 enum { V_NONE, V_STRING, V_REF, V_CONST, V_LOCATION, V_FLAG, V_SECOFF, V_TEXT, V_ADDRESS,
        V_ADDRESS_EXPR, V_PARAM_LOCATION };
 
