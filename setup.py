@@ -39,8 +39,9 @@ class BuildPyWithDocs(build_py):
 
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c",
            "merge.c", "pool.c", "locations.c"]
-# The runtime both extensions share (native/csrc/): growing arrays.
-RUNTIME = ["canonbtf/native/csrc/grow.c"]
+# The runtime both extensions share (native/csrc/): growing arrays, the hash, the intern.
+RUNTIME_C = ["grow.c", "hash.c", "intern.c"]
+RUNTIME = [f"canonbtf/native/csrc/{name}" for name in RUNTIME_C]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
 link = []
@@ -79,7 +80,7 @@ BUILD_CORE = platform.python_implementation() == "CPython"
 # canonbtf._btf's C lives beside the Python it mirrors (native/csrc/ binds it); every
 # directory is on the include path, so a file includes another by its name alone.
 BTF_CSRC = {
-    "native/csrc": ["btf_bindings.c", "text.c", "grow.c"],
+    "native/csrc": ["btf_bindings.c", "text.c", *RUNTIME_C],
     "btf/csrc": ["types.c", "records.c"],
     "check/csrc": ["check.c"],
     "canon/csrc": ["labelsort.c", "partition.c", "renumber.c", "abstract.c"],
@@ -94,15 +95,17 @@ BTF_INCLUDES = [f"canonbtf/{folder}" for folder in BTF_CSRC]
 BTF_HEADERS = [os.path.join(folder, name) for folder in BTF_INCLUDES
                for name in sorted(os.listdir(os.path.join(HERE, folder)))
                if name.endswith((".h", ".def"))]
-# The spec's generated C (kinds.def, features.def) and the header that reads it.
+# The spec's generated C the DWARF encoder reads (kinds.def, features.def,
+# dwarf_numbers.def) and the header that reads the kinds.
 SPEC_HEADERS = ["canonbtf/native/csrc/kinds.h", "canonbtf/native/csrc/kinds.def",
-                "canonbtf/native/csrc/features.def"]
+                "canonbtf/native/csrc/features.def", "canonbtf/native/csrc/dwarf_numbers.def"]
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core",
               [*(f"canonbtf/dwarf/csrc/{name}" for name in SOURCES), *RUNTIME],
               include_dirs=["canonbtf/native/csrc"],
               depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h",
-                       "canonbtf/native/csrc/grow.h", *SPEC_HEADERS],
+                       "canonbtf/native/csrc/grow.h", "canonbtf/native/csrc/hash.h",
+                       "canonbtf/native/csrc/intern.h", *SPEC_HEADERS],
               extra_compile_args=flags, extra_link_args=link),
     Extension("canonbtf._btf", BTF_SOURCES, include_dirs=BTF_INCLUDES, depends=BTF_HEADERS,
               extra_compile_args=flags, extra_link_args=link),

@@ -20,7 +20,7 @@ from canonbtf.check import words as check_words
 from canonbtf.check.validator import RULES, validate
 from canonbtf.errors import InputError
 
-from .conftest import load_cached, real_inputs, resolve_input
+from .conftest import REPO, load_cached, real_inputs, resolve_input
 
 
 def kernel_verdict(btf: Btf, raw: bytes | None = None) -> kernel.KernelVerdict:
@@ -672,3 +672,12 @@ def test_check_kernel_says_when_it_cannot_ask():
 def test_every_message_belongs_to_a_rule():
     """check_words words every finding; each message's rule is one RULES explains."""
     assert {rule for rule, _, _ in check_words.MESSAGES.values()} == set(RULES)
+
+
+def test_every_message_is_reported_somewhere():
+    """Each key of the table (which the compiled pass also reads, as generated C) is one a
+    Python pass reports: the table holds no message nobody says."""
+    python = "".join((REPO / "canonbtf/check" / name).read_text() for name in
+                     ("validator.py", "env.py", "records.py", "resolve.py"))
+    unused = [key for key in check_words.MESSAGES if f'"{key}"' not in python]
+    assert not unused

@@ -338,17 +338,6 @@ def test_inputs_the_c_does_not_take():
         module.rules_check(words, 1, two, [words[:-1]])
 
 
-def test_message_keys_are_one_table():
-    """check.c names only keys check_words words, and every key is reported somewhere."""
-    c_keys = re.findall(r'X\(\w+, "([a-z0-9-]+)"\)',
-                        (REPO / "canonbtf/check/csrc/check.c").read_text())
-    assert c_keys and set(c_keys) <= set(check_words.MESSAGES)
-    python = "".join((REPO / "canonbtf/check" / name).read_text() for name in
-                     ("validator.py", "env.py", "records.py", "resolve.py"))
-    unused = [key for key in check_words.MESSAGES if f'"{key}"' not in python]
-    assert not unused
-
-
 def run_check(*args: str, pure: bool) -> tuple[int, bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop(native.PURE_ENV, None)

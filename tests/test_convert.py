@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from canonbtf.btf import format as f
-from canonbtf.dwarf import constants as c
 from canonbtf.dwarf.convert import ConvertContext, Skips, convert_unit
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.features import DEFAULT
 from canonbtf.dwarf.sections import open_dwarf
+from canonbtf.spec import dwarf_numbers as c
 from canonbtf.spec import kinds as spec
 
 from .conftest import REPO, need_tool

@@ -204,35 +204,3 @@ def test_children_of_a_child_without_attributes():
     assert records[1] == (13, "", 0, 0, 0, (("", 0),))  # FUNC_PROTO (...) returning void
     encoder = core.new_encoder(dwarf, context)
     assert encoder.records(core.unit_fields(dwarf.units[0])) == records
-
-
-CSRC = REPO / "canonbtf" / "dwarf" / "csrc"
-
-
-def c_enums(path: Path) -> dict[str, int]:
-    """Every enumerator of the C enums in `path`, with implicit values counted."""
-    import re
-
-    values: dict[str, int] = {}
-    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
-    for body in re.findall(r"enum\s*\{(.*?)\}", text, flags=re.S):
-        value = -1
-        for item in body.split(","):
-            item = item.strip()
-            if not item:
-                continue
-            name, _, given = item.partition("=")
-            value = int(given.strip(), 0) if given.strip() else value + 1
-            values[name.strip()] = value
-    return values
-
-
-def test_the_cores_numbers_are_the_python_ones():
-    """One source for each number: the C core's DWARF numbers equal constants.py's (its
-    BTF kinds and feature bits are generated from canonbtf/spec/: tests/test_spec.py)."""
-    from canonbtf.dwarf import constants
-
-    dwarf = c_enums(CSRC / "dwarf.h")
-    assert len(dwarf) > 100
-    for name, value in dwarf.items():
-        assert getattr(constants, name) == value, name

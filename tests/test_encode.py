@@ -461,8 +461,8 @@ if __name__ == "__main__":
 def test_unit_language_agrees_with_pyelftools(path):
     """dies.unit_attribute (canonbtf-pahole's --lang_exclude) reads a unit's own DIE as
     pyelftools does."""
-    from canonbtf.dwarf.constants import AT_language
     from canonbtf.dwarf.dies import unit_attribute
+    from canonbtf.spec.dwarf_numbers import AT_language
 
     dwarf = open_dwarf(str(path), for_reference=True)
     for unit in dwarf.units:

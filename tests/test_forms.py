@@ -15,7 +15,6 @@ from elftools.dwarf.descriptions import _FORM_CLASS
 from elftools.dwarf.enums import ENUM_DW_FORM
 from elftools.dwarf.structs import DWARFStructs
 
-from canonbtf.dwarf import constants as c
 from canonbtf.dwarf import dies, forms, reference
 from canonbtf.dwarf.forms import (
     ADDRESS,
@@ -30,6 +29,7 @@ from canonbtf.dwarf.forms import (
     ULEB,
     forms_of,
 )
+from canonbtf.spec import dwarf_numbers as c
 
 # pyelftools 0.33 reads DW_FORM_strx4 as 8 bytes; DWARF 5 (table 7.5.5: "strx4: 4-byte
 # unsigned") and gcc/clang write 4.

@@ -45,7 +45,7 @@ Beyond types (docs/ENCODE.md, each behind a feature):
 from __future__ import annotations
 
 from ..btf import format as f
-from . import constants as c
+from ..spec import dwarf_numbers as c
 from .locations import unexpected_register
 from .numbering import FAILED, ConvertContext, Record, Skips
 from .type_records import STRUCT_TAGS, TypeRecords

@@ -18,8 +18,8 @@ import sys
 from types import ModuleType
 
 from ..native import PURE_ENV, compiled, pure_requested
+from ..spec.dwarf_numbers import TAG_NAMES
 from ..spec.features import FEATURE_BITS
-from .constants import TAG_NAMES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:  # the CLI asks for `active_core` without loading the encoder

@@ -23,7 +23,7 @@ import functools
 import struct
 from functools import partial
 
-from . import constants as c
+from ..spec import dwarf_numbers as c
 from .forms import (
     ADDRX_FORMS,
     BLOCK,
@@ -543,7 +543,7 @@ class DieReader:
         """A reader for DIEs of this shape: an int (fixed size to skip) or a function
         (buf, pos, unit offset, str_offsets base) -> (values or None, new pos), values a
         dict, or for a child (`child`: its fields, and the expression of its annotations
-        field) the tuple of constants.CHILD_FIELDS. With `append_tag`: (buf, pos, unit
+        field) the tuple of dwarf_numbers.CHILD_FIELDS. With `append_tag`: (buf, pos, unit
         offset, str_offsets base, append) -> new pos, having called
         append((append_tag, values))."""
         gen = _Codegen(self.byteorder, unit.offset_size, unit.address_size, unit.version)
@@ -581,7 +581,7 @@ class DieReader:
                 exprs[attr] = expr
         if child is not None:
             # A tuple, not a dict: built and freed for most of a kernel's DIEs (measured
-            # in constants.CHILD_FIELDS).
+            # in dwarf_numbers.CHILD_FIELDS).
             fields, annotations = child
             result = _child_expr(fields, exprs, annotations)
         elif wanted:
@@ -776,7 +776,7 @@ _UNDEFINED = (ACT_UNDEFINED, 0, False, ROLE_SKIP, 0, None)
 
 class _Annotations:
     """The parent of a member's or parameter's own children: they go to its last field
-    (constants.ANNOTATIONS)."""
+    (dwarf_numbers.ANNOTATIONS)."""
 
     __slots__ = ("children",)
 
@@ -832,7 +832,7 @@ def _value_expr(kind: str, form: int, made_of, offset_size: int) -> str | None:
 
 
 def _child_expr(fields: tuple, exprs: dict[int, str], annotations: str) -> str:
-    """The tuple expression of a child's fields (constants.CHILD_FIELDS): a group is None
+    """The tuple expression of a child's fields (dwarf_numbers.CHILD_FIELDS): a group is None
     when the abbreviation has none of its attributes."""
     parts = []
     for field in fields:

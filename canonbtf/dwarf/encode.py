@@ -35,7 +35,7 @@ from ..btf.strings import StringTable
 from ..errors import InputError
 from ..gcpause import paused_gc
 from ..spec import kinds as spec
-from .constants import TAG_NAMES
+from ..spec.dwarf_numbers import TAG_NAMES
 from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES

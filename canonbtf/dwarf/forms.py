@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from . import constants as c
+from ..spec import dwarf_numbers as c
 
 # Layouts that are not a fixed byte count.
 OFFSET = "offset"  # the unit's offset size (4 or 8 bytes)

@@ -27,7 +27,13 @@ from __future__ import annotations
 
 import struct
 
-from .constants import OP_entry_value, OP_GNU_entry_value, OP_reg0, OP_reg31, OP_stack_value
+from ..spec.dwarf_numbers import (
+    OP_entry_value,
+    OP_GNU_entry_value,
+    OP_reg0,
+    OP_reg31,
+    OP_stack_value,
+)
 
 # DW_LLE_* (DWARF 5 .debug_loclists).
 LLE_end_of_list = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import namedtuple
 
 from ..btf import format as f
-from . import constants as c
+from ..spec import dwarf_numbers as c
 from .features import DEFAULT as DEFAULT_FEATURES
 from .unit_types import TypeDie, UnitTypes
 

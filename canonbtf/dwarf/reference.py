@@ -10,7 +10,7 @@ from __future__ import annotations
 from elftools.dwarf.dwarf_expr import DWARFExprParser
 from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
 
-from . import constants as c
+from ..spec import dwarf_numbers as c
 from .forms import ADDRX_FORMS, BLOCK_FORMS, CONST_FORMS, CU_REF_FORMS, STRING_FORMS
 from .locations import LocationList, LocationListIndex, expression_summary, unit_locations
 from .sections import DwarfFile, Unit
@@ -81,7 +81,7 @@ _EXPRESSION_KINDS = frozenset({c.V_LOCATION, c.V_ADDRESS_EXPR})
 
 
 def _child(attrs: dict, fields: tuple, has_children: bool) -> tuple:
-    """A child's values, in the order of its fields (constants.CHILD_FIELDS); a group of
+    """A child's values, in the order of its fields (dwarf_numbers.CHILD_FIELDS); a group of
     fields is None when the DIE has none of them."""
     values = []
     for field in fields:

@@ -3,14 +3,14 @@ is in convert.py's docstring).
 
 The second layer of a unit's conversion: `TypeRecords` makes records on top of the
 numbering (numbering.py) and is what convert.py's functions and variables build on.
-Children are (tag, fields) in the order of constants.CHILD_FIELDS, unpacked here by
+Children are (tag, fields) in the order of dwarf_numbers.CHILD_FIELDS, unpacked here by
 position (tests/test_convert.py holds the orders to what this module unpacks).
 """
 
 from __future__ import annotations
 
 from ..btf import format as f
-from . import constants as c
+from ..spec import dwarf_numbers as c
 from .numbering import FAILED, FLOAT_ENCODINGS, Record, TypeNumbering
 from .unit_types import TypeDie
 

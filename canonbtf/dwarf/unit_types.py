@@ -16,7 +16,7 @@ class TypeDie:
 
     Values: names are str, references absolute .debug_info offsets, constants int, flags
     bool. Children (members, enumerators, subranges, parameters, annotations) are
-    (tag, fields): the tuple of their values in the order of constants.CHILD_FIELDS (a
+    (tag, fields): the tuple of their values in the order of dwarf_numbers.CHILD_FIELDS (a
     member's bit-field and static attributes one group, None when it has none of them).
     """
 

@@ -72,9 +72,9 @@ def _check_request(req: Request) -> None:
 
 def _without_languages(dwarf, languages: set[int]) -> None:
     """Drop the units whose DW_AT_language is excluded (pahole's --lang_exclude)."""
-    from ..dwarf.constants import AT_language
     from ..dwarf.dies import unit_attribute
     from ..dwarf.unit_types import DwarfFormatError
+    from ..spec.dwarf_numbers import AT_language
 
     kept = []
     for unit in dwarf.units:

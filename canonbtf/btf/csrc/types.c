@@ -2,46 +2,7 @@
 #include "types.h"
 
 #include <stdlib.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
-#define HUGE_PAGE ((size_t)1 << 21)
-
-void big_alloc_setup(void)
-{
-#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
-    mallopt(M_MMAP_THRESHOLD, (int)HUGE_PAGE);
-#endif
-}
-
-void *big_alloc(size_t n, size_t size)
-{
-    if (size && n > SIZE_MAX / 2 / size) return NULL;
-    size_t bytes = n * size;
-    if (!bytes) bytes = 1;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (bytes >= HUGE_PAGE) {
-        bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-        void *p = aligned_alloc(HUGE_PAGE, bytes);
-        if (p) madvise(p, bytes, MADV_HUGEPAGE);  /* a hint: 4 kB pages if refused */
-        return p;
-    }
-#endif
-    return malloc(bytes);
-}
-
-void *big_zalloc(size_t n, size_t size)
-{
-    void *p = big_alloc(n, size);
-    if (p) memset(p, 0, n * size);
-    return p;
-}
-
 
 /* Kinds whose vlen must be 0 (reader._parse_types: all but FUNC and the item kinds). */
 static int vlen_must_be_zero(uint32_t kind)
@@ -217,65 +178,20 @@ int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx)
 
 /* Interned u32 strings (types.h). */
 
-static uint64_t hash_words(const uint32_t *w, uint32_t n)
+uint32_t number_words(numbering_t *in, const uint32_t *w, uint32_t n, uint32_t *next)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    for (uint32_t i = 0; i < n; i++) {
-        h = (h ^ w[i]) * 0x100000001B3ull;
-        h ^= h >> 31;
+    int is_new;
+    int64_t id = intern_bytes(&in->table, w, (size_t)n * sizeof *w, &is_new);
+    if (id < 0) return 0;
+    if (is_new) {
+        if (GROW(in->value, in->cap_value, (size_t)id + 1)) return 0;
+        in->value[id] = (*next)++;
     }
-    /* murmur3's finaliser: the slot is the low bits, which the loop mixes poorly */
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
+    return in->value[id];
 }
 
-static int intern_grow(intern_t *in, size_t slots)
+void numbering_free(numbering_t *in)
 {
-    uint64_t *slot = big_zalloc(slots, sizeof *slot);
-    if (!slot) return -1;
-    for (size_t k = 0; k < in->slots; k++) {
-        if (!in->slot[k]) continue;
-        size_t s = in->entry[(uint32_t)in->slot[k] - 1].hash & (slots - 1);
-        while (slot[s]) s = (s + 1) & (slots - 1);
-        slot[s] = in->slot[k];
-    }
-    free(in->slot);
-    in->slot = slot;
-    in->slots = slots;
-    return 0;
-}
-
-uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next)
-{
-    if ((in->nentry + 1) * 2 > in->slots && intern_grow(in, in->slots ? in->slots * 2 : 1024))
-        return 0;
-    uint64_t h = hash_words(w, n), tag = h >> 32 << 32;
-    size_t s = h & (in->slots - 1);
-    for (uint64_t v; (v = in->slot[s]); s = (s + 1) & (in->slots - 1)) {
-        if ((v >> 32 << 32) != tag) continue;
-        const intern_entry_t *e = &in->entry[(uint32_t)v - 1];
-        if (e->len == n && !memcmp(in->pool + e->start, w, (size_t)n * sizeof *w)) return e->value;
-    }
-    if (in->npool + n > UINT32_MAX || in->nentry >= UINT32_MAX - 1
-        || GROW(in->pool, in->cap_pool, in->npool + n) || GROW(in->entry, in->cap_entry, in->nentry + 1))
-        return 0;
-    memcpy(in->pool + in->npool, w, (size_t)n * sizeof *w);
-    in->entry[in->nentry] = (intern_entry_t){(uint32_t)in->npool, n, (*next)++, (uint32_t)h};
-    in->slot[s] = tag | ++in->nentry;
-    in->npool += n;
-    return in->entry[in->nentry - 1].value;
-}
-
-int intern_reserve(intern_t *in, size_t entries)
-{
-    size_t slots = in->slots ? in->slots : 1024;
-    while (slots < 2 * (in->nentry + entries)) slots *= 2;
-    return slots > in->slots ? intern_grow(in, slots) : 0;
-}
-
-void intern_free(intern_t *in)
-{
-    free(in->pool), free(in->slot), free(in->entry);
+    intern_free(&in->table);
+    free(in->value);
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "grow.h"
+#include "intern.h"
 #include "kinds.h"
 
 /* One string section of the chain (a base's, the base's base's, or the BTF's own). */
@@ -70,8 +71,6 @@ int name_ranks(const types_t *t, const uint32_t *ids, uint32_t n, int ordered, r
  * (each r[v] holds every rank's string). */
 int name_ranks_joint(int views, const types_t *const *t, const uint32_t *const *ids,
                      const uint32_t *n, int ordered, ranks_t *r);
-/* A 64-bit hash of n bytes, never 0. */
-uint64_t hash_bytes(const uint8_t *p, uint32_t n);
 void ranks_free(ranks_t *r);
 /* The positions 0..n-1 of own types ids[0..n) in label order (labels.label, name first
  * when by_name; a stable sort) into out; fresh[j] is 1 where the j-th label differs from
@@ -115,41 +114,19 @@ int renumber_types(const types_t *t, const uint32_t *order, uint32_t n,
 void remap_record(const types_t *t, uint32_t i, const uint32_t *new_id, uint32_t shift,
                   uint32_t *out);
 
-/* Interned u32 strings -> numbers from 1, open addressing: equal strings, equal numbers
- * (a zeroed intern_t is empty). A slot is 8 bytes (the hash's high half and an entry),
- * so a probe's cache line holds eight: most items are new, and their probe misses the
- * caches once (abstract_keys at 1.5 M types); the entries are appended in order. */
+/* Interned u32 strings -> the caller's numbers: equal strings, equal numbers; a new one
+ * takes (*next)++ (a zeroed numbering_t is empty). native/csrc/intern.h's table holds the
+ * strings, by id. */
 typedef struct {
-    uint32_t start, len, value, hash;   /* hash: the low half, for regrowing */
-} intern_entry_t;
-typedef struct {
-    uint32_t *pool;
-    size_t npool, cap_pool;
-    uint64_t *slot;                     /* hash >> 32 << 32 | entry + 1; 0: empty */
-    intern_entry_t *entry;
-    size_t nentry, cap_entry, slots;
-} intern_t;
+    intern_t table;
+    uint32_t *value;                    /* by the table's id */
+    size_t cap_value;
+} numbering_t;
 /* The number of item `w` (n words), `*next` and a new entry if it is new; 0 when out of
  * memory. */
-uint32_t intern(intern_t *in, const uint32_t *w, uint32_t n, uint32_t *next);
-/* Room for `entries` more items without growing (each growth moves every entry); 0 or
- * -1 when out of memory. */
-int intern_reserve(intern_t *in, size_t entries);
-void intern_free(intern_t *in);
+uint32_t number_words(numbering_t *in, const uint32_t *w, uint32_t n, uint32_t *next);
+void numbering_free(numbering_t *in);
 
-/* n elements of `size` bytes (at least 1 byte), for an array read at random: on Linux
- * in 2 MB pages when it spans one (madvise; the kernel may refuse), which one TLB entry
- * covers where 4 kB pages took 512. At 1.5 M types (bench_all's 16 x) the page walks of
- * such reads were a third of the time of abstract_keys' intern table. Freed by free();
- * NULL when out of memory. big_zalloc zeroes it. */
-void *big_alloc(size_t n, size_t size);
-/* Once, at load: blocks of 2 MB and more are mapped and unmapped on their own (glibc's
- * M_MMAP_THRESHOLD fixed), not carved from the heap by a threshold that moves with every
- * free. With the moving threshold, `sort`'s peak RSS at 16 x the kernel went from 376 to
- * 552 MB on a change that only moved small allocations (freed big arrays stayed in the
- * heap, fragmented); fixed, it is 343 MB either way. */
-void big_alloc_setup(void);
-void *big_zalloc(size_t n, size_t size);
 
 
 #endif

@@ -57,7 +57,7 @@ typedef struct {
     uint8_t *on_path;
     uint32_t *stack, *edges, *item;
     size_t nstack, cap_stack, cap_item;
-    intern_t in;
+    numbering_t in;
     uint32_t next;
 } walk_t;
 
@@ -73,7 +73,7 @@ static uint32_t finish(walk_t *w, uint32_t node)
         w->item[1 + j] = !s ? 0 : w->token_key[s - 1] ? w->token_key[s - 1]
                        : w->key[s - 1] ? w->key[s - 1] : CYCLE;
     }
-    return intern(&w->in, w->item, n + 1, &w->next);
+    return number_words(&w->in, w->item, n + 1, &w->next);
 }
 
 static int push(walk_t *w, uint32_t node)
@@ -141,7 +141,7 @@ int abstract_keys(const types_t *t, uint32_t base_count, uint32_t *key, uint32_t
     free(ids);
     ids = NULL;
     memset(key, 0, (size_t)t->count * sizeof *key);
-    if (intern_reserve(&w.in, t->count)) goto done;  /* a key per type at most */
+    if (intern_reserve(&w.in.table, t->count)) goto done;  /* a key per type at most */
     /* The base's tokens and keys, then the module's: [0, base_count), [base_count, count). */
     const uint32_t bounds[3] = {0, base_count, t->count};
     for (int part = 0; part < 2; part++) {
@@ -154,6 +154,6 @@ done:
     free(number);
     free(label), free(ids), free(w.on_path), free(w.edges), free(w.stack), free(w.item);
     ranks_free(&names);
-    intern_free(&w.in);
+    numbering_free(&w.in);
     return rc;
 }

@@ -61,23 +61,6 @@ static uint64_t chunk(const uint8_t *p, uint32_t len, size_t depth)
     return k;
 }
 
-uint64_t hash_bytes(const uint8_t *p, uint32_t n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n, v;
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&v, p + i, 8);
-        h = (h ^ v) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    for (v = 0; i < n; i++) v = v << 8 | p[i];
-    h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h ? h : 1;
-}
-
 typedef struct {
     const uint8_t **ptr;        /* by distinct index d */
     const uint32_t *len;

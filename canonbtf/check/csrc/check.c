@@ -28,53 +28,19 @@
 #define MAX_VALUES (MAX_RESOLVE_DEPTH + 2)
 
 
-/* The message keys this reports (check/words.MESSAGES has each, with its wording). */
-#define KEYS(X) \
-    X(VLEN, "vlen") X(NAME_OFFSET, "name-offset") X(NAME_MISSING, "name-missing") \
-    X(NAME_IDENTIFIER, "name-identifier") X(NAME_FORBIDDEN, "name-forbidden") \
-    X(NAME_ARRAY, "name-array") X(NAME_TYPE_TAG, "name-type-tag") \
-    X(NAME_DECL_TAG, "name-decl-tag") X(NAME_DATASEC, "name-datasec") \
-    X(KIND_FLAG, "kind-flag") X(INT_DATA, "int-data") X(INT_128, "int-128") \
-    X(INT_SIZE, "int-size") X(INT_ENCODING, "int-encoding") X(TYPE_ID_MAX, "type-id-max") \
-    X(FWD, "fwd") X(ARRAY_SIZE, "array-size") X(ARRAY_ELEM_ID, "array-elem-id") \
-    X(ARRAY_INDEX_ID, "array-index-id") X(MEMBER_NAME_OFFSET, "member-name-offset") \
-    X(MEMBER_NAME, "member-name") X(MEMBER_TYPE_ID, "member-type-id") \
-    X(UNION_MEMBER_OFFSET, "union-member-offset") X(MEMBER_ORDER, "member-order") \
-    X(MEMBER_PAST, "member-past") X(ENUM_SIZE, "enum-size") \
-    X(VALUE_NAME_OFFSET, "value-name-offset") X(VALUE_NO_NAME, "value-no-name") \
-    X(VALUE_NAME, "value-name") X(FUNC_LINKAGE, "func-linkage") \
-    X(VAR_TYPE_ID, "var-type-id") X(VAR_LINKAGE, "var-linkage") \
-    X(DATASEC_SIZE, "datasec-size") X(DATASEC_TYPE_ID, "datasec-type-id") \
-    X(DATASEC_ORDER, "datasec-order") X(DATASEC_OFFSET, "datasec-offset") \
-    X(DATASEC_ENTRY_SIZE, "datasec-entry-size") X(DATASEC_END, "datasec-end") \
-    X(DATASEC_TOTAL, "datasec-total") X(FLOAT_SIZE, "float-size") \
-    X(DECL_TAG_INDEX, "decl-tag-index") X(RESOLVE_DEPTH, "resolve-depth") X(LOOP, "loop") \
-    X(RESOLVE_STATE, "resolve-state") X(RESOLVE_KIND, "resolve-kind") \
-    X(MEMBER_UNRESOLVED, "member-unresolved") X(REFERS_MISSING, "refers-missing") \
-    X(REFERS_SOURCE, "refers-source") X(REFERS_UNSIZED, "refers-unsized") \
-    X(VAR_UNSIZED, "var-unsized") X(ARRAY_INDEX_KIND, "array-index-kind") \
-    X(ARRAY_ELEM_KIND, "array-elem-kind") X(ARRAY_INDEX_INT, "array-index-int") \
-    X(ARRAY_ELEM_UNSIZED, "array-elem-unsized") X(ARRAY_ELEM_INT, "array-elem-int") \
-    X(ARRAY_OVERFLOW, "array-overflow") X(MEMBER_UNSIZED, "member-unsized") \
-    X(MEMBER_KIND, "member-kind") X(MEMBER_FLOAT_0, "member-float-0") \
-    X(MEMBER_BITFIELD, "member-bitfield") X(MEMBER_OVERFLOW, "member-overflow") \
-    X(MEMBER_128, "member-128") X(MEMBER_BITS_PAST, "member-bits-past") \
-    X(MEMBER_BYTES_PAST, "member-bytes-past") X(MEMBER_END_PAST, "member-end-past") \
-    X(MEMBER_BYTE_ALIGN, "member-byte-align") X(MEMBER_FLOAT_ALIGN, "member-float-align") \
-    X(MEMBER_KFLAG_INT, "member-kflag-int") X(MEMBER_INT_BITS, "member-int-bits") \
-    X(MEMBER_ENUM_BITS, "member-enum-bits") X(DATASEC_NOT_VAR, "datasec-not-var") \
-    X(DATASEC_UNSIZED, "datasec-unsized") X(DATASEC_SMALL, "datasec-small") \
-    X(FUNC_NOT_PROTO, "func-not-proto") X(FUNC_PARAM_NAME, "func-param-name") \
-    X(DECL_TAG_TARGET, "decl-tag-target") X(DECL_TAG_NONE, "decl-tag-none") \
-    X(DECL_TAG_RANGE, "decl-tag-range") X(PROTO_RETURN, "proto-return") \
-    X(PROTO_RETURN_UNSIZED, "proto-return-unsized") X(PROTO_VARARG, "proto-vararg") \
-    X(PROTO_PARAM, "proto-param") X(PROTO_PARAM_NAME, "proto-param-name") \
-    X(PROTO_PARAM_UNSIZED, "proto-param-unsized") X(MODIFIER_CHAIN, "modifier-chain") \
-    X(TYPE_TAG_ORDER, "type-tag-order")
-#define KEY_ENUM(name, text) M_##name,
-#define KEY_TEXT(name, text) text,
-enum { KEYS(KEY_ENUM) NKEYS };
-const char *const check_keys[] = {KEYS(KEY_TEXT)};
+/* The message keys, check/words' table's (spec/messages.py, through the generated
+ * check_keys.def): M_<KEY> indexes check_keys. */
+#define CHECK_KEY(name, text) M_##name,
+enum {
+#include "check_keys.def"
+    NKEYS
+};
+#undef CHECK_KEY
+#define CHECK_KEY(name, text) text,
+const char *const check_keys[] = {
+#include "check_keys.def"
+};
+#undef CHECK_KEY
 const int CHECK_NKEYS = NKEYS;
 
 enum { NOT_VISITED, VISITED, RESOLVED, BROKEN };

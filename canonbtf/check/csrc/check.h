@@ -35,7 +35,7 @@ typedef struct {
     size_t nv, capv;
 } check_findings_t;
 
-/* check/words.MESSAGES keys, by a finding's key; CHECK_NKEYS of them. */
+/* The message keys (spec/messages.MESSAGES), by a finding's key; CHECK_NKEYS of them. */
 extern const char *const check_keys[];
 extern const int CHECK_NKEYS;
 

@@ -180,19 +180,20 @@ static int refine_joint(const types_t *t, const uint32_t *key, names_ctx_t *c, u
     size_t count = 0;
     for (;;) {
         settle(c, cls);
-        intern_free(&in);
-        memset(&in, 0, sizeof in);
+        intern_clear(&in);
         if (intern_reserve(&in, n)) goto done;  /* a class per type at most */
-        uint32_t next = 1;
         for (uint32_t i = 0; i < n; i++) {
             uint32_t m = type_edges(t, i, item + 1);
             item[0] = cls[i + 1];
             for (uint32_t j = 1; j <= m; j++) item[j] = read_class(c, cls, item[j]);
-            if (!(next_cls[i + 1] = intern(&in, item, m + 1, &next))) goto done;
+            int is_new;
+            int64_t id = intern_bytes(&in, item, ((size_t)m + 1) * sizeof *item, &is_new);
+            if (id < 0) goto done;
+            next_cls[i + 1] = (uint32_t)id + 1;  /* classes from 1, in order of first use */
         }
         memcpy(cls, next_cls, ((size_t)n + 1) * sizeof *cls);
-        if (next - 1 == count) break;  /* a refinement with as many classes: the same */
-        count = next - 1;
+        if (in.count == count) break;  /* a refinement with as many classes: the same */
+        count = in.count;
     }
     settle(c, cls);
     for (uint32_t i = 0; i < n; i++) next_cls[i + 1] = read_class(c, cls, i + 1);

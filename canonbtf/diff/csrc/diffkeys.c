@@ -31,7 +31,7 @@ enum { TAG_VOID = 1, TAG_LEAF, TAG_FULL };
  * name as its name id and each reference as (TAG_VOID), (TAG_LEAF, kind and kind_flag,
  * name id) or (TAG_FULL, key), so that the words read back one way only. */
 typedef struct {
-    intern_t in;
+    numbering_t in;
     uint32_t next;
     uint32_t *key;
     size_t cap, n;
@@ -206,7 +206,7 @@ static int full_key(keys_t *k, side_t *s, uint32_t id)
     s->reach[id] = (uint8_t)reach;
     if (unknown) return 0;
     if (leaf) s->key[id] = LEAF_KEY;
-    else if (k->n > UINT32_MAX || !(s->key[id] = intern(&k->in, k->key, (uint32_t)k->n, &k->next)))
+    else if (k->n > UINT32_MAX || !(s->key[id] = number_words(&k->in, k->key, (uint32_t)k->n, &k->next)))
         return -1;
     return 0;
 }
@@ -527,7 +527,7 @@ int diff_plan(diff_side_t sides[2])
     rc = rc || group_side(&g, &k, &sides[0], 0) || group_side(&g, &k, &sides[1], 1) ? -1 : 0;
     for (int n = 0; n < 2 && !rc; n++)
         rc = side_init(&s[n], &sides[n], &g, n, &k.names[n], &roles, &interned);
-    rc = rc || intern_reserve(&k.in, interned);
+    rc = rc || intern_reserve(&k.in.table, interned);
     for (int n = 0; n < 2 && !rc; n++) {
         diff_side_t *d = &sides[n];
         side_t *e = &s[n];
@@ -548,7 +548,7 @@ int diff_plan(diff_side_t sides[2])
     }
     for (int n = 0; n < 2; n++) free(s[n].dup), free(s[n].reach), free(s[n].key), free(s[n].leaf);
     free(g.of[0]), free(g.of[1]), free(g.group);
-    free(g.head), intern_free(&k.in);
+    free(g.head), numbering_free(&k.in);
     free(k.key), ranks_free(&k.names[0]), ranks_free(&k.names[1]);
     return rc;
 }

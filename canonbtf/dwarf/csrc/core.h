@@ -23,6 +23,7 @@ typedef __int128 i128;
 /* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
 #include "kinds.h"
 #include "grow.h"
+#include "intern.h"
 
 /* Features (canonbtf/dwarf/features.py), as bits the Python side sets
  * (canonbtf/spec/features.py, through the generated features.def). */
@@ -32,14 +33,14 @@ enum {
 #undef FEATURE
 };
 
-/* Attribute slots: the attributes some tag wants (constants.WANTED_ATTRS). */
+/* Attribute slots: the attributes some tag wants (dwarf_numbers.WANTED_ATTRS). */
 enum { S_NAME, S_TYPE, S_BYTE_SIZE, S_DECLARATION, S_ENCODING, S_BIT_SIZE, S_SIGNATURE,
        S_EXTERNAL, S_LOW_PC, S_ABSTRACT_ORIGIN, S_SPECIFICATION, S_CALLING_CONVENTION,
        S_LOCATION, S_DATA_MEMBER_LOCATION, S_DATA_BIT_OFFSET, S_BIT_OFFSET,
        S_CONST_VALUE, S_LOWER_BOUND, S_UPPER_BOUND, S_COUNT, S_STR_OFFSETS_BASE,
        S_ADDR_BASE, S_LOCLISTS_BASE, NSLOTS };
 
-/* How a wanted attribute's value is read (constants.V_*). */
+/* How a wanted attribute's value is read (dwarf_numbers.V_*). */
 enum { V_NONE, V_STRING, V_REF, V_CONST, V_LOCATION, V_FLAG, V_SECOFF, V_TEXT, V_ADDRESS,
        V_ADDRESS_EXPR, V_PARAM_LOCATION };
 
@@ -112,22 +113,6 @@ typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 #define VEC_PUSH(v, x) \
     (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
 
-/* Byte strings -> dense ids (names, entries, tokens). */
-typedef struct {
-    uint64_t *hashes;          /* 0: empty slot */
-    uint32_t *ids;
-    size_t cap, count;
-    VEC(uint8_t) arena;
-    VEC(uint64_t) starts;      /* id -> start in arena; starts[count] is the end */
-} intern_t;
-int intern_init(intern_t *t);
-void intern_free(intern_t *t);
-void intern_clear(intern_t *t);
-/* Id of the bytes (new ids are count before the call); -1 on memory error. */
-int64_t intern_bytes(intern_t *t, const uint8_t *p, size_t n, int *is_new);
-uint64_t hash_bytes(const uint8_t *p, size_t n);
-/* Id of the bytes, or -1 when they were never interned. */
-int64_t intern_find(const intern_t *t, const uint8_t *p, size_t n);
 
 /* u64 keys (never 0) -> u32 values, open addressing. */
 typedef struct { uint64_t *keys; uint32_t *vals; size_t cap, count; } idmap_t;

@@ -203,7 +203,8 @@ static void view_of(const cell_t *c, view_t *v)
 
 static const cell_t *entry_cells(const merge_t *m, size_t key)
 {
-    return (const cell_t *)(m->entries.arena.a + m->entries.starts.a[key - 1]);
+    size_t len;
+    return (const cell_t *)intern_at(&m->entries, (uint32_t)key - 1, &len);
 }
 
 static size_t key_count(const merge_t *m) { return m->entries.count; }
@@ -845,7 +846,6 @@ static int Merge_init(merge_t *m, PyObject *args, PyObject *kw)
     m->obj_list = PyList_New(0);
     m->unit_offsets = PyList_New(0);
     if (!m->names || !m->name_list || !m->objs || !m->obj_list || !m->unit_offsets) return -1;
-    if (intern_init(&m->entries)) { PyErr_NoMemory(); return -1; }
     return 0;
 }
 

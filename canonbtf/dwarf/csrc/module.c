@@ -110,11 +110,6 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
     e->unit_keys = PyList_New(0);
     if (!e->empty_set || !e->skips || !e->skipped_tags || !e->new_entries || !e->unit_keys)
         return -1;
-    if (intern_init(&e->nontype) || intern_init(&e->names) || intern_init(&e->tokens)
-        || intern_init(&e->entries)) {
-        PyErr_NoMemory();
-        return -1;
-    }
     return 0;
 }
 

@@ -8,7 +8,7 @@
 
 #include "dwarf.h"
 
-/* Quiet child tags (constants.QUIET_CHILD_TAGS): not counted when skipped. */
+/* Quiet child tags (dwarf_numbers.QUIET_CHILD_TAGS): not counted when skipped. */
 static int quiet_child(uint32_t tag)
 {
     return tag == TAG_formal_parameter || tag == TAG_unspecified_parameters
@@ -86,7 +86,7 @@ static int wanted_child(uint32_t tag, uint32_t attr, int8_t *slot)
     return V_NONE;
 }
 
-/* constants.WANTED_ATTRS: the slot and value kind of `attr` for a DIE of `tag` read in
+/* dwarf_numbers.WANTED_ATTRS: the slot and value kind of `attr` for a DIE of `tag` read in
  * `role`; V_NONE when not wanted. */
 static int wanted(int role, uint32_t tag, uint32_t attr, int8_t *slot)
 {

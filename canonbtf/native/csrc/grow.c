@@ -1,8 +1,17 @@
-/* Growing arrays: grow.h. */
+/* Growing arrays and big ones: grow.h. */
 #include "grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+#define HUGE_PAGE ((size_t)1 << 21)
 
 int grow_array(void **a, size_t *cap, size_t need, size_t size)
 {
@@ -17,4 +26,34 @@ int grow_array(void **a, size_t *cap, size_t need, size_t size)
     *a = p;
     *cap = n;
     return 0;
+}
+
+void big_alloc_setup(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+    mallopt(M_MMAP_THRESHOLD, (int)HUGE_PAGE);
+#endif
+}
+
+void *big_alloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / 2 / size) return NULL;
+    size_t bytes = n * size;
+    if (!bytes) bytes = 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_PAGE) {
+        bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+        void *p = aligned_alloc(HUGE_PAGE, bytes);
+        if (p) madvise(p, bytes, MADV_HUGEPAGE);  /* a hint: 4 kB pages if refused */
+        return p;
+    }
+#endif
+    return malloc(bytes);
+}
+
+void *big_zalloc(size_t n, size_t size)
+{
+    void *p = big_alloc(n, size);
+    if (p) memset(p, 0, n * size);
+    return p;
 }

@@ -1,4 +1,5 @@
-/* The one way both extensions grow an array (a shared runtime file of native/csrc/). */
+/* The one way both extensions grow an array, and allocate a big one read at random (a
+ * shared runtime file of native/csrc/). */
 #ifndef CANONBTF_GROW_H
 #define CANONBTF_GROW_H
 
@@ -8,5 +9,19 @@
  * 0, or -1 when out of memory or the size would overflow (*a is then unchanged). */
 int grow_array(void **a, size_t *cap, size_t need, size_t size);
 #define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+
+/* n elements of `size` bytes (at least 1 byte), for an array read at random: on Linux
+ * in 2 MB pages when it spans one (madvise; the kernel may refuse), which one TLB entry
+ * covers where 4 kB pages took 512. At 1.5 M types (bench_all's 16 x) the page walks of
+ * such reads were a third of the time of abstract_keys' intern table. Freed by free();
+ * NULL when out of memory. big_zalloc zeroes it. */
+void *big_alloc(size_t n, size_t size);
+/* Once, at load: blocks of 2 MB and more are mapped and unmapped on their own (glibc's
+ * M_MMAP_THRESHOLD fixed), not carved from the heap by a threshold that moves with every
+ * free. With the moving threshold, `sort`'s peak RSS at 16 x the kernel went from 376 to
+ * 552 MB on a change that only moved small allocations (freed big arrays stayed in the
+ * heap, fragmented); fixed, it is 343 MB either way. */
+void big_alloc_setup(void);
+void *big_zalloc(size_t n, size_t size);
 
 #endif
