@@ -19,8 +19,7 @@ from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf, Type
 from canonbtf.btf.strings import StringTable
-from canonbtf.canon import accel as compiled
-from canonbtf.canon import canonicalize
+from canonbtf.canon import accel, canonicalize
 from canonbtf.canon.order import ordered
 from canonbtf.errors import InputError
 from canonbtf.spec import kinds as spec
@@ -122,7 +121,7 @@ def test_corpus_order_and_bytes_match_the_reference(name, order, pure):
     base = load_cached(corpus_path(BASE_61.name)) if name.startswith("mod-") else None
     path = str(corpus_path(name))
     btf = load_cached(corpus_path(name), BASE_61 if base else None)
-    done = compiled.order(btf, order == "name")
+    done = accel.order(btf, order == "name")
     assert done is not None
     pure(True)
     assert done == ordered(btf, order)
@@ -139,7 +138,7 @@ def test_random_graphs_with_ties_match_the_reference(seed, pure):
     for _ in range(10):
         btf = random_btf(rng, rng.randrange(1, 50))
         for order in ("kind", "name"):
-            done = compiled.order(btf, order == "name")
+            done = accel.order(btf, order == "name")
             pure(True)
             reference = ordered(btf, order)
             pure(False)
@@ -180,7 +179,7 @@ def test_tangled_names_order_and_key_as_the_reference(seed, pure):
     btf = random_btf(rng, 600, table=_tangled_names(rng))
     _keyed_alike(btf)
     for order in ("kind", "name"):
-        done = compiled.order(btf, order == "name")
+        done = accel.order(btf, order == "name")
         pure(True)
         assert done == ordered(btf, order)
         pure(False)
@@ -239,13 +238,13 @@ def test_graphs_that_are_not_btf_take_the_reference():
     class Graph:
         first_id = 1
 
-    assert compiled.order(Graph(), False) is None  # type: ignore[arg-type]
+    assert accel.order(Graph(), False) is None  # type: ignore[arg-type]
 
 
 def test_ids_that_no_word_holds_take_the_reference():
     strings, _ = StringTable.build([])
     btf = Btf([Type(f.PTR, 0, 0, 1 << 33)], strings)
-    assert compiled.order(btf, False) is None
+    assert accel.order(btf, False) is None
 
 
 def outcome(blob: bytes, base: Btf | None):
@@ -402,12 +401,12 @@ def _same_partition(a: list, b: list) -> bool:
 
 
 def _keyed_alike(btf: Btf) -> None:
-    """compiled.keyed_types gives what dedup._reference_inputs computes from the Types
+    """accel.keyed_types gives what dedup._reference_inputs computes from the Types
     (over a base: from the base's index, as a module's dedup does): the same key numbers,
     tokens grouping the same ids, flags, kinds and edges."""
     from canonbtf.canon.dedup import BaseIndex, _reference_inputs
 
-    fast = compiled.keyed_types(btf)
+    fast = accel.keyed_types(btf)
     assert fast is not None
     index = None if btf.base is None else BaseIndex.of(btf.base)
     reference = _reference_inputs(btf, None, index)
@@ -452,7 +451,7 @@ def test_dedup_keys_over_a_base_of_a_base_are_the_references():
     rng = random.Random(5)
     base = reader.parse(writer.write(random_btf(rng, 20)))
     middle = reader.parse(writer.write(random_btf(rng, 20, base)), base=base)
-    assert compiled.keyed_types(random_btf(rng, 20, middle)) is None
+    assert accel.keyed_types(random_btf(rng, 20, middle)) is None
 
 
 @pytest.mark.parametrize("name", MODULE_BLOBS)
@@ -469,29 +468,29 @@ def test_heads_are_what_the_types_hold(kind):
     expected = [(type_id, t.name_off, t.vlen, t.size_or_type) for type_id, t in btf.own()
                 if t.kind == kind]
     fresh = reader.parse(writer.write(btf), base=base)
-    assert compiled.heads(fresh, kind) == expected
+    assert accel.heads(fresh, kind) == expected
     assert expected  # the generator makes every kind
     named = {"a", "ab"}
-    assert compiled.heads(fresh, kind, named) == [
+    assert accel.heads(fresh, kind, named) == [
         head for head in expected if btf.name(head[1]) in named]
 
 
 @pytest.mark.parametrize("seed", range(5))
 def test_a_base_type_decoded_alone_is_the_readers(seed):
-    """compiled.base_type (a module's function checks read a few of vmlinux's types):
+    """accel.base_type (a module's function checks read a few of vmlinux's types):
     every base id gives the Type the whole base decodes to, the base stays packed, and
     the module's own ids, void and a decoded base are left to type_by_id."""
     rng = random.Random(8000 + seed)
     blob = writer.write(random_btf(rng, 60))
     base = reader.parse(blob)  # the generator reads its Types: the module gets a fresh one
     module = reader.parse(writer.write(random_btf(rng, 30, base)), base=reader.parse(blob))
-    alone = [compiled.base_type(module, type_id) for type_id in range(1, base.last_id + 1)]
+    alone = [accel.base_type(module, type_id) for type_id in range(1, base.last_id + 1)]
     assert module.base.packed is not None
     assert alone == base.types
-    assert compiled.base_type(module, 0) is None
-    assert compiled.base_type(module, module.first_id) is None
+    assert accel.base_type(module, 0) is None
+    assert accel.base_type(module, module.first_id) is None
     assert module.base.types  # decoded: nothing to save, type_by_id reads it
-    assert compiled.base_type(module, 1) is None
+    assert accel.base_type(module, 1) is None
 
 
 def test_a_modules_dedup_leaves_its_base_packed():
@@ -518,14 +517,14 @@ def test_sharing_is_the_references(seed, monkeypatch):
     spread = rng.choice([2, 10, count + 1, 5 * count + 50])
     values = [rng.randrange(0, spread) for _ in range(count + 1)]
     last = max(0, count - rng.randrange(0, 3))
-    fast = compiled.sharing(values, last)
+    fast = accel.sharing(values, last)
     monkeypatch.setenv(native.PURE_ENV, "1")
     reference = _sharing(values, last)
     if last and max(values[1:last + 1]) > 4 * (last + 1) + 16:
         assert fast is None  # a table that large is not worth it
     else:
         assert fast == reference
-    assert compiled.sharing([0, 2**33], 1) is None  # no u32: counted in Python
+    assert accel.sharing([0, 2**33], 1) is None  # no u32: counted in Python
 
 
 def test_module_names_take_the_bases_lowest_whole_string(pure):

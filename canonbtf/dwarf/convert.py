@@ -52,8 +52,7 @@ from .type_records import STRUCT_TAGS, TypeRecords
 from .unit_types import TypeDie, UnitTypes
 
 __all__ = ["FUNC_CANDIDATE", "FUNC_LINKED", "FUNC_NOCALL", "FUNC_PIECE", "ConvertContext",
-           "Record",
-           "Skips", "UnitConverter", "convert_unit"]
+           "Record", "Skips", "UnitConverter", "convert_unit"]
 
 # Types numbered without looking at what they refer to (supported, never failing).
 _INDEPENDENT_TAGS = STRUCT_TAGS | {c.TAG_pointer_type, c.TAG_enumeration_type}

@@ -32,8 +32,7 @@ from collections import namedtuple
 from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
-from ..canon import accel as compiled
-from ..canon import renumbered
+from ..canon import accel, renumbered
 from ..canon.renumber import new_ids
 from ..spec import kinds as spec
 from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
@@ -128,14 +127,14 @@ class _TypesById:
     def __getitem__(self, type_id: int) -> Type | None:
         if type_id >= self.first:
             return self.own[type_id - self.first]
-        found = compiled.base_type(self.btf, type_id)
+        found = accel.base_type(self.btf, type_id)
         return found if found is not None else self.btf.type_by_id(type_id)
 
     def kind(self, type_id: int) -> int:
         if type_id >= self.first:
             return self.own[type_id - self.first].kind
         if self._base_kinds is None:
-            self._base_kinds = compiled.kinds_by_id(self.btf.base) or b""
+            self._base_kinds = accel.kinds_by_id(self.btf.base) or b""
         if self._base_kinds:
             return self._base_kinds[type_id]
         return self.btf.type_by_id(type_id).kind
@@ -415,7 +414,7 @@ def _base_functions(btf: Btf, names: set[str]) -> dict[tuple[str, int], int]:
     if base is None:
         return {}
     # A vmlinux base stays packed: no 95 k Types, and only its FUNCs of these names.
-    funcs = compiled.heads(base, f.FUNC, names)
+    funcs = accel.heads(base, f.FUNC, names)
     if funcs is not None:
         name = base.strings.peek if base.base is None else btf.name
         return {(name(name_off), proto): type_id
@@ -443,9 +442,9 @@ class _LooseTypes:
         self.memo: dict[int, tuple] = {}
 
     def _type(self, type_id: int) -> Type | None:
-        """A type by id; one of a packed base's is decoded alone (compiled.base_type)."""
+        """A type by id; one of a packed base's is decoded alone (accel.base_type)."""
         if 0 < type_id < self.btf.first_id:
-            found = compiled.base_type(self.btf, type_id)
+            found = accel.base_type(self.btf, type_id)
             if found is not None:
                 return found
         return self.btf.type_by_id(type_id)

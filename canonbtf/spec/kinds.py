@@ -24,7 +24,7 @@ The named sets (one column each, one meaning each):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import namedtuple
 
 NAME = "name"
 TYPE = "type"
@@ -37,22 +37,14 @@ SIZE = "size"
  FUNC_PROTO, VAR, DATASEC, FLOAT, DECL_TAG, TYPE_TAG, ENUM64) = range(20)
 
 
-class Kind(NamedTuple):
-    number: int
-    name: str
-    sot: str = VALUE
-    fixed_words: int = 0
-    item_words: int = 0
-    extra: tuple[str, ...] | None = None
-    item: tuple[str, ...] = ()
-    modifier: bool = False
-    qualifier: bool = False
-    tagged: bool = False
-    c_named: bool = False
-    token: bool = False
-    needs_resolve: bool = False
-    source_only: bool = False
-    decl_tag_target: bool = False
+# One row: number and name; `sot`, the wire words and the roles (the module docstring);
+# then the set columns (bools). A collections.namedtuple, not typing's: every command
+# reads this table, and importing `typing` was about 20 ms of a module's start-up.
+Kind = namedtuple("Kind", (
+    "number", "name", "sot", "fixed_words", "item_words", "extra", "item",
+    "modifier", "qualifier", "tagged", "c_named", "token", "needs_resolve", "source_only",
+    "decl_tag_target"),
+    defaults=(VALUE, 0, 0, None, (), False, False, False, False, False, False, False, False))
 
 
 _MEMBERS = (NAME, TYPE, VALUE)   # (name, type, bit offset)
