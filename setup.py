@@ -92,22 +92,22 @@ BTF_CSRC = {
 BTF_SOURCES = [f"canonbtf/{folder}/{name}" for folder, names in BTF_CSRC.items()
                for name in names]
 BTF_INCLUDES = [f"canonbtf/{folder}" for folder in BTF_CSRC]
-BTF_HEADERS = [os.path.join(folder, name) for folder in BTF_INCLUDES
-               for name in sorted(os.listdir(os.path.join(HERE, folder)))
-               if name.endswith((".h", ".def"))]
-# The spec's generated C the DWARF encoder reads (kinds.def, features.def,
-# dwarf_numbers.def) and the header that reads the kinds.
-SPEC_HEADERS = ["canonbtf/native/csrc/kinds.h", "canonbtf/native/csrc/kinds.def",
-                "canonbtf/native/csrc/features.def", "canonbtf/native/csrc/dwarf_numbers.def"]
+
+
+def headers(folder: str) -> list[str]:
+    """The C headers and generated tables in `folder`: what a rebuild depends on."""
+    return [os.path.join(folder, name) for name in sorted(os.listdir(os.path.join(HERE, folder)))
+            if name.endswith((".h", ".def"))]
+
+
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core",
               [*(f"canonbtf/dwarf/csrc/{name}" for name in SOURCES), *RUNTIME],
               include_dirs=["canonbtf/native/csrc"],
-              depends=["canonbtf/dwarf/csrc/core.h", "canonbtf/dwarf/csrc/dwarf.h",
-                       "canonbtf/native/csrc/grow.h", "canonbtf/native/csrc/hash.h",
-                       "canonbtf/native/csrc/intern.h", *SPEC_HEADERS],
+              depends=[*headers("canonbtf/dwarf/csrc"), *headers("canonbtf/native/csrc")],
               extra_compile_args=flags, extra_link_args=link),
-    Extension("canonbtf._btf", BTF_SOURCES, include_dirs=BTF_INCLUDES, depends=BTF_HEADERS,
+    Extension("canonbtf._btf", BTF_SOURCES, include_dirs=BTF_INCLUDES,
+              depends=[name for folder in BTF_INCLUDES for name in headers(folder)],
               extra_compile_args=flags, extra_link_args=link),
 ]
 
