@@ -14,6 +14,7 @@ permutation of the input's ids).
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
@@ -146,9 +147,10 @@ def agree(built: Path, tmp_path: Path, blobs: list[bytes], base_path: Path | Non
     return tally
 
 
+@functools.cache
 def golden_blobs() -> dict[str, bytes]:
     """Small real BTF: golden objects encoded, and the handmade blob of every kind in both
-    byte orders and with the 2026 layout header."""
+    byte orders and with the 2026 layout header (made once: the verdicts and the seeds)."""
     blobs = {name: writer.write(encode_file(str(REPO / "golden" / "obj" / f"{name}.o"), 1)[0])
              for name in GOLDEN_SEEDS}
     blobs["handmade"] = fuzzing.handmade_seed().blob
