@@ -78,7 +78,9 @@ static int add_sig(part_t *p, uint32_t node, size_t k)
 {
     uint32_t o = own(p, node), ne = p->eoff[o + 1] - p->eoff[o];
     uint32_t np = p->mode == SIG_BOTH ? p->poff[o + 1] - p->poff[o] : 0;
-    if (GROW(p->sig, p->sig_cap, p->sig_n + ne + 2 * (size_t)np)) return -1;
+    /* One slot more than the signature: an empty one of the first node would leave p->sig
+     * NULL, and NULL + 0 is undefined behaviour (UBSan stops on it). */
+    if (GROW(p->sig, p->sig_cap, p->sig_n + ne + 2 * (size_t)np + 1)) return -1;
     uint32_t *s = p->sig + p->sig_n;
     for (uint32_t j = 0; j < ne; j++) s[j] = p->rank[p->edge[p->eoff[o] + j]];
     if (np) {

@@ -1,0 +1,102 @@
+/* libFuzzer target: canon/csrc/ (labels, partition refinement, renumbering, the dedup's
+ * abstract keys) on untrusted bytes. The input is a BTF blob; its trailing bytes, when
+ * there are any, redirect some ids as a dedup would (each byte the target of one id).
+ *
+ * Without a redirect the canonical order must be a fixed point: the section renumbered in
+ * its canonical order, indexed again and ordered again, comes out in the same order and
+ * renumbers to the same words and strings (docs/ORDER.md: the order depends only on what
+ * the types are). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "btfblob.h"
+
+/* The canonical order of every own id of t (nodes: those redirect keeps); 0, -2, or abort. */
+static int order_all(const types_t *t, const uint32_t *redirect, int by_name, uint32_t *out,
+                     uint32_t *n)
+{
+    uint32_t *nodes = malloc(((size_t)t->count + 1) * sizeof *nodes);
+    if (!nodes) abort();
+    *n = 0;
+    for (uint32_t j = 0; j < t->count; j++)
+        if (!redirect || redirect[t->first_id + j] == t->first_id + j)
+            nodes[(*n)++] = t->first_id + j;
+    int alone;
+    int rc = canonical_order(t, nodes, *n, redirect, by_name, out, &alone);
+    if (rc == -1 || (rc == -2 && !redirect)) abort();
+    /* The order is a permutation of the nodes. */
+    uint8_t *seen = calloc((size_t)t->first_id + t->count, 1);
+    if (!seen) abort();
+    for (uint32_t j = 0; !rc && j < *n; j++) {
+        if (out[j] < t->first_id || out[j] >= t->first_id + t->count || seen[out[j]]) abort();
+        seen[out[j]] = 1;
+    }
+    free(seen);
+    free(nodes);
+    return rc;
+}
+
+/* The renumbered section as a view again (over its own strings). */
+static void reindex(const renumbered_t *r, types_t *t, strtab_t *tab)
+{
+    *tab = (strtab_t){r->strings, 0, (uint32_t)r->strings_len};
+    *t = (types_t){.w = r->words, .nwords = r->nwords, .first_id = 1, .tabs = tab, .ntabs = 1};
+    if (index_types(t, (uint32_t)r->strings_len)) abort();
+}
+
+static void fixed_point(const types_t *t, int by_name, const uint32_t *order, uint32_t n)
+{
+    renumbered_t once, twice;
+    if (renumber_types(t, order, n, NULL, 0, 1, &once)) abort();
+    types_t again;
+    strtab_t tab;
+    reindex(&once, &again, &tab);
+    uint32_t *order2 = malloc(((size_t)n + 1) * sizeof *order2), n2;
+    if (!order2 || order_all(&again, NULL, by_name, order2, &n2) || n2 != n) abort();
+    for (uint32_t j = 0; j < n; j++)
+        if (order2[j] != 1 + j) abort();
+    if (renumber_types(&again, order2, n, NULL, 0, 1, &twice)) abort();
+    if (twice.nwords != once.nwords || twice.strings_len != once.strings_len
+        || memcmp(twice.words, once.words, once.nwords * 4)
+        || memcmp(twice.strings, once.strings, once.strings_len))
+        abort();
+    free(order2);
+    free(again.start);
+    free(once.words), free(once.strings), free(twice.words), free(twice.strings);
+}
+
+static void canon(const blob_t *b, const uint8_t *trailer)
+{
+    const types_t *t = &b->t;
+    uint32_t nids = t->first_id + t->count, n;
+    uint32_t *key = malloc(((size_t)t->count + 1) * sizeof *key);
+    uint32_t *token = malloc(((size_t)t->count + 1) * sizeof *token);
+    uint32_t *out = malloc(((size_t)t->count + 1) * sizeof *out);
+    uint32_t *redirect = NULL;
+    if (!key || !token || !out) abort();
+    if (abstract_keys(t, b->trailer ? trailer[0] : 0, key, token)) abort();
+    if (b->trailer) {
+        if (!(redirect = malloc((size_t)nids * sizeof *redirect))) abort();
+        for (uint32_t id = 0; id < nids; id++)
+            redirect[id] = id > 0 && id <= b->trailer ? trailer[id - 1] % nids : id;
+    }
+    for (int by_name = 0; by_name < 2; by_name++) {
+        if (order_all(t, redirect, by_name, out, &n)) continue;
+        if (!redirect) {
+            fixed_point(t, by_name, out, n);
+            continue;
+        }
+        renumbered_t r;
+        if (renumber_types(t, out, n, redirect, 0, by_name, &r)) abort();
+        free(r.words), free(r.strings);
+    }
+    free(key), free(token), free(out), free(redirect);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    blob_t b;
+    if (blob_open(data, size, NULL, &b) == BLOB_OK) canon(&b, data + size - b.trailer);
+    blob_free(&b);
+    return 0;
+}
