@@ -151,6 +151,21 @@ static int check_redirect(const view_t *v, const uint32_t *redirect)
     return 0;
 }
 
+/* The view of a type section with a list of own ids (`ids_obj`, a u32 array; None: NULL)
+ * and an optional redirect (a new id per id, checked), as order and renumber take them.
+ * 0, or -1 with an exception set; the caller frees the three either way. */
+static int view_ids_redirect(view_t *v, PyObject *words, unsigned long first_id,
+                             PyObject *strings, PyObject *ids_obj, uint32_t **ids,
+                             size_t *nids, PyObject *redirect_obj, uint32_t **redirect)
+{
+    size_t nredirect;
+    if (view_init(v, words, first_id, strings)
+        || u32_arg(ids_obj, 0, ids, nids)
+        || u32_arg(redirect_obj, v->t.first_id + v->t.count, redirect, &nredirect))
+        return -1;
+    return *redirect && check_redirect(v, *redirect) ? -1 : 0;
+}
+
 static PyObject *py_order(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"words", "first_id", "strings", "by_name", "nodes", "redirect", NULL};
@@ -162,13 +177,11 @@ static PyObject *py_order(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     view_t v;
     uint32_t *nodes = NULL, *redirect = NULL, *out = NULL;
-    size_t nnodes = 0, nredirect;
+    size_t nnodes = 0;
     PyObject *result = NULL;
-    if (view_init(&v, words, first_id, strings)) goto done;
-    uint32_t nids = v.t.first_id + v.t.count;
-    if (u32_arg(nodes_obj, 0, &nodes, &nnodes) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+    if (view_ids_redirect(&v, words, first_id, strings, nodes_obj, &nodes, &nnodes,
+                          redirect_obj, &redirect))
         goto done;
-    if (redirect && check_redirect(&v, redirect)) goto done;
     if (!nodes) {
         nnodes = v.t.count;
         nodes = malloc((nnodes ? nnodes : 1) * sizeof *nodes);
@@ -208,13 +221,12 @@ static PyObject *py_renumber(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     view_t v;
     uint32_t *order = NULL, *redirect = NULL;
-    size_t norder, nredirect;
+    size_t norder = 0;
     PyObject *result = NULL;
-    if (view_init(&v, words, first_id, strings)) goto done;
-    uint32_t nids = v.t.first_id + v.t.count;
-    if (u32_arg(order_obj, 0, &order, &norder) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+    if (view_ids_redirect(&v, words, first_id, strings, order_obj, &order, &norder,
+                          redirect_obj, &redirect))
         goto done;
-    if (redirect && check_redirect(&v, redirect)) goto done;
+    uint32_t nids = v.t.first_id + v.t.count;
     for (size_t j = 0; j < norder; j++)
         if (order[j] < v.t.first_id || order[j] >= nids) {
             bad("order holds an id that is not an own one");

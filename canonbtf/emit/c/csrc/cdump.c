@@ -21,6 +21,7 @@
 
 #include "cdump.h"
 #include "cspell.h"
+#include "grow.h"
 
 
 int fail(ctx_t *c, const char *what)
@@ -44,11 +45,8 @@ int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
     c->t = t;
     c->nids = t->first_id + t->count;
     c->ptr_size = ptr_size;
-    c->state = calloc(c->nids, 1);
-    c->is_inline = calloc(c->nids, 1);
-    c->size = calloc(c->nids, sizeof *c->size);
-    c->align = calloc(c->nids, sizeof *c->align);
-    if (!c->state || !c->is_inline || !c->size || !c->align) {
+    if (ZALLOC_EACH(c->nids, ZSLOT(c->state), ZSLOT(c->is_inline), ZSLOT(c->size),
+                    ZSLOT(c->align))) {
         PyErr_NoMemory();
         c->failed = 1;
         return -1;
