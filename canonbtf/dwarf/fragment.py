@@ -18,6 +18,7 @@ the parent 890 k records, which is why keys are the default.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
 
 from ..btf import kinds
@@ -58,16 +59,11 @@ class _Interned(dict):
         return name
 
 
-class Fragment:
-    """What a worker sends back: distinct records (pool id = index + 1) and counts."""
+class Fragment(namedtuple("Fragment", "records units dies skips")):
+    """What a worker sends back: distinct records (pool id = index + 1, list[Record]) and
+    counts (units, type DIEs, skips by reason); a plain record, pickled to the parent."""
 
-    __slots__ = ("records", "units", "dies", "skips")
-
-    def __init__(self, records: list[Record], units: int, dies: int, skips: dict[str, int]):
-        self.records = records
-        self.units = units
-        self.dies = dies
-        self.skips = skips
+    __slots__ = ()
 
 
 class TypePool:
