@@ -37,10 +37,11 @@ class BuildPyWithDocs(build_py):
         subprocess.run([sys.executable, "-m", "canonbtf.clidocs", os.path.join(HERE, SHARE)],
                        cwd=HERE, env=env, check=True, stdout=subprocess.DEVNULL)
 
-SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c",
+SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c",
            "merge.c", "pool.c", "locations.c"]
-# The runtime both extensions share (native/csrc/): growing arrays, the hash, the intern.
-RUNTIME_C = ["grow.c", "hash.c", "intern.c"]
+# The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
+# the intern.
+RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c"]
 RUNTIME = [f"canonbtf/native/csrc/{name}" for name in RUNTIME_C]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]

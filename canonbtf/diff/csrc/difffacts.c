@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "difffacts.h"
+#include "pyparts.h"
 
 /* Anonymous aggregates nested deeper than this inside one root are left to the reference. */
 #define MAX_NESTING 200

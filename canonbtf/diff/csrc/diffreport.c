@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diffreport.h"
 #include "difffacts.h"
 #include "diffwrite.h"
 #include "grow.h"
+#include "pyparts.h"
 
 /* What the pairing calls the entries it gives. */
 enum { P_PAIR, P_REMOVED, P_ADDED };

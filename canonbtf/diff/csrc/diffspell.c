@@ -13,6 +13,7 @@
 #include "cspell.h"
 #include "diffspell.h"
 #include "grow.h"
+#include "pyparts.h"
 
 /* ---- diff's spelling (btf/declarator.py ReferenceSpeller, cdump_diff_spell) ----
  * The same chains as the header's, but a named type reads as its label (an anonymous one

@@ -12,13 +12,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "cdump.h"
 #include "diffjoint.h"
 #include "diffkeys.h"
-#include "diffreport.h"
 #include "diffspell.h"
+#include "pyparts.h"
 #include "rawdump.h"
-#include "records.h"
+#include "text.h"
 #include "types.h"
 
 typedef struct {
@@ -966,6 +965,29 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
     return t ? cdump_placement(t, ptr_size, defs, refs, ranks) : NULL;
 }
 
+/* text.c's failures as the exceptions its callers leave set: the text makers (cdump.c,
+ * difffacts.c, diffreport.c) return -1 with MemoryError, or ValueError where a piece did
+ * not fit (the reference then makes the text). */
+void text_failed(int too_long)
+{
+    if (too_long)
+        PyErr_SetString(PyExc_ValueError, "formatted text too long");
+    else
+        PyErr_NoMemory();
+}
+
+/* raw_dump's writer: the chunk as a latin-1 str to the callable `write` (as the
+ * reference writes); nonzero with its exception. */
+static int write_latin1(void *write, const char *text, size_t len)
+{
+    PyObject *chunk = PyUnicode_DecodeLatin1(text, (Py_ssize_t)len, NULL);
+    PyObject *done = chunk ? PyObject_CallOneArg(write, chunk) : NULL;
+    Py_XDECREF(chunk);
+    if (!done) return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
 /* bpftool's raw text of a view's types through `write`, with the base's view (or None) for
  * the DATASEC entries that name a base type (rawdump.c). */
 static PyObject *py_raw_dump(PyObject *self, PyObject *args)
@@ -976,7 +998,11 @@ static PyObject *py_raw_dump(PyObject *self, PyObject *args)
     if (!t || (base_capsule != Py_None && !(base = view_of(base_capsule)))) return NULL;
     if (base && base->first_id + base->count != t->first_id)
         return PyErr_Format(PyExc_ValueError, "the base's ids do not end where the view's start");
-    return raw_dump(t, base, write);
+    if (raw_dump(t, base, write_latin1, write)) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {

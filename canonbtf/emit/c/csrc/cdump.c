@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdump.h"
 #include "cspell.h"
 #include "grow.h"
+#include "pyparts.h"
 
 
 int fail(ctx_t *c, const char *what)
