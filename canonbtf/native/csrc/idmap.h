@@ -1,6 +1,6 @@
 /* The one map of numbers both extensions use (a shared runtime file of native/csrc/):
  * u64 keys (never 0) -> u32 values, open addressing. A zeroed idmap_t is empty. The DWARF
- * core maps DIE and string offsets with it, records.c a name's offset + 1 to its str. */
+ * core maps DIE and string offsets with it, records_bindings.c a name's offset + 1 to its str. */
 #ifndef CANONBTF_IDMAP_H
 #define CANONBTF_IDMAP_H
 

@@ -1,7 +1,8 @@
-/* The functions outside the binding files that still build or take Python objects
- * (issue 29: each is to be split into a plain-C algorithm in its package's csrc/ and the
- * part that makes Python objects, in a binding file). Only the binding (btf_bindings.c)
- * and the files that define or call them include this header; every other header of the
+/* What btf_bindings.c calls that builds or takes Python objects: records_bindings.c's
+ * conversions (a binding file), and the functions outside the binding files that still
+ * do so (issue 29: each is to be split into a plain-C algorithm in its package's csrc/
+ * and the part that makes Python objects, in a binding file). Only the binding files and
+ * the files that define or call these include this header; every other header of the
  * extension is plain C. */
 #ifndef CANONBTF_PYPARTS_H
 #define CANONBTF_PYPARTS_H
@@ -12,7 +13,7 @@
 #include "diffkeys.h"
 #include "types.h"
 
-/* ---- btf/csrc/records.c: records to and from `Type` objects ---- */
+/* ---- records_bindings.c (a binding file): records to and from `Type` objects ---- */
 
 /* A list of `type_class(kind, name_off, kflag, size_or_type, extra, items)`, one per
  * record (or per id of `ids`, own ids the caller checked), as reader._parse_types makes

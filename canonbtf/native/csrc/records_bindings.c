@@ -1,4 +1,6 @@
-/* Records to and from `Type` objects: reader._parse_types and writer._words in C.
+/* Records to and from `Type` objects: reader._parse_types and writer._words in C. A
+ * binding file of canonbtf._btf (btf_bindings.c calls it): it only converts between
+ * the words (btf/csrc/types.c reads them) and Python objects.
  *
  * `decode` makes exactly the objects the reader makes (the same fields, () for no items,
  * a list of tuples otherwise); `pack` writes exactly the words the writer writes, and
