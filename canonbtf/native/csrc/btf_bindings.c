@@ -15,9 +15,9 @@
 #include "diffjoint.h"
 #include "diffkeys.h"
 #include "diffspell.h"
+#include "failure.h"
 #include "pyparts.h"
 #include "rawdump.h"
-#include "text.h"
 #include "types.h"
 
 typedef struct {
@@ -965,16 +965,11 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
     return t ? cdump_placement(t, ptr_size, defs, refs, ranks) : NULL;
 }
 
-/* text.c's failures as the exceptions its callers leave set: the text makers (cdump.c,
- * difffacts.c, diffreport.c) return -1 with MemoryError, or ValueError where a piece did
- * not fit (the reference then makes the text). */
-void text_failed(int too_long)
-{
-    if (too_long)
-        PyErr_SetString(PyExc_ValueError, "formatted text too long");
-    else
-        PyErr_NoMemory();
-}
+/* failure.h: what the plain-C parts report, as the exceptions their callers leave set
+ * (MemoryError; ValueError where the reference then makes the result). */
+void failed_out_of_memory(void) { PyErr_NoMemory(); }
+
+void failed_declined(const char *why) { PyErr_SetString(PyExc_ValueError, why); }
 
 /* raw_dump's writer: the chunk as a latin-1 str to the callable `write` (as the
  * reference writes); nonzero with its exception. */

@@ -1,9 +1,9 @@
-/* What btf_bindings.c calls that builds or takes Python objects: records_bindings.c's
- * conversions (a binding file), and the functions outside the binding files that still
- * do so (issue 29: each is to be split into a plain-C algorithm in its package's csrc/
- * and the part that makes Python objects, in a binding file). Only the binding files and
- * the files that define or call these include this header; every other header of the
- * extension is plain C. */
+/* What the binding files call that builds or takes Python objects: records_bindings.c's
+ * and diff_bindings.c's conversions (binding files), and the functions outside the
+ * binding files that still do so (issue 29: each is to be split into a plain-C algorithm
+ * in its package's csrc/ and the part that makes Python objects, in a binding file). Only
+ * the binding files and the files that define or call these include this header; every
+ * other header of the extension is plain C. */
 #ifndef CANONBTF_PYPARTS_H
 #define CANONBTF_PYPARTS_H
 
@@ -60,7 +60,7 @@ PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *de
 PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
                            int briefs);
 
-/* ---- diff/csrc/difffacts.c ---- */
+/* ---- diff_bindings.c (a binding file): difffacts.c's facts for Python ---- */
 
 /* The reference's tuple of facts [from, to) of `o`. */
 PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);

@@ -4,14 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "text.h"
+#include "failure.h"
 #include "grow.h"
+#include "text.h"
 
 int text_put(text_t *b, const void *s, size_t n)
 {
     if (!n) return 0;
     if (GROW(b->p, b->cap, b->len + n)) {
-        text_failed(0);
+        failed_out_of_memory();
         return -1;
     }
     memcpy(b->p + b->len, s, n);
@@ -24,7 +25,7 @@ int text_puts(text_t *b, const char *s) { return text_put(b, s, strlen(s)); }
 int text_repeat(text_t *b, size_t at, size_t n)
 {
     if (GROW(b->p, b->cap, b->len + n)) {
-        text_failed(0);
+        failed_out_of_memory();
         return -1;
     }
     if (n) memcpy(b->p + b->len, b->p + at, n);
@@ -37,7 +38,7 @@ int text_vprintf(text_t *b, const char *fmt, va_list ap)
     char tmp[128];
     int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
     if (n < 0 || (size_t)n >= sizeof tmp) {
-        text_failed(1);
+        failed_declined("formatted text too long");
         return -1;
     }
     return text_put(b, tmp, (size_t)n);

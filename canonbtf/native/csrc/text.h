@@ -5,10 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-/* A growing byte buffer, in plain C. The text_ functions return -1 on failure, after
- * calling text_failed: 0 out of memory, 1 a text_printf piece past 127 bytes. The
- * extension's binding defines it (btf_bindings.c: the matching Python exception). */
-void text_failed(int too_long);
+/* A growing byte buffer, in plain C. The text_ functions return -1 on failure, reported
+ * (failure.h) as out of memory, or declined for a text_printf piece past 127 bytes. */
 typedef struct {
     char *p;
     size_t len, cap;
