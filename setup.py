@@ -37,10 +37,11 @@ class BuildPyWithDocs(build_py):
         subprocess.run([sys.executable, "-m", "canonbtf.clidocs", os.path.join(HERE, SHARE)],
                        cwd=HERE, env=env, check=True, stdout=subprocess.DEVNULL)
 
-SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "util.c", "reloc.c", "symtab.c",
+SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c",
            "merge.c", "pool.c", "locations.c"]
-# The runtime both extensions share (native/csrc/): growing arrays, the hash, the intern.
-RUNTIME_C = ["grow.c", "hash.c", "intern.c"]
+# The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
+# the intern.
+RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c"]
 RUNTIME = [f"canonbtf/native/csrc/{name}" for name in RUNTIME_C]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
@@ -80,8 +81,9 @@ BUILD_CORE = platform.python_implementation() == "CPython"
 # canonbtf._btf's C lives beside the Python it mirrors (native/csrc/ binds it); every
 # directory is on the include path, so a file includes another by its name alone.
 BTF_CSRC = {
-    "native/csrc": ["btf_bindings.c", "text.c", *RUNTIME_C],
-    "btf/csrc": ["types.c", "records.c"],
+    "native/csrc": ["btf_bindings.c", "records_bindings.c", "diff_bindings.c", "text.c",
+                    *RUNTIME_C],
+    "btf/csrc": ["types.c"],
     "check/csrc": ["check.c"],
     "canon/csrc": ["labelsort.c", "partition.c", "renumber.c", "abstract.c"],
     "emit/csrc": ["rawdump.c"],

@@ -6,6 +6,13 @@ the file and what is wrong with it (with a byte offset or type id where one help
 
 from __future__ import annotations
 
+import contextlib
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import BinaryIO
+
 
 class InputError(Exception):
     """Input that cannot be used as it is: missing, malformed, or unsupported."""
@@ -14,3 +21,17 @@ class InputError(Exception):
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
         self.message = message
+
+
+@contextlib.contextmanager
+def opened_input(path: str) -> Iterator[BinaryIO]:
+    """`path` open for reading; what the system says against it is an InputError."""
+    try:
+        with open(path, "rb") as fh:
+            yield fh
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory") from None
+    except OSError as e:
+        raise InputError(path, e.strerror or str(e)) from None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
+from canonbtf import native
 from canonbtf.btf import reader
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,6 +101,37 @@ def resolve_input(name: str) -> tuple[Path, Path | None]:
     if name.startswith("mod-"):
         return corpus_path(name), corpus_path(BASE_61.name)
     return corpus_path(name), None
+
+
+def load_tool(name: str):
+    """tools/NAME.py as a module (tools/ is not a package), for the tests of what it
+    reads and the facts a test shares with it."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a tool's dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def pure(monkeypatch):
+    """A switch: `pure(True)` runs the Python reference (CANONBTF_PURE=1, as a user would
+    set it), `pure(False)` the compiled part, within the test."""
+    def switch(on: bool) -> None:
+        if on:
+            monkeypatch.setenv(native.PURE_ENV, "1")
+        else:
+            monkeypatch.delenv(native.PURE_ENV, raising=False)
+    return switch
+
+
+def both_ways(pure, make, *args, **kwargs) -> tuple:
+    """`make(*args, **kwargs)` with the reference, then with the compiled part (`pure`:
+    the fixture)."""
+    pure(True)
+    reference = make(*args, **kwargs)
+    pure(False)
+    return reference, make(*args, **kwargs)
 
 
 @pytest.fixture

@@ -28,8 +28,7 @@ from canonbtf.emit.c.shape import c_shape_problem
 from canonbtf.errors import InputError
 
 from . import fuzzing
-from .conftest import VMLINUX_BLOBS, corpus_path
-from .test_compiled_order import both_ways, pure  # noqa: F401 - the fixture
+from .conftest import VMLINUX_BLOBS, both_ways, corpus_path
 from .test_dump_c import BUILTIN_NAMED_KINDS, builtin_named_btf
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "c_view") is None,

@@ -25,30 +25,11 @@ from canonbtf.errors import InputError
 from canonbtf.spec import kinds as spec
 
 from . import fuzzing
-from .conftest import BASE_61, MODULE_BLOBS, VMLINUX_BLOBS, corpus_path, load_cached
+from .conftest import BASE_61, MODULE_BLOBS, VMLINUX_BLOBS, both_ways, corpus_path, load_cached
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "order") is None,
                                 reason="canonbtf._btf is not built (no compiler, PyPy, or "
                                        "CANONBTF_PURE set)")
-
-
-@pytest.fixture
-def pure(monkeypatch):
-    """A switch: `pure(True)` runs the Python reference, `pure(False)` the compiled part."""
-    def switch(on: bool) -> None:
-        if on:
-            monkeypatch.setenv(native.PURE_ENV, "1")
-        else:
-            monkeypatch.delenv(native.PURE_ENV, raising=False)
-    return switch
-
-
-def both_ways(pure, make, *args, **kwargs):
-    """`make(*args, **kwargs)` with the reference, then with the compiled part."""
-    pure(True)
-    reference = make(*args, **kwargs)
-    pure(False)
-    return reference, make(*args, **kwargs)
 
 
 def sorted_blob(btf_or_blob: Btf | bytes, base: Btf | None = None, **options) -> bytes:

@@ -25,8 +25,8 @@ from canonbtf.emit import raw
 from canonbtf.errors import InputError
 
 from . import fuzzing
-from .conftest import MODULE_BLOBS, VMLINUX_BLOBS, corpus_path
-from .test_compiled_order import both_ways, mutants_end_alike, pure, random_btf  # noqa: F401
+from .conftest import MODULE_BLOBS, VMLINUX_BLOBS, both_ways, corpus_path
+from .test_compiled_order import mutants_end_alike, random_btf
 from .test_dump_raw import bpftool_raw, every_kind_and_corner
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "raw_dump") is None,

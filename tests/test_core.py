@@ -27,7 +27,7 @@ from canonbtf.dwarf.keys import KeyPool
 from canonbtf.dwarf.sections import DwarfFile, list_units, open_dwarf
 
 from . import fuzzing
-from .conftest import FETCHED_DEBUG, REPO, fetched_kernel, fetched_kernel_sample
+from .conftest import FETCHED_DEBUG, REPO, both_ways, fetched_kernel, fetched_kernel_sample
 
 GOLDEN_OBJECTS = sorted((REPO / "golden" / "obj").glob("*.o"))
 TIMES = re.compile(r"\b\d+\.\d+s\b")
@@ -36,26 +36,6 @@ MODULE = (FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel" 
 
 pytestmark = pytest.mark.skipif(core.compiled_module() is None,
                                 reason="the compiled core is not built (pure Python only)")
-
-
-@pytest.fixture
-def pure(monkeypatch):
-    """Within the test, the pure path: CANONBTF_PURE=1 as a user would set it."""
-
-    def use_pure(on: bool) -> None:
-        if on:
-            monkeypatch.setenv(core.PURE_ENV, "1")
-        else:
-            monkeypatch.delenv(core.PURE_ENV, raising=False)
-
-    return use_pure
-
-
-def both_ways(pure, make) -> tuple:
-    pure(True)
-    reference = make()
-    pure(False)
-    return reference, make()
 
 
 def compare_units(dwarf, units) -> set[int]:

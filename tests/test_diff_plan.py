@@ -31,11 +31,10 @@ from canonbtf.diff.text import render_json, render_text
 from canonbtf.errors import InputError
 
 from . import fuzzing
-from .conftest import corpus_path, load_cached, resolve_input
+from .conftest import both_ways, corpus_path, load_cached, resolve_input
 from .leftovers import with_leftovers
 from .shuffle import shuffle
 from .test_compiled_dump import random_c_btf
-from .test_compiled_order import both_ways, pure  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.skipif(native.compiled("canonbtf._btf", "diff_plan") is None,
                                 reason="canonbtf._btf is not built (no compiler, PyPy, or "

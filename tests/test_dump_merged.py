@@ -22,9 +22,8 @@ from canonbtf.canon.merge import merged
 from canonbtf.cli import main
 from canonbtf.emit.c.header import SPLIT_NOTE, dump_c
 
-from .conftest import BASE_61, corpus_path, need_tool
+from .conftest import BASE_61, both_ways, corpus_path, need_tool
 from .shuffle import shuffle
-from .test_compiled_order import both_ways, pure  # noqa: F401 - the fixture
 from .test_dump_c import compile_c, layout_asserts
 from .test_slim import relos
 from .test_slim_source import LIBBPF_HEADERS

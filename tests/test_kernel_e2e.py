@@ -6,16 +6,11 @@ The end-to-end run itself (a kernel build, qemu) is `tools/kernel_e2e.py`, in .c
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 
-from .conftest import REPO, need_tool
+from .conftest import load_tool, need_tool
 
-_spec = importlib.util.spec_from_file_location("kernel_e2e", REPO / "tools" / "kernel_e2e.py")
-kernel_e2e = importlib.util.module_from_spec(_spec)
-sys.modules["kernel_e2e"] = kernel_e2e  # its dataclasses look their module up
-_spec.loader.exec_module(kernel_e2e)
+kernel_e2e = load_tool("kernel_e2e")
 
 # Members pahole prints in each of its shapes: nested anonymous union and struct,
 # __attribute__((aligned)), a bit-field, a function pointer, an array, a struct by value.

@@ -25,7 +25,7 @@ from canonbtf.canon.distill import distill_base, relocate
 from canonbtf.dwarf.encode import encode_file
 from canonbtf.dwarf.features import parse_features
 from canonbtf.pahole.front import PAHOLE_VERSION
-from tests.conftest import CORPUS, FETCHED_DEBUG, REPO, need_tool
+from tests.conftest import CORPUS, FETCHED_DEBUG, REPO, load_tool, need_tool
 
 GOLDEN = REPO / "golden" / "obj"
 VMLINUX_OBJ = GOLDEN / "all.gcc-dwarf5.o"  # stands in for vmlinux
@@ -41,16 +41,9 @@ FLAGS_TODAY = ("-j2 --btf_features=encode_force,var,float,enum64,decl_tag,type_t
                "optimized_func,consistent_func --lang_exclude=rust").split()
 
 # Makefile reading the real Kbuild.include (test-ge/test-le), pahole-version.sh and
-# Makefile.btf; CONFIG_PAHOLE_HAS_LANG_EXCLUDE is init/Kconfig's "version >= 1.24".
-FLAGS_MK = """\
-include $(KBUILD)/Kbuild.include
-CONFIG_PAHOLE_VERSION := $(shell $(KBUILD)/pahole-version.sh $(PAHOLE))
-CONFIG_PAHOLE_HAS_LANG_EXCLUDE := $(shell [ $(CONFIG_PAHOLE_VERSION) -ge 124 ] && echo y)
-include $(KBUILD)/Makefile.btf
-print:
-\t@echo '$(PAHOLE_FLAGS)'
-\t@echo '$(MODULE_PAHOLE_FLAGS)'
-"""
+# Makefile.btf in $(SCRIPTS); CONFIG_PAHOLE_HAS_LANG_EXCLUDE is init/Kconfig's
+# "version >= 1.24". The one tools/btf_steps.py reads a Kbuild log with.
+FLAGS_MK = load_tool("btf_steps").FLAGS_MK
 
 
 def front() -> str:
@@ -84,7 +77,7 @@ def flags_612(tmp_path: Path, **env: str) -> tuple[list[str], list[str]]:
     """PAHOLE_FLAGS and MODULE_PAHOLE_FLAGS as 6.12's Makefile.btf sets them for us."""
     need_tool("make")
     (tmp_path / "flags.mk").write_text(FLAGS_MK)
-    out = run(["make", "-s", "-f", "flags.mk", f"KBUILD={kbuild_612()}",
+    out = run(["make", "-s", "-f", "flags.mk", f"SCRIPTS={kbuild_612()}",
                f"PAHOLE={front()}", *(f"{k}={v}" for k, v in env.items()), "print"],
               tmp_path)
     assert out.returncode == 0, out.stderr
@@ -204,14 +197,21 @@ def modfinal_612(tmp_path: Path, module: Path, extmod: bool) -> subprocess.Compl
     return run(["make", "-s", "-f", "modfinal.mk", *env, module.name], tmp_path)
 
 
-def test_612_module_against_vmlinux(tmp_path):
+def build_612_module(tmp_path: Path, extmod: bool) -> tuple[Path, Path]:
+    """vmlinux linked with 6.12's flags, then the module through 6.12's
+    Makefile.modfinal (out of tree with `extmod`): (vmlinux, module)."""
     vmlinux = tmp_path / "vmlinux"
     shutil.copy(VMLINUX_OBJ, vmlinux)
     link_vmlinux_btf(vmlinux, flags_612(tmp_path)[0], tmp_path)
     module = tmp_path / "mod.ko"
     shutil.copy(MODULE_OBJ, module)
-    out = modfinal_612(tmp_path, module, extmod=False)
+    out = modfinal_612(tmp_path, module, extmod=extmod)
     assert out.returncode == 0, out.stderr
+    return vmlinux, module
+
+
+def test_612_module_against_vmlinux(tmp_path):
+    vmlinux, module = build_612_module(tmp_path, extmod=False)
     blob = section(module, ".BTF")
     assert blob == expected(MODULE_OBJ, "default", base=vmlinux)
     check_readers(blob, tmp_path, base=section(vmlinux, ".BTF"))
@@ -251,13 +251,7 @@ def check_distilled(module: Path, base_path: Path, direct: bytes, tmp_path: Path
 
 
 def test_612_out_of_tree_module_gets_a_distilled_base(tmp_path):
-    vmlinux = tmp_path / "vmlinux"
-    shutil.copy(VMLINUX_OBJ, vmlinux)
-    link_vmlinux_btf(vmlinux, flags_612(tmp_path)[0], tmp_path)
-    module = tmp_path / "mod.ko"
-    shutil.copy(MODULE_OBJ, module)
-    out = modfinal_612(tmp_path, module, extmod=True)
-    assert out.returncode == 0, out.stderr
+    vmlinux, module = build_612_module(tmp_path, extmod=True)
     check_distilled(module, vmlinux, expected(MODULE_OBJ, "default", base=vmlinux), tmp_path)
 
 

@@ -6,14 +6,12 @@ so a corrupt blob fails with an `InputError` naming the byte offset or type id.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
 import sys
 from array import array
-from collections.abc import Iterator
 
-from ..errors import InputError
+from ..errors import InputError, opened_input
 from ..gcpause import paused_gc
 from . import accel
 from . import format as f
@@ -32,22 +30,8 @@ MAX_INFLATE = 1032
 MAX_INFLATED = 1 << 30
 
 
-@contextlib.contextmanager
-def _opened(path: str) -> Iterator[BinaryIO]:
-    """`path` open for reading; what the system says against it is an InputError."""
-    try:
-        with open(path, "rb") as fh:
-            yield fh
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory") from None
-    except OSError as e:
-        raise InputError(path, e.strerror or str(e)) from None
-
-
 def read_file(path: str) -> bytes:
-    with _opened(path) as fh:
+    with opened_input(path) as fh:
         return fh.read()
 
 
@@ -55,7 +39,7 @@ def btf_bytes(path: str) -> bytes:
     """The raw BTF in `path`: the file itself, or its .BTF section if it is an ELF (read
     alone: a vmlinux with DWARF is 590 MB, and reading all of it to take its 4 MB .BTF
     was 0.43 of a module encode's 1.4 s with `--base vmlinux`)."""
-    with _opened(path) as fh:
+    with opened_input(path) as fh:
         if fh.read(4) == ELF_MAGIC:
             return _section(path, fh, os.fstat(fh.fileno()).st_size, ".BTF")
         return _whole(fh)

@@ -102,8 +102,7 @@ def _read(path: Path, base: Btf) -> BaseIndex | None:
 def _write(path: Path, index: BaseIndex) -> None:
     """Store `index` atomically (a temporary file renamed); a cache that cannot be written
     is only a slower next run."""
-    payload = marshal.dumps((index.edges, index.tokens, index.keys, index.intern,
-                             index.token_keys, index.declares, index.kinds))
+    payload = marshal.dumps(tuple(index))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".base-", suffix=".tmp")

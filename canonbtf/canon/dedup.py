@@ -149,25 +149,16 @@ def _edges_and_tokens(btf: Btf, own: list) -> tuple[list, list]:
     return edges, tokens
 
 
-class BaseIndex:
+class BaseIndex(namedtuple("BaseIndex", "edges tokens keys intern token_keys declares kinds")):
     """What the dedup reads of a base BTF, which the same base always gives: edges, tokens
-    and abstract keys (with their intern table, keyed by repr), declaration flags and
-    kinds (bytes), by base id ([0] for void). A module's dedup spent most of its time
-    there (virtio_net: 0.58 of 0.88 s), so basecache.py keeps it on disk; the labels are
-    in the intern table's keys only (a cache with labels as tuples took 0.18 s to load).
-    With it a module's dedup never decodes the base's `Type`s."""
+    and abstract keys (lists, with their intern table, a dict keyed by repr), declaration
+    flags and kinds (bytes), by base id ([0] for void). A module's dedup spent most of its
+    time there (virtio_net: 0.58 of 0.88 s), so basecache.py keeps it on disk (the tuple,
+    marshalled); the labels are in the intern table's keys only (a cache with labels as
+    tuples took 0.18 s to load). With it a module's dedup never decodes the base's
+    `Type`s."""
 
-    __slots__ = ("edges", "tokens", "keys", "intern", "token_keys", "declares", "kinds")
-
-    def __init__(self, edges: list, tokens: list, keys: list[int], intern: dict,
-                 token_keys: list[int], declares: bytes, kinds: bytes):
-        self.edges = edges
-        self.tokens = tokens
-        self.keys = keys
-        self.intern = intern
-        self.token_keys = token_keys
-        self.declares = declares
-        self.kinds = kinds
+    __slots__ = ()
 
     @classmethod
     def of(cls, base: Btf) -> BaseIndex:

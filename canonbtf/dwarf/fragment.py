@@ -18,6 +18,7 @@ the parent 890 k records, which is why keys are the default.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
 
 from ..btf import kinds
@@ -58,16 +59,11 @@ class _Interned(dict):
         return name
 
 
-class Fragment:
-    """What a worker sends back: distinct records (pool id = index + 1) and counts."""
+class Fragment(namedtuple("Fragment", "records units dies skips")):
+    """What a worker sends back: distinct records (pool id = index + 1, list[Record]) and
+    counts (units, type DIEs, skips by reason); a plain record, pickled to the parent."""
 
-    __slots__ = ("records", "units", "dies", "skips")
-
-    def __init__(self, records: list[Record], units: int, dies: int, skips: dict[str, int]):
-        self.records = records
-        self.units = units
-        self.dies = dies
-        self.skips = skips
+    __slots__ = ()
 
 
 class TypePool:
@@ -206,46 +202,38 @@ def _strongly_connected(refs: list, count: int) -> list[list[int]]:
     stack: list[int] = []
     out: list[list[int]] = []
     counter = 1
-    for root in range(1, count):
-        if index[root]:
-            continue
-        index[root] = low[root] = counter
-        counter += 1
-        if not refs[root]:
-            out.append([root])
-            continue
-        stack.append(root)
-        on_stack[root] = True
-        path = [root]
-        walks = [iter(refs[root])]
-        while path:
-            node = path[-1]
-            for target in walks[-1]:
-                if not index[target]:
-                    index[target] = low[target] = counter
-                    counter += 1
-                    if not refs[target]:
-                        out.append([target])
-                        continue
-                    stack.append(target)
-                    on_stack[target] = True
-                    path.append(target)
-                    walks.append(iter(refs[target]))
-                    break
-                if on_stack[target] and index[target] < low[node]:
-                    low[node] = index[target]
-            else:
-                path.pop()
-                walks.pop()
-                if path and low[node] < low[path[-1]]:
-                    low[path[-1]] = low[node]
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack[member] = False
-                        component.append(member)
-                        if member == node:
-                            break
-                    out.append(component)
+    # Node 0 (void: no record refers to it) stands above the roots: its edges are every
+    # node, so a root is met as any other unvisited target is.
+    path = [0]
+    walks = [iter(range(1, count))]
+    while path:
+        node = path[-1]
+        for target in walks[-1]:
+            if not index[target]:
+                index[target] = low[target] = counter
+                counter += 1
+                if not refs[target]:
+                    out.append([target])
+                    continue
+                stack.append(target)
+                on_stack[target] = True
+                path.append(target)
+                walks.append(iter(refs[target]))
+                break
+            if on_stack[target] and index[target] < low[node]:
+                low[node] = index[target]
+        else:
+            path.pop()
+            walks.pop()
+            if path and low[node] < low[path[-1]]:
+                low[path[-1]] = low[node]
+            if node and low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component.append(member)
+                    if member == node:
+                        break
+                out.append(component)
     return out

@@ -16,7 +16,7 @@ import struct
 from collections import namedtuple
 
 from ..elf.read import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
-from ..errors import InputError
+from ..errors import InputError, opened_input
 from .core import compiled_module
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
@@ -108,17 +108,11 @@ def open_dwarf(path: str, for_reference: bool = False) -> DwarfFile:
     from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
 
     try:
-        with open(path, "rb") as fh:
+        with opened_input(path) as fh:
             magic = fh.read(4)
             if magic != ELF_MAGIC:
                 raise InputError(path, "not an ELF file")
             return _load(path, fh, for_reference)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory") from None
-    except PermissionError as e:
-        raise InputError(path, e.strerror or str(e)) from None
     except (ELFError, ELFParseError, DWARFError) as e:
         raise InputError(path, f"corrupt ELF/DWARF: {e}") from None
     except struct.error as e:

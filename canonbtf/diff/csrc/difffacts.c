@@ -5,12 +5,10 @@
  * (anonymous aggregates described inside it), enumerators, parameters, and so on, with
  * every reference written as its C spelling (diffspell.c, on the header's declarator chains). diff/ is the
  * reference and says what each fact is; this makes the same pairs, byte for byte, as
- * records in an arena, and turns them into the reference's tuples where Python pairs
- * roots. Anything the reference would spell with a placeholder (a loop) or nest past
- * MAX_NESTING gives up with ValueError: the caller then runs the reference. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
+ * records in an arena (native/csrc/diff_bindings.c turns them into the reference's tuples
+ * where Python pairs roots). Anything the reference would spell with a placeholder (a
+ * loop) or nest past MAX_NESTING is declined (failure.h): the caller then runs the
+ * reference. Plain C. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +16,7 @@
 #include <string.h>
 
 #include "difffacts.h"
+#include "failure.h"
 
 /* Anonymous aggregates nested deeper than this inside one root are left to the reference. */
 #define MAX_NESTING 200
@@ -28,7 +27,7 @@ const char *const FACT_WHAT[W_COUNT] = {
 
 static int give_up(void)
 {
-    PyErr_SetString(PyExc_ValueError, "left to the reference");
+    failed_declined("left to the reference");
     return -1;
 }
 
@@ -38,7 +37,7 @@ static fact_t *add(facter_t *F, int what)
 {
     facts_t *o = F->out;
     if (GROW(o->f, o->cap, o->n + 1)) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         return NULL;
     }
     fact_t *x = &o->f[o->n++];
@@ -300,7 +299,7 @@ static int key_table_init(key_table_t *k, size_t n)
     while (slots < 2 * n + 2) slots *= 2;
     k->slot = malloc(slots * sizeof *k->slot);
     if (!k->slot) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         return -1;
     }
     memset(k->slot, 0xFF, slots * sizeof *k->slot);
@@ -448,7 +447,7 @@ int same_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, size_
 static int add_detail(details_t *d, int change, const fact_t *a, const fact_t *b)
 {
     if (GROW(d->d, d->cap, d->n + 1)) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         return -1;
     }
     d->d[d->n++] = (detail_t){change, a, b};
@@ -507,85 +506,4 @@ int compare_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, si
     free(old.slot), free(new.slot);
     free(moved.d);
     return rc;
-}
-
-/* ---- the reference's tuples ---- */
-
-static PyObject *text_str(const facts_t *o, size_t at, size_t len)
-{
-    return PyUnicode_DecodeLatin1(AT(o->arena, at), (Py_ssize_t)len, NULL);
-}
-
-static PyObject *fact_key(const facts_t *o, const fact_t *x)
-{
-    const char *what = FACT_WHAT[x->what];
-    switch (x->what) {
-    case W_MEMBER: case W_ENTRY: {
-        PyObject *s = text_str(o, x->key, x->klen);
-        return s ? Py_BuildValue("(sN)", what, s) : NULL;
-    }
-    case W_VALUE: {
-        PyObject *w = text_str(o, x->key, x->wlen);
-        PyObject *n = w ? text_str(o, x->key + x->wlen + 1, x->klen - x->wlen - 1) : NULL;
-        if (!n) {
-            Py_XDECREF(w);
-            return NULL;
-        }
-        return Py_BuildValue("(sNN)", what, w, n);
-    }
-    case W_PARAM: {
-        char tmp[16];
-        size_t n = x->klen < sizeof tmp ? x->klen : sizeof tmp - 1;
-        memcpy(tmp, AT(o->arena, x->key), n);
-        tmp[n] = 0;
-        return Py_BuildValue("(sk)", what, strtoul(tmp, NULL, 10));
-    }
-    default:
-        return Py_BuildValue("(s)", what);
-    }
-}
-
-static PyObject *fact_value(const facts_t *o, const fact_t *x)
-{
-    switch (x->what) {
-    case W_MEMBER: {
-        PyObject *s = text_str(o, x->s1, x->l1);
-        return s ? Py_BuildValue("(NKK)", s, (unsigned long long)x->a, (unsigned long long)x->b) : NULL;
-    }
-    case W_PARAM: {
-        PyObject *n = text_str(o, x->s1, x->l1), *s = n ? text_str(o, x->s2, x->l2) : NULL;
-        if (!s) {
-            Py_XDECREF(n);
-            return NULL;
-        }
-        return Py_BuildValue("(NN)", n, s);
-    }
-    case W_ENTRY:
-        return Py_BuildValue("(KK)", (unsigned long long)x->a, (unsigned long long)x->b);
-    case W_VALUE:
-        return x->neg ? PyLong_FromLongLong((long long)x->a)
-                      : PyLong_FromUnsignedLongLong((unsigned long long)x->a);
-    case W_SIGNED: case W_VARARGS:
-        return PyBool_FromLong((long)x->a);
-    case W_SIZE: case W_BITS: case W_BIT_OFFSET:
-        return PyLong_FromUnsignedLongLong((unsigned long long)x->a);
-    default:
-        return text_str(o, x->s1, x->l1);
-    }
-}
-
-PyObject *facts_tuple(const facts_t *o, size_t from, size_t to)
-{
-    PyObject *out = PyTuple_New((Py_ssize_t)(to - from));
-    for (size_t j = from; out && j < to; j++) {
-        PyObject *key = fact_key(o, &o->f[j]), *value = key ? fact_value(o, &o->f[j]) : NULL;
-        PyObject *pair = value ? PyTuple_Pack(2, key, value) : NULL;
-        Py_XDECREF(key), Py_XDECREF(value);
-        if (!pair) {
-            Py_CLEAR(out);
-            break;
-        }
-        PyTuple_SET_ITEM(out, (Py_ssize_t)(j - from), pair);
-    }
-    return out;
 }

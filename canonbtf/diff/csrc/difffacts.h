@@ -2,8 +2,6 @@
 #ifndef CANONBTF_DIFFFACTS_H
 #define CANONBTF_DIFFFACTS_H
 
-#include <Python.h>
-
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,8 +52,6 @@ typedef struct {
 /* _Facts.of: root `id`'s facts appended to F->out (F->dup set as its second part). 0, or
  * -1 with ValueError (left to the reference) or MemoryError. */
 int root_facts(facter_t *F, uint32_t id);
-/* The reference's tuple of facts [from, to) of `o`. */
-PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
 /* A hash of facts [from, to) of `o`: equal facts, equal hashes. */
 uint64_t facts_hash(const facts_t *o, size_t from, size_t to);
 int same_facts(const facts_t *oa, size_t a0, size_t a1, const facts_t *ob, size_t b0, size_t b1);

@@ -19,9 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diffreport.h"
 #include "difffacts.h"
 #include "diffwrite.h"
+#include "grow.h"
+#include "pyparts.h"
 
 /* What the pairing calls the entries it gives. */
 enum { P_PAIR, P_REMOVED, P_ADDED };
@@ -668,11 +669,7 @@ static int side_init(side_t *d, const diff_side_t *plan)
     d->expanded = plan->expanded;
     d->anon = plan->anon;
     d->nanon = plan->nanon;
-    d->dup = calloc(d->nids, 1);
-    d->seen = calloc(d->nids, 1);
-    d->tags = calloc(d->nids, sizeof *d->tags);
-    d->next = calloc(d->nids, sizeof *d->next);
-    if (!d->dup || !d->seen || !d->tags || !d->next) {
+    if (ZALLOC_EACH(d->nids, ZSLOT(d->dup), ZSLOT(d->seen), ZSLOT(d->tags), ZSLOT(d->next))) {
         PyErr_NoMemory();
         return -1;
     }

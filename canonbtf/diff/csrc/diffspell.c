@@ -12,6 +12,8 @@
 
 #include "cspell.h"
 #include "diffspell.h"
+#include "grow.h"
+#include "pyparts.h"
 
 /* ---- diff's spelling (btf/declarator.py ReferenceSpeller, cdump_diff_spell) ----
  * The same chains as the header's, but a named type reads as its label (an anonymous one
@@ -214,11 +216,8 @@ cdump_speller_t *cdump_speller_new(const types_t *t, const uint8_t *dup, const u
     c->diff = 1;
     c->dup = dup;
     c->tags = tags;
-    c->spelled = calloc(c->nids, 1);
-    c->touches = calloc(c->nids, 1);
-    c->memo_at = calloc(c->nids, sizeof *c->memo_at);
-    c->memo_len = calloc(c->nids, sizeof *c->memo_len);
-    if (!c->spelled || !c->touches || !c->memo_at || !c->memo_len) {
+    if (ZALLOC_EACH(c->nids, ZSLOT(c->spelled), ZSLOT(c->touches), ZSLOT(c->memo_at),
+                    ZSLOT(c->memo_len))) {
         PyErr_NoMemory();
         cdump_speller_free(s);
         return NULL;

@@ -1,22 +1,12 @@
-/* diff's spelling in C (diffspell.c): the plan's spellings and the compiled report's
- * speller. */
+/* diff's spelling in C (diffspell.c): the compiled report's speller (the plan's
+ * spellings, which make str objects: pyparts.h). */
 #ifndef CANONBTF_DIFFSPELL_H
 #define CANONBTF_DIFFSPELL_H
-
-#include <Python.h>
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "types.h"
-
-/* diff's spellings (btf/declarator.py ReferenceSpeller.expr) of types `ids` (n u32), or
- * with `briefs` the one-line descriptions of FUNCs and VARs (diff._Speller.brief), types
- * from id 1: a str each, None where the reference must spell it: bit 0 (spellings) or 1
- * (briefs) of safe[id] unset, another kind, a loop back into a spelling under way, deep
- * nesting. */
-PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
-                           int briefs);
 
 /* diff's reference speller (diff._Speller) for the compiled report: `dup` by id, a
  * duplicated name's root (NULL: none), `tags` by id its tag (0: untagged; NULL: none).

@@ -1,10 +1,8 @@
 /* diff's report written (diff/text.py is the reference): the text a person reads, or
  * the JSON a tool reads, of each change and of the whole, from the facts and details
  * difffacts.c makes, byte for byte as render_text and render_json write them. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diffwrite.h"

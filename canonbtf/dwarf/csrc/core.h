@@ -23,6 +23,7 @@ typedef __int128 i128;
 /* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
 #include "kinds.h"
 #include "grow.h"
+#include "idmap.h"
 #include "intern.h"
 
 /* Features (canonbtf/dwarf/features.py), as bits the Python side sets
@@ -113,12 +114,6 @@ typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 #define VEC_PUSH(v, x) \
     (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
 
-
-/* u64 keys (never 0) -> u32 values, open addressing. */
-typedef struct { uint64_t *keys; uint32_t *vals; size_t cap, count; } idmap_t;
-int idmap_get(const idmap_t *m, uint64_t key, uint32_t *val);
-int idmap_put(idmap_t *m, uint64_t key, uint32_t val);
-void idmap_free(idmap_t *m);
 
 typedef struct { uint8_t tag; uint32_t id; } part_t;  /* P_VOID, P_KEY, P_TOKEN, P_CYCLE */
 enum { P_VOID, P_KEY, P_TOKEN, P_CYCLE };

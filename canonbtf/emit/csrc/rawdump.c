@@ -2,9 +2,10 @@
  * reference) on the packed words, so that no Type object or line string is made.
  *
  * The text goes out in bounded chunks (never the whole of it in memory: 16 x a vmlinux is
- * 0.4 GB of text), each chunk a latin-1 str as the reference writes. */
+ * 0.4 GB of text), each chunk to the caller's writer. */
 #include "rawdump.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define RAW_CHUNK (1 << 20)
@@ -12,7 +13,8 @@
 typedef struct {
     char buf[RAW_CHUNK];
     size_t n;
-    PyObject *write;
+    raw_write_fn write;
+    void *arg;
 } sink_t;
 
 /* A known kind's name as bpftool spells it (kind 0 differently from kind_name). */
@@ -22,13 +24,9 @@ static const char *const LINKAGE_TEXT[3] = {"static", "global", "extern"};
 static int flush(sink_t *s)
 {
     if (!s->n) return 0;
-    PyObject *text = PyUnicode_DecodeLatin1(s->buf, (Py_ssize_t)s->n, NULL);
-    PyObject *done = text ? PyObject_CallOneArg(s->write, text) : NULL;
-    Py_XDECREF(text);
+    int rc = s->write(s->arg, s->buf, s->n);
     s->n = 0;
-    if (!done) return -1;
-    Py_DECREF(done);
-    return 0;
+    return rc;
 }
 
 /* Any length: a name may be as long as its string section. */
@@ -224,12 +222,13 @@ static int type_tail(sink_t *s, const types_t *t, const types_t *base, uint32_t 
     }
 }
 
-PyObject *raw_dump(const types_t *t, const types_t *base, PyObject *write)
+int raw_dump(const types_t *t, const types_t *base, raw_write_fn write, void *arg)
 {
-    sink_t *s = PyMem_Malloc(sizeof *s);
-    if (!s) return PyErr_NoMemory();
+    sink_t *s = malloc(sizeof *s);
+    if (!s) return -1;
     s->n = 0;
     s->write = write;
+    s->arg = arg;
     int rc = 0;
     for (uint32_t i = 0; i < t->count && !rc; i++) {
         uint32_t kind = t_kind(t, i);
@@ -238,7 +237,6 @@ PyObject *raw_dump(const types_t *t, const types_t *base, PyObject *write)
             || type_tail(s, t, base, i);
     }
     if (!rc) rc = flush(s);
-    PyMem_Free(s);
-    if (rc) return NULL;
-    Py_RETURN_NONE;
+    free(s);
+    return rc;
 }

@@ -12,13 +12,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "cdump.h"
 #include "diffjoint.h"
 #include "diffkeys.h"
-#include "diffreport.h"
 #include "diffspell.h"
+#include "failure.h"
+#include "pyparts.h"
 #include "rawdump.h"
-#include "records.h"
 #include "types.h"
 
 typedef struct {
@@ -151,6 +150,21 @@ static int check_redirect(const view_t *v, const uint32_t *redirect)
     return 0;
 }
 
+/* The view of a type section with a list of own ids (`ids_obj`, a u32 array; None: NULL)
+ * and an optional redirect (a new id per id, checked), as order and renumber take them.
+ * 0, or -1 with an exception set; the caller frees the three either way. */
+static int view_ids_redirect(view_t *v, PyObject *words, unsigned long first_id,
+                             PyObject *strings, PyObject *ids_obj, uint32_t **ids,
+                             size_t *nids, PyObject *redirect_obj, uint32_t **redirect)
+{
+    size_t nredirect;
+    if (view_init(v, words, first_id, strings)
+        || u32_arg(ids_obj, 0, ids, nids)
+        || u32_arg(redirect_obj, v->t.first_id + v->t.count, redirect, &nredirect))
+        return -1;
+    return *redirect && check_redirect(v, *redirect) ? -1 : 0;
+}
+
 static PyObject *py_order(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"words", "first_id", "strings", "by_name", "nodes", "redirect", NULL};
@@ -162,13 +176,11 @@ static PyObject *py_order(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     view_t v;
     uint32_t *nodes = NULL, *redirect = NULL, *out = NULL;
-    size_t nnodes = 0, nredirect;
+    size_t nnodes = 0;
     PyObject *result = NULL;
-    if (view_init(&v, words, first_id, strings)) goto done;
-    uint32_t nids = v.t.first_id + v.t.count;
-    if (u32_arg(nodes_obj, 0, &nodes, &nnodes) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+    if (view_ids_redirect(&v, words, first_id, strings, nodes_obj, &nodes, &nnodes,
+                          redirect_obj, &redirect))
         goto done;
-    if (redirect && check_redirect(&v, redirect)) goto done;
     if (!nodes) {
         nnodes = v.t.count;
         nodes = malloc((nnodes ? nnodes : 1) * sizeof *nodes);
@@ -208,13 +220,12 @@ static PyObject *py_renumber(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     view_t v;
     uint32_t *order = NULL, *redirect = NULL;
-    size_t norder, nredirect;
+    size_t norder = 0;
     PyObject *result = NULL;
-    if (view_init(&v, words, first_id, strings)) goto done;
-    uint32_t nids = v.t.first_id + v.t.count;
-    if (u32_arg(order_obj, 0, &order, &norder) || u32_arg(redirect_obj, nids, &redirect, &nredirect))
+    if (view_ids_redirect(&v, words, first_id, strings, order_obj, &order, &norder,
+                          redirect_obj, &redirect))
         goto done;
-    if (redirect && check_redirect(&v, redirect)) goto done;
+    uint32_t nids = v.t.first_id + v.t.count;
     for (size_t j = 0; j < norder; j++)
         if (order[j] < v.t.first_id || order[j] >= nids) {
             bad("order holds an id that is not an own one");
@@ -954,6 +965,24 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
     return t ? cdump_placement(t, ptr_size, defs, refs, ranks) : NULL;
 }
 
+/* failure.h: what the plain-C parts report, as the exceptions their callers leave set
+ * (MemoryError; ValueError where the reference then makes the result). */
+void failed_out_of_memory(void) { PyErr_NoMemory(); }
+
+void failed_declined(const char *why) { PyErr_SetString(PyExc_ValueError, why); }
+
+/* raw_dump's writer: the chunk as a latin-1 str to the callable `write` (as the
+ * reference writes); nonzero with its exception. */
+static int write_latin1(void *write, const char *text, size_t len)
+{
+    PyObject *chunk = PyUnicode_DecodeLatin1(text, (Py_ssize_t)len, NULL);
+    PyObject *done = chunk ? PyObject_CallOneArg(write, chunk) : NULL;
+    Py_XDECREF(chunk);
+    if (!done) return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
 /* bpftool's raw text of a view's types through `write`, with the base's view (or None) for
  * the DATASEC entries that name a base type (rawdump.c). */
 static PyObject *py_raw_dump(PyObject *self, PyObject *args)
@@ -964,7 +993,11 @@ static PyObject *py_raw_dump(PyObject *self, PyObject *args)
     if (!t || (base_capsule != Py_None && !(base = view_of(base_capsule)))) return NULL;
     if (base && base->first_id + base->count != t->first_id)
         return PyErr_Format(PyExc_ValueError, "the base's ids do not end where the view's start");
-    return raw_dump(t, base, write);
+    if (raw_dump(t, base, write_latin1, write)) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {

@@ -1,6 +1,7 @@
 /* Growing arrays and big ones: grow.h. */
 #include "grow.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,4 +57,18 @@ void *big_zalloc(size_t n, size_t size)
     void *p = big_alloc(n, size);
     if (p) memset(p, 0, n * size);
     return p;
+}
+
+int zalloc_each(size_t n, ...)
+{
+    int failed = 0;
+    va_list ap;
+    va_start(ap, n);
+    for (void **slot = va_arg(ap, void **); slot; slot = va_arg(ap, void **)) {
+        size_t size = va_arg(ap, size_t);
+        *slot = calloc(n, size);
+        if (!*slot) failed = 1;
+    }
+    va_end(ap);
+    return failed ? -1 : 0;
 }

@@ -24,4 +24,12 @@ void *big_alloc(size_t n, size_t size);
 void big_alloc_setup(void);
 void *big_zalloc(size_t n, size_t size);
 
+/* Several zeroed arrays of n elements each, as calloc(n, size) would give them: the
+ * arguments are (void **slot, size_t size) pairs (ZSLOT(p) names one), then NULL. 0, or -1
+ * when one is out of memory; every slot then holds its array or NULL, and the caller frees
+ * them as it frees them after use. */
+int zalloc_each(size_t n, ...);
+#define ZSLOT(p) (void **)&(p), sizeof *(p)
+#define ZALLOC_EACH(n, ...) zalloc_each((n), __VA_ARGS__, (void **)NULL)
+
 #endif

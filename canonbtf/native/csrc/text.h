@@ -5,7 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-/* A growing byte buffer. The text_ functions set MemoryError on failure and return -1. */
+/* A growing byte buffer, in plain C. The text_ functions return -1 on failure, reported
+ * (failure.h) as out of memory, or declined for a text_printf piece past 127 bytes. */
 typedef struct {
     char *p;
     size_t len, cap;

@@ -19,8 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdump.h"
 #include "cspell.h"
+#include "grow.h"
+#include "pyparts.h"
 
 
 int fail(ctx_t *c, const char *what)
@@ -44,11 +45,8 @@ int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
     c->t = t;
     c->nids = t->first_id + t->count;
     c->ptr_size = ptr_size;
-    c->state = calloc(c->nids, 1);
-    c->is_inline = calloc(c->nids, 1);
-    c->size = calloc(c->nids, sizeof *c->size);
-    c->align = calloc(c->nids, sizeof *c->align);
-    if (!c->state || !c->is_inline || !c->size || !c->align) {
+    if (ZALLOC_EACH(c->nids, ZSLOT(c->state), ZSLOT(c->is_inline), ZSLOT(c->size),
+                    ZSLOT(c->align))) {
         PyErr_NoMemory();
         c->failed = 1;
         return -1;
@@ -781,18 +779,6 @@ done:
     return result;
 }
 
-static int render_into(ctx_t *c, PyObject *list, uint32_t d, PyObject *suffixes)
-{
-    PyObject *spelled = render(c, d, suffixes);
-    if (!spelled) {
-        if (!PyErr_Occurred()) fail(c, "spelling failed");
-        return -1;
-    }
-    int rc = PyList_Append(list, spelled);
-    Py_DECREF(spelled);
-    return rc;
-}
-
 /* c._Header._definitions: (sorted definition ids, their spellings). */
 static PyObject *definitions(ctx_t *c)
 {
@@ -1115,43 +1101,59 @@ static int read_display(ctx_t *c, PyObject *display)
     return 0;
 }
 
-PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
-                       PyObject *display, PyObject *suffixes)
+/* A new list of one spelling per item of `items` (a sequence), each from
+ * `one(c, item, arg)` (a new reference, or NULL with an exception set), spelled with the
+ * `display` names: what cdump_render and cdump_declarations share. */
+typedef PyObject *(*spell_one_fn)(ctx_t *c, PyObject *item, void *arg);
+
+static PyObject *spell_each(const types_t *t, unsigned long ptr_size, PyObject *display,
+                            PyObject *items, const char *not_a_sequence, spell_one_fn one,
+                            void *arg)
 {
     ctx_t c;
     PyObject *result = NULL, *seq = NULL;
     if (start(&c, t, ptr_size) || read_display(&c, display)) goto done;
-    if (!PyDict_Check(suffixes)) {
-        fail(&c, "enumerator suffixes must be a dict");
-        goto done;
-    }
-    seq = PySequence_Fast(ids, "ids must be a sequence");
+    seq = PySequence_Fast(items, not_a_sequence);
     result = seq ? PyList_New(0) : NULL;
     if (!result) goto done;
     for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq); k++) {
-        PyObject *key = PySequence_Fast_GET_ITEM(seq, k);
-        unsigned long id = PyLong_AsUnsignedLong(key);
-        if (PyErr_Occurred()) goto fail;
-        if (id < t->first_id || id >= c.nids) {
-            fail(&c, "ids must be own ids");
-            goto fail;
+        PyObject *spelled = one(&c, PySequence_Fast_GET_ITEM(seq, k), arg);
+        if (!spelled || PyList_Append(result, spelled)) {
+            Py_XDECREF(spelled);
+            Py_CLEAR(result);
+            break;
         }
-        uint32_t kind = kind_of(&c, (uint32_t)id);
-        if (!named_kind(kind)) {
-            fail(&c, "ids must be definitions");
-            goto fail;
-        }
-        PyObject *own = PyDict_GetItemWithError(suffixes, key);
-        if ((!own && PyErr_Occurred()) || (own && !PyDict_Check(own))) goto fail;
-        if (render_into(&c, result, (uint32_t)id, own)) goto fail;
+        Py_DECREF(spelled);
     }
-    goto done;
-fail:
-    Py_CLEAR(result);
 done:
     Py_XDECREF(seq);
     ctx_free(&c);
     return result;
+}
+
+/* cdump_render's item: definition `key` with its own enumerator suffixes. */
+static PyObject *render_one(ctx_t *c, PyObject *key, void *suffixes)
+{
+    unsigned long id = PyLong_AsUnsignedLong(key);
+    if (PyErr_Occurred()) return NULL;
+    if (id < c->t->first_id || id >= c->nids) return fail(c, "ids must be own ids"), NULL;
+    if (!named_kind(kind_of(c, (uint32_t)id))) return fail(c, "ids must be definitions"), NULL;
+    PyObject *own = PyDict_GetItemWithError(suffixes, key);
+    if ((!own && PyErr_Occurred()) || (own && !PyDict_Check(own))) return NULL;
+    PyObject *spelled = render(c, (uint32_t)id, own);
+    if (!spelled && !PyErr_Occurred()) fail(c, "spelling failed");
+    return spelled;
+}
+
+PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
+                       PyObject *display, PyObject *suffixes)
+{
+    if (!PyDict_Check(suffixes)) {
+        PyErr_SetString(PyExc_ValueError, "enumerator suffixes must be a dict");
+        return NULL;
+    }
+    return spell_each(t, ptr_size, display, ids, "ids must be a sequence", render_one,
+                      suffixes);
 }
 
 /* DefinitionSpeller.declaration: (text, [(id, mode) mentioned]) of `name` declared with
@@ -1177,37 +1179,22 @@ done:
     return result;
 }
 
+/* cdump_declarations' item: (FUNC id, name bytes). */
+static PyObject *declare_one(ctx_t *c, PyObject *item, void *unused)
+{
+    unsigned long fid;
+    PyObject *name;
+    if (!PyArg_ParseTuple(item, "kS", &fid, &name)) return NULL;
+    if (fid < c->t->first_id || fid >= c->nids || kind_of(c, (uint32_t)fid) != K_FUNC)
+        return fail(c, "funcs must be own FUNC ids"), NULL;
+    return declaration(c, (uint32_t)fid, name);
+}
+
 PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
                              PyObject *display)
 {
-    ctx_t c;
-    PyObject *result = NULL, *seq = NULL;
-    if (start(&c, t, ptr_size) || read_display(&c, display)) goto done;
-    seq = PySequence_Fast(funcs, "funcs must be a sequence");
-    result = seq ? PyList_New(0) : NULL;
-    if (!result) goto done;
-    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq); k++) {
-        unsigned long fid;
-        PyObject *name;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "kS", &fid, &name)) goto fail;
-        if (fid < t->first_id || fid >= c.nids || kind_of(&c, (uint32_t)fid) != K_FUNC) {
-            fail(&c, "funcs must be own FUNC ids");
-            goto fail;
-        }
-        PyObject *spelled = declaration(&c, (uint32_t)fid, name);
-        if (!spelled || PyList_Append(result, spelled)) {
-            Py_XDECREF(spelled);
-            goto fail;
-        }
-        Py_DECREF(spelled);
-    }
-    goto done;
-fail:
-    Py_CLEAR(result);
-done:
-    Py_XDECREF(seq);
-    ctx_free(&c);
-    return result;
+    return spell_each(t, ptr_size, display, funcs, "funcs must be a sequence", declare_one,
+                      NULL);
 }
 
 /* ---- placement (emit/c/order.py) ---- */

@@ -1,5 +1,6 @@
-/* u64 keys -> u32 values (idmap_t, core.h). */
-#include "core.h"
+/* u64 keys -> u32 values: idmap.h. */
+#include "idmap.h"
+
 #include <stdlib.h>
 #include <string.h>
 

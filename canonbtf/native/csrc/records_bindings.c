@@ -1,4 +1,6 @@
-/* Records to and from `Type` objects: reader._parse_types and writer._words in C.
+/* Records to and from `Type` objects: reader._parse_types and writer._words in C. A
+ * binding file of canonbtf._btf (btf_bindings.c calls it): it only converts between
+ * the words (btf/csrc/types.c reads them) and Python objects.
  *
  * `decode` makes exactly the objects the reader makes (the same fields, () for no items,
  * a list of tuples otherwise); `pack` writes exactly the words the writer writes, and
@@ -6,7 +8,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "records.h"
+#include "idmap.h"
+#include "pyparts.h"
 
 static PyObject *item_tuple(uint32_t kind, const uint32_t *item)
 {
@@ -208,62 +211,38 @@ done:
     return result;
 }
 
-/* Names as `str` (latin-1, as StringTable holds them), one object per offset. */
+/* Names as `str` (latin-1, as StringTable holds them), one object per offset: the
+ * offset + 1 mapped to its index in `names`. */
 typedef struct {
     const types_t *t;
-    uint32_t *key;
-    PyObject **value;
-    size_t cap, count;
+    idmap_t index;
+    PyObject **names;
+    size_t count, cap;
 } name_cache_t;
-
-static int cache_grow(name_cache_t *c)
-{
-    size_t cap = c->cap ? c->cap * 2 : 4096;
-    uint32_t *key = malloc(cap * sizeof *key);
-    PyObject **value = calloc(cap, sizeof *value);
-    if (!key || !value) {
-        free(key);
-        free(value);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t j = 0; j < c->cap; j++) {
-        if (!c->value[j]) continue;
-        size_t k = (c->key[j] * 0x9E3779B1u) & (cap - 1);
-        while (value[k]) k = (k + 1) & (cap - 1);
-        key[k] = c->key[j];
-        value[k] = c->value[j];
-    }
-    free(c->key);
-    free(c->value);
-    c->key = key;
-    c->value = value;
-    c->cap = cap;
-    return 0;
-}
 
 /* A borrowed reference to the name at `off`. */
 static PyObject *cached_name(name_cache_t *c, uint32_t off)
 {
-    if ((c->count + 1) * 2 > c->cap && cache_grow(c)) return NULL;
-    size_t k = (off * 0x9E3779B1u) & (c->cap - 1);
-    while (c->value[k] && c->key[k] != off) k = (k + 1) & (c->cap - 1);
-    if (c->value[k]) return c->value[k];
+    uint32_t at;
+    if (idmap_get(&c->index, (uint64_t)off + 1, &at)) return c->names[at];
+    if (GROW(c->names, c->cap, c->count + 1)) return PyErr_NoMemory();
     uint32_t len;
     const uint8_t *p = name_at(c->t, off, &len);
     PyObject *name = PyUnicode_DecodeLatin1((const char *)p, len, NULL);
     if (!name) return NULL;
-    c->key[k] = off;
-    c->value[k] = name;
-    c->count++;
+    if (idmap_put(&c->index, (uint64_t)off + 1, (uint32_t)c->count)) {
+        Py_DECREF(name);
+        return PyErr_NoMemory();
+    }
+    c->names[c->count++] = name;
     return name;
 }
 
 static void cache_free(name_cache_t *c)
 {
-    for (size_t j = 0; j < c->cap; j++) Py_XDECREF(c->value[j]);
-    free(c->key);
-    free(c->value);
+    for (size_t j = 0; j < c->count; j++) Py_DECREF(c->names[j]);
+    free(c->names);
+    idmap_free(&c->index);
 }
 
 static PyObject *member_scalar(name_cache_t *c, uint32_t kind, uint32_t kflag,
@@ -323,7 +302,7 @@ static PyObject *scalars_of(name_cache_t *c, uint32_t i)
 
 PyObject *label_tuples(const types_t *t)
 {
-    name_cache_t cache = {t, NULL, NULL, 0, 0};
+    name_cache_t cache = {.t = t};
     PyObject *out = PyList_New(t->count);
     for (uint32_t i = 0; out && i < t->count; i++) {
         PyObject *name = cached_name(&cache, t_name(t, i));

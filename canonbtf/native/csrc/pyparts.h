@@ -1,0 +1,76 @@
+/* What the binding files call that builds or takes Python objects: records_bindings.c's
+ * and diff_bindings.c's conversions (binding files), and the functions outside the
+ * binding files that still do so (issue 29: each is to be split into a plain-C algorithm
+ * in its package's csrc/ and the part that makes Python objects, in a binding file). Only
+ * the binding files and the files that define or call these include this header; every
+ * other header of the extension is plain C. */
+#ifndef CANONBTF_PYPARTS_H
+#define CANONBTF_PYPARTS_H
+
+#include <Python.h>
+
+#include "difffacts.h"
+#include "diffkeys.h"
+#include "types.h"
+
+/* ---- records_bindings.c (a binding file): records to and from `Type` objects ---- */
+
+/* A list of `type_class(kind, name_off, kflag, size_or_type, extra, items)`, one per
+ * record (or per id of `ids`, own ids the caller checked), as reader._parse_types makes
+ * them. */
+PyObject *decode_types(const types_t *t, PyObject *type_class, const uint32_t *ids, size_t nids);
+/* The type section of `types` (Type objects) as bytes of host-order words, as
+ * writer.type_words packs them; ValueError where the writer would fail. */
+PyObject *pack_types(PyObject *types);
+
+/* labels.label(t, names) of every own type, in id order ("kind" order). */
+PyObject *label_tuples(const types_t *t);
+
+/* ---- emit/c/csrc/cdump.c: the C header's hot parts ---- */
+
+/* True when the types are certainly spellable as C (c_shape_problem finds nothing),
+ * False when the reference must look. */
+PyObject *cdump_shape_ok(const types_t *t, unsigned long ptr_size);
+/* (pointer size, info top byte per id, name per id, [(FUNC id, FUNC name, tag name)] of
+ * the DECL_TAGs of whole FUNCs) as c.type_facts, for a BTF without a base. */
+PyObject *cdump_facts(const types_t *t);
+/* ([definition id], [(text, [(id, mode)], [enumerator])]) as c._Header._definitions. */
+PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size);
+/* [(text, [(id, mode)], [enumerator])] of definitions `ids` with `display` names
+ * ({id: bytes}) and enumerator `suffixes` ({id: {occurrence: str}}). */
+PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
+                       PyObject *display, PyObject *suffixes);
+/* [(text, [(id, mode)])] of each (FUNC id, name bytes) of `funcs`: the name declared with
+ * the function's prototype (DefinitionSpeller.declaration), with `display` names. */
+PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
+                             PyObject *display);
+
+/* (definitions in header order, tags to declare first) as order.Placement.order, from
+ * `defs` [id], `refs` {id: [(id, mode)]} and canonical `ranks` {id: int}. */
+PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
+                          PyObject *refs, PyObject *ranks);
+
+/* ---- diff/csrc/diffspell.c ---- */
+
+/* diff's spellings (btf/declarator.py ReferenceSpeller.expr) of types `ids` (n u32), or
+ * with `briefs` the one-line descriptions of FUNCs and VARs (diff._Speller.brief), types
+ * from id 1: a str each, None where the reference must spell it: bit 0 (spellings) or 1
+ * (briefs) of safe[id] unset, another kind, a loop back into a spelling under way, deep
+ * nesting. */
+PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
+                           int briefs);
+
+/* ---- diff_bindings.c (a binding file): difffacts.c's facts for Python ---- */
+
+/* The reference's tuple of facts [from, to) of `o`. */
+PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
+
+/* ---- diff/csrc/diffreport.c: canonbtf._btf.diff_report ---- */
+
+/* The report of two sides planned by diff_plan (with keys): (bytes, number of changes),
+ * the text render_text writes (latin-1) or with `json` render_json's;
+ * `pairing(duplicates, old anonymous roots, new anonymous roots)` pairs what names do
+ * not (diff._CompiledPairing). None where the reference must make it. */
+PyObject *diff_report(diff_side_t plan[2], PyObject *pairing, int json);
+
+#endif
