@@ -22,7 +22,6 @@ exactly that.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from array import array
@@ -207,6 +206,8 @@ def _worker_main(conn, inherited: list, dwarf: DwarfFile, reader: str,
                  context: ConvertContext, keyed: bool) -> None:
     """A forked worker: encode the batches it is sent until told to stop, or until the
     parent is gone (its pipe then ends: nobody is left to report to)."""
+    import signal
+
     # Ctrl-C reaches the whole process group; the parent stops the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked at the fork
@@ -309,6 +310,7 @@ def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader:
                  meter: _Progress, convert_context: ConvertContext, keyed: bool
                  ) -> list[list[Fragment]]:
     import multiprocessing  # not at start-up: a module's encode runs no workers
+    import signal
     from multiprocessing.connection import wait
 
     context = multiprocessing.get_context("fork")
