@@ -31,10 +31,11 @@ def _aligned(offset: int, alignment: int) -> int:
     return offset if alignment <= 1 else -(-offset // alignment) * alignment
 
 
-def relaid(image: bytes, sections: dict[str, bytes]) -> bytes | None:
+def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview] | None:
     """`image` (a whole ELF file) with each of `sections` (name -> contents) replacing
     the section of that name, or added as a non-allocated PROGBITS section (flags 0,
-    alignment 1, as pahole's objcopy run adds .BTF); None where objcopy should do it."""
+    alignment 1, as pahole's objcopy run adds .BTF), as the pieces to write one after
+    the other (views of `image`: ext4.ko is 13 MB); None where objcopy should do it."""
     if len(image) < 52 or image[:4] != MAGIC or image[4] not in _LAYOUTS \
             or image[5] not in (1, 2):
         return None
@@ -53,12 +54,13 @@ def relaid(image: bytes, sections: dict[str, bytes]) -> bytes | None:
     rows = [list(r) for r in row.iter_unpack(image[shoff:shoff + shnum * row.size])]
     if any(rows[0]):  # extended numbering keeps counts in section 0
         return None
-    contents = []
+    view = memoryview(image)
+    contents: list[bytes | memoryview] = []
     for _, kind, _, _, offset, size, _, _, align, _ in rows:
         if align & (align - 1) or (kind != SHT_NOBITS and offset + size > len(image)):
             return None
-        contents.append(b"" if kind == SHT_NOBITS else image[offset:offset + size])
-    names = contents[shstrndx]
+        contents.append(b"" if kind == SHT_NOBITS else view[offset:offset + size])
+    names = bytes(contents[shstrndx])
     by_name = {}
     for index, r in enumerate(rows):
         end = names.find(b"\0", r[0])
@@ -83,21 +85,25 @@ def relaid(image: bytes, sections: dict[str, bytes]) -> bytes | None:
 
 
 def _laid_out(ident_and_head: bytes, head: struct.Struct, row: struct.Struct,
-              fields: list[int], rows: list[list[int]], contents: list[bytes]) -> bytes | None:
-    """The file: the ELF header, the sections in index order, the section table."""
-    out = bytearray(ident_and_head)
+              fields: list[int], rows: list[list[int]],
+              contents: list[bytes | memoryview]) -> list[bytes | memoryview] | None:
+    """The file's pieces: the ELF header, the sections in index order, the section
+    table."""
+    header = bytearray(ident_and_head)
+    pieces: list[bytes | memoryview] = [header]
+    end = len(header)
     for r, data in zip(rows[1:], contents[1:]):
-        start = _aligned(len(out), r[8])
-        out += bytes(start - len(out))
+        start = _aligned(end, r[8])
+        pieces.append(bytes(start - end))
         r[4], r[5] = start, (r[5] if r[1] == SHT_NOBITS else len(data))
-        out += data
-    shoff = _aligned(len(out), 8 if row.size == 64 else 4)
-    out += bytes(shoff - len(out))
+        pieces.append(data)
+        end = start + len(data)
+    shoff = _aligned(end, 8 if row.size == 64 else 4)
+    pieces.append(bytes(shoff - end))
     fields[5], fields[11] = shoff, len(rows)
     try:
-        for r in rows:
-            out += row.pack(*r)
-        head.pack_into(out, 16, *fields)
+        pieces.append(b"".join([row.pack(*r) for r in rows]))
+        head.pack_into(header, 16, *fields)
     except struct.error:  # an offset past what ELFCLASS32 holds
         return None
-    return bytes(out)
+    return pieces

@@ -19,7 +19,7 @@ import os
 import stat
 
 from ..errors import InputError
-from ..output import new_temporary, write_atomically
+from ..output import atomic_output, new_temporary
 from .read import ET_REL, ElfImage, Unusual
 from .relayout import relaid
 
@@ -104,9 +104,10 @@ def write_elf_with_sections(objcopy: Callable[[], list[str]], source: str,
                 mode = stat.S_IMODE(os.fstat(fh.fileno()).st_mode)
         except OSError as e:
             raise InputError(source, f"cannot read: {e.strerror or e}") from None
-        out = relaid(image, sections)
-        if out is not None:
-            write_atomically(out_path, out, mode)
+        pieces = relaid(image, sections)
+        if pieces is not None:
+            with atomic_output(out_path, mode) as fh:
+                fh.writelines(pieces)
             return []
     return _with_objcopy(objcopy(), source, sections, out_path)
 
