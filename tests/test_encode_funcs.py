@@ -556,13 +556,11 @@ def _deduplicated(dwarf, base: Btf | None = None):
     """What encode_dwarf hands to decide_functions: the dedup's result and whether its
     order needed no tie broken."""
     from canonbtf.canon import canonicalize_checked
-    from canonbtf.dwarf.encode import as_split, context_for, encode_fragments, merge_fragments
+    from canonbtf.dwarf.encode import context_for, encode_fragments, merge_fragments
     from canonbtf.dwarf.functions import place_variables
 
     groups, _ = encode_fragments(dwarf, 1, context=context_for(dwarf, DEFAULT))
-    merged = merge_fragments(groups)
-    if base is not None:
-        merged = as_split(merged, base)
+    merged = merge_fragments(groups, base)
     return canonicalize_checked(place_variables(merged), dedup=True, strings=False)
 
 
