@@ -35,8 +35,10 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 
 from ..spec import kinds as spec
 from ..spec.kinds import NAME, TYPE, VALUE
@@ -161,11 +163,8 @@ def specialise(family: str, source: str, make: Callable | None = None) -> tuple[
 
 
 def _ahead(family: str, source: str, make: Callable | None) -> tuple[Callable, ...] | None:
-    try:
-        from . import kind_functions as ahead
-    except ImportError:
-        return None
-    if ahead.SHAPES != repr(_shapes()):
+    ahead = _ahead_module()
+    if ahead is None:
         return None
     if make is not None:  # the remapping families' `make`: one per process (model.Type)
         if ahead.make is None:
@@ -174,6 +173,16 @@ def _ahead(family: str, source: str, make: Callable | None) -> tuple[Callable, .
             return None
     functions = ahead.TABLES.get((family, source, make is not None))
     return None if functions is None else tuple(functions[i] for i in ahead.SHAPE_OF_KIND)
+
+
+@functools.lru_cache(maxsize=1)
+def _ahead_module() -> ModuleType | None:
+    """kind_functions.py, if it matches the table (the check is a repr of 128 rows)."""
+    try:
+        from . import kind_functions as ahead
+    except ImportError:
+        return None
+    return ahead if ahead.SHAPES == repr(_shapes()) else None
 
 
 def _shapes() -> tuple[list[Shape], list[Shape]]:
