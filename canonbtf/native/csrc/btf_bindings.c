@@ -713,13 +713,15 @@ static PyObject *py_heads(PyObject *self, PyObject *args)
     if (names != Py_None && names_table(names, &wanted)) return NULL;
     view_t v;
     PyObject *result = NULL;
+    uint64_t lengths = 0;  /* the wanted names' lengths mod 64: most names hash not at all */
+    for (size_t k = 0; k < wanted.count; k++) lengths |= 1ULL << (wanted.entry[k].len & 63);
     if (view_init(&v, words, first_id, strings) || !(result = PyList_New(0))) goto done;
     for (uint32_t i = 0; i < v.t.count; i++) {
         if (t_kind(&v.t, i) != kind) continue;
         if (names != Py_None) {
             uint32_t len;
             const uint8_t *name = name_at(&v.t, t_name(&v.t, i), &len);
-            if (intern_find(&wanted, name, len) < 0) continue;
+            if (!(lengths >> (len & 63) & 1) || intern_find(&wanted, name, len) < 0) continue;
         }
         PyObject *head = Py_BuildValue("(kkkk)", (unsigned long)(v.t.first_id + i),
                                        (unsigned long)t_name(&v.t, i),
