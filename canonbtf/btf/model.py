@@ -119,14 +119,16 @@ class Packed:
     order (canon/accel.py) reads and writes, so `sort` never makes 95 k objects.
 
     `words` are the records in host byte order (a bytes-like of 32-bit words), already
-    checked as the reader checks them; `decode()` makes their `Type`s."""
+    checked as the reader checks them; `decode()` makes their `Type`s. `kinds` keeps
+    their kinds once read (canon/accel.py: a module's run asked twice, of vmlinux's)."""
 
-    __slots__ = ("words", "count", "decode")
+    __slots__ = ("words", "count", "decode", "kinds")
 
     def __init__(self, words: bytes, count: int, decode: Callable[[], list[Type]]):
         self.words = words
         self.count = count
         self.decode = decode
+        self.kinds: bytes | None = None
 
 
 class Btf:

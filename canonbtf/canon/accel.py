@@ -242,6 +242,9 @@ def own_kinds(btf: Btf) -> bytes | None:
 def _kinds(module: ModuleType, btf: Btf) -> bytes:
     """The kind of every id of `btf`, base included; void's is 0."""
     below = _kinds(module, btf.base) if btf.base is not None else bytes(1)
-    if btf.packed is not None:
-        return below + module.kinds(btf.packed.words, btf.first_id, btf.string_sections())
+    packed = btf.packed
+    if packed is not None:
+        if packed.kinds is None:
+            packed.kinds = module.kinds(packed.words, btf.first_id, btf.string_sections())
+        return below + packed.kinds
     return below + bytes(t.kind & 0xFF for t in btf.types)
