@@ -527,6 +527,26 @@ def test_sharing_is_the_references(seed, monkeypatch):
     assert accel.sharing([0, 2**33], 1) is None  # no u32: counted in Python
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_named_groups_are_the_references(seed, monkeypatch):
+    """dedup._named_groups with the compiled part's lookup (accel.members) and bytes of
+    flags: the same declarations and definitions as the Python scan."""
+    from canonbtf.canon.dedup import _named_groups
+
+    rng = random.Random(7100 + seed)
+    count = rng.randrange(1, 400)
+    spread = rng.choice([3, 30, count + 1, 5 * count + 50])
+    tokens = array("I", [0] + [rng.randrange(0, spread) for _ in range(count)])
+    declares = bytes([0] + [rng.random() < 0.3 for _ in range(count)])
+    last = count
+    fast = _named_groups(tokens, declares, last)
+    # The compiled lookup ran unless a value is too large for its table (then Python's).
+    too_large = max(tokens) > 4 * len(tokens) + 16
+    assert (accel.members(tokens, [1], last) is None) == too_large
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert _named_groups(list(tokens), list(declares), last) == fast
+
+
 def test_module_names_take_the_bases_lowest_whole_string(pure):
     """A split BTF's names lend the base's offsets: the lowest offset where the name is a
     whole string (not a suffix of a longer one), else the name joins the module's own

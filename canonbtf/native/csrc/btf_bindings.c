@@ -570,6 +570,45 @@ static PyObject *py_sharing(PyObject *self, PyObject *values_obj)
     return result;
 }
 
+/* The indices i >= 1 of u32 `values` whose value is one of u32 `wanted`, ascending, as
+ * u32 bytes (dedup._named_groups: the definitions of the names a declaration has, among
+ * a module's base's 95 k types); None when a value is too large for a table of a few
+ * entries per value (the caller then looks in Python). */
+static PyObject *py_members(PyObject *self, PyObject *args)
+{
+    PyObject *values_obj, *wanted_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &values_obj, &wanted_obj)) return NULL;
+    uint32_t *values, *wanted = NULL, most = 0;
+    uint8_t *in = NULL;
+    size_t n, m;
+    if (u32_arg(values_obj, 0, &values, &n)) return NULL;
+    if (u32_arg(wanted_obj, 0, &wanted, &m)) goto done;
+    for (size_t i = 1; i < n; i++)
+        if (values[i] > most) most = values[i];
+    if (most > 4 * (uint64_t)n + 16) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+        goto done;
+    }
+    if (!(in = big_zalloc((size_t)most + 1, 1))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0; k < m; k++)
+        if (wanted[k] <= most) in[wanted[k]] = 1;
+    size_t count = 0;
+    for (size_t i = 1; i < n; i++) count += in[values[i]];
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(uint32_t)));
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (size_t i = 1, k = 0; i < n; i++)
+            if (in[values[i]]) out[k++] = (uint32_t)i;
+    }
+done:
+    free(in), free(wanted), free(values);
+    return result;
+}
+
 /* (key, token key, declares, kind) of void and every type (dedup._abstract_keys; keys as
  * u32 bytes, declares and kinds one byte each: dedup.is_declaration); a BTF with a base is refused
  * (its keys continue the base's). */
@@ -1003,6 +1042,9 @@ static PyMethodDef methods[] = {
     {"diff_joint", py_diff_joint, METH_VARARGS,
      "diff_joint(old words, old strings, old roots, new words, new strings, new roots) -> "
      "(old reach, old positions, new reach, new positions, joint classes), u32 arrays"},
+    {"members", py_members, METH_VARARGS,
+     "members(values, wanted) -> u32 bytes: indices i >= 1 with values[i] in wanted; None "
+     "when a value is too large."},
     {"sharing", py_sharing, METH_O,
      "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
