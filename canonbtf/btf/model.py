@@ -120,15 +120,17 @@ class Packed:
 
     `words` are the records in host byte order (a bytes-like of 32-bit words), already
     checked as the reader checks them; `decode()` makes their `Type`s. `kinds` keeps
-    their kinds once read (canon/accel.py: a module's run asked twice, of vmlinux's)."""
+    their kinds once read, `view` the compiled part's index of them (canon/accel.py: a
+    module's run reads vmlinux's kinds twice and its types one at a time)."""
 
-    __slots__ = ("words", "count", "decode", "kinds")
+    __slots__ = ("words", "count", "decode", "kinds", "view")
 
     def __init__(self, words: bytes, count: int, decode: Callable[[], list[Type]]):
         self.words = words
         self.count = count
         self.decode = decode
         self.kinds: bytes | None = None
+        self.view: tuple | None = None
 
 
 class Btf:

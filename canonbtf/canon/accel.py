@@ -76,13 +76,28 @@ def _call(btf: Btf, function: str, *args: object) -> object | None:
     module = _module()
     if module is None or not _applies(btf):
         return None
-    words = _words(btf)
-    if words is None:
-        return None
     try:
+        words = _view(module, btf) if btf.packed is not None else _words(btf)
+        if words is None:
+            return None
         return getattr(module, function)(words, btf.first_id, btf.string_sections(), *args)
     except ValueError:
         return None
+
+
+def _view(module: ModuleType, btf: Btf) -> object:
+    """`btf`'s packed words as the compiled part's View, indexed and checked once for its
+    first id and string chain (a module's run read vmlinux's 95 k records once per call:
+    ext4.ko's function checks decode about 90 of its types, one at a time); ValueError
+    where the compiled part does not take them."""
+    packed, sections = btf.packed, btf.string_sections()
+    kept = packed.view
+    if kept is not None and kept[1] == btf.first_id and len(kept[2]) == len(sections) \
+            and all(a is b for (_, a), (_, b) in zip(kept[2], sections)):
+        return kept[0]
+    view = module.view(packed.words, btf.first_id, sections)
+    packed.view = (view, btf.first_id, sections)
+    return view
 
 
 def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
@@ -234,8 +249,8 @@ def base_type(btf: Btf, type_id: int) -> Type | None:
     if holder is btf or holder.packed is None or module is None or not _applies(holder):
         return None
     try:
-        found = module.decode(holder.packed.words, holder.first_id, holder.string_sections(),
-                              Type, array("I", [type_id]))
+        found = module.decode(_view(module, holder), holder.first_id,
+                              holder.string_sections(), Type, array("I", [type_id]))
     except ValueError:
         return None
     return found[0]
@@ -264,6 +279,6 @@ def _kinds(module: ModuleType, btf: Btf) -> bytes:
     packed = btf.packed
     if packed is not None:
         if packed.kinds is None:
-            packed.kinds = module.kinds(packed.words, btf.first_id, btf.string_sections())
+            packed.kinds = module.kinds(_view(module, btf), btf.first_id, btf.string_sections())
         return below + packed.kinds
     return below + bytes(t.kind & 0xFF for t in btf.types)

@@ -29,10 +29,23 @@ typedef struct {
     strtab_t *tabs;
     Py_buffer *bufs;
     int nbufs;
+    int borrowed;               /* a View's: freed with the View, not by view_free */
 } view_t;
+
+/* A checked view kept as a Python object (`view()`), given in place of the words to any
+ * function here: vmlinux's 95 k records are indexed and checked once, not at every call
+ * (a module's function checks decode its base's types one at a time). */
+typedef struct {
+    PyObject_HEAD
+    view_t v;
+} ViewObject;
 
 static void view_free(view_t *v)
 {
+    if (v->borrowed) {
+        memset(v, 0, sizeof *v);
+        return;
+    }
     for (int k = 0; k < v->nbufs; k++) PyBuffer_Release(&v->bufs[k]);
     if (v->held.obj) PyBuffer_Release(&v->held);
     free(v->bufs);
@@ -86,10 +99,18 @@ done:
     return rc;
 }
 
-/* A checked view of a type section: words (bytes-like, host order), first own id. */
+static PyTypeObject ViewType;
+
+/* A checked view of a type section: words (bytes-like, host order), first own id; or the
+ * View made of them (then `strings` are the View's, and first_id must be its own). */
 static int view_init(view_t *v, PyObject *words, unsigned long first_id, PyObject *strings)
 {
     memset(v, 0, sizeof *v);
+    if (Py_IS_TYPE(words, &ViewType)) {
+        *v = ((ViewObject *)words)->v;
+        v->borrowed = 1;
+        return first_id == v->t.first_id ? 0 : bad("first_id is not the view's");
+    }
     Py_buffer b;
     if (PyObject_GetBuffer(words, &b, PyBUF_SIMPLE)) return -1;
     if (b.len % 4 || first_id < 1 || first_id > UINT32_MAX / 2) {
@@ -1026,6 +1047,36 @@ static PyObject *py_raw_dump(PyObject *self, PyObject *args)
     return raw_dump(t, base, write);
 }
 
+static void View_dealloc(ViewObject *self)
+{
+    view_free(&self->v);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject ViewType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "canonbtf._btf.View",
+    .tp_basicsize = sizeof(ViewObject),
+    .tp_dealloc = (destructor)View_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A type section indexed and checked once (view()), taken in place of its words.",
+};
+
+static PyObject *py_view(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    if (Py_IS_TYPE(words, &ViewType)) return Py_INCREF(words), words;
+    ViewObject *view = PyObject_New(ViewObject, &ViewType);
+    if (!view) return NULL;
+    if (view_init(&view->v, words, first_id, strings)) {
+        Py_DECREF(view);  /* its dealloc frees what view_init had taken */
+        return NULL;
+    }
+    return (PyObject *)view;
+}
+
 static PyMethodDef methods[] = {
     {"diff_report", py_diff_report, METH_VARARGS,
      "diff_report(old side, new side, pairing, json) -> (the report as bytes, number of "
@@ -1042,6 +1093,9 @@ static PyMethodDef methods[] = {
     {"diff_joint", py_diff_joint, METH_VARARGS,
      "diff_joint(old words, old strings, old roots, new words, new strings, new roots) -> "
      "(old reach, old positions, new reach, new positions, joint classes), u32 arrays"},
+    {"view", py_view, METH_VARARGS,
+     "view(words, first_id, strings) -> the section indexed and checked once: give it in "
+     "place of the words (with the same first_id) to any function here."},
     {"members", py_members, METH_VARARGS,
      "members(values, wanted) -> u32 bytes: indices i >= 1 with values[i] in wanted; None "
      "when a value is too large."},
@@ -1098,5 +1152,6 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__btf(void)
 {
     big_alloc_setup();
+    if (PyType_Ready(&ViewType) < 0) return NULL;
     return PyModule_Create(&module);
 }
