@@ -132,6 +132,17 @@ class Packed:
         self.kinds: bytes | None = None
         self.view: tuple | None = None
 
+    def view_for(self, first_id: int, sections: list[tuple[int, bytes]]) -> object | None:
+        """The compiled part's view of the words kept for this first id and string chain
+        (the same string objects), else None."""
+        kept = self.view
+        if kept is None or kept[1] != first_id or len(kept[2]) != len(sections):
+            return None
+        return kept[0] if all(a is b for (_, a), (_, b) in zip(kept[2], sections)) else None
+
+    def keep_view(self, view: object, first_id: int, sections: list[tuple[int, bytes]]) -> None:
+        self.view = (view, first_id, sections)
+
 
 class Btf:
     """A BTF blob's types and strings; split BTF keeps a reference to its base."""

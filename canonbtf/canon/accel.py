@@ -91,12 +91,10 @@ def _view(module: ModuleType, btf: Btf) -> object:
     ext4.ko's function checks decode about 90 of its types, one at a time); ValueError
     where the compiled part does not take them."""
     packed, sections = btf.packed, btf.string_sections()
-    kept = packed.view
-    if kept is not None and kept[1] == btf.first_id and len(kept[2]) == len(sections) \
-            and all(a is b for (_, a), (_, b) in zip(kept[2], sections)):
-        return kept[0]
-    view = module.view(packed.words, btf.first_id, sections)
-    packed.view = (view, btf.first_id, sections)
+    view = packed.view_for(btf.first_id, sections)
+    if view is None:
+        view = module.view(packed.words, btf.first_id, sections)
+        packed.keep_view(view, btf.first_id, sections)
     return view
 
 
@@ -157,6 +155,7 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
         words, base_count = bytes(base_words) + bytes(words), btf.base.last_id
     sections = btf.string_sections()
     try:
+        words = module.view(words, 1, sections)  # indexed once for the keys and the edges
         done = module.abstract_keys(words, 1, sections, base_count)
     except ValueError:
         return None
