@@ -116,6 +116,7 @@ EXTENSIONS = [
 setup(
     ext_modules=EXTENSIONS if BUILD_CORE else [],
     cmdclass={"build_ext": OptionalBuildExt, "build_py": BuildPyWithDocs},
+    scripts=["scripts/canonbtf-pahole"],  # not an entry point: see the script
     data_files=[(target, [os.path.join(SHARE, name) for name in names])
                 for target, names in SHARE_FILES.items()],
 )

@@ -206,11 +206,11 @@ def cmd_encode(args: argparse.Namespace) -> int:
         raise InputError(None, "refusing to write binary BTF to a terminal; give -o OUT")
     if args.output not in (None, "-"):
         refuse_overwriting_input(args.output, [args.input, args.base])
-    objcopy = None
     if args.elf_out is not None:
-        from .elf.write import find_objcopy
+        from .elf.write import find_objcopy, laid_out_here
 
-        objcopy = find_objcopy()
+        if not laid_out_here(args.input):
+            find_objcopy()  # none: fail now, not after the encode
         if not args.in_place:
             refuse_overwriting_input(args.elf_out, [args.input, args.base])
     note = missing_core_note()
@@ -227,9 +227,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
     if to_stdout or args.output is not None:
         write_atomically(None if to_stdout else args.output, data)
     if args.elf_out is not None:
-        from .elf.write import write_elf_with_btf
+        from .elf.write import find_objcopy, write_elf_with_btf
 
-        for message in write_elf_with_btf(objcopy, args.input, data, args.elf_out):
+        for message in write_elf_with_btf(find_objcopy, args.input, data, args.elf_out):
             print(f"canonbtf: {args.elf_out}: objcopy: {message}", file=sys.stderr)
     kinds = ", ".join(f"{kind} {count}" for kind, count in kind_counts(btf).items())
     seconds = stats.seconds_workers + stats.seconds_merge

@@ -15,7 +15,7 @@ from canonbtf import native
 from canonbtf.btf import writer
 from canonbtf.canon import basecache, canonicalize, canonicalize_checked
 from canonbtf.canon.dedup import BaseIndex
-from canonbtf.dwarf.encode import as_split, encode_file, encode_fragments, merge_fragments
+from canonbtf.dwarf.encode import encode_file, encode_fragments, merge_fragments
 from canonbtf.dwarf.sections import open_dwarf
 
 from .conftest import BASE_61, FETCHED_DEBUG, REPO, corpus_path, load_cached
@@ -56,7 +56,7 @@ def encode_split(base, path=GOLDEN / "funcs_b.gcc-dwarf5.o") -> bytes:
 def merged_over(path, base):
     dwarf = open_dwarf(str(path))
     groups, _ = encode_fragments(dwarf, 1)
-    return as_split(merge_fragments(groups), base)
+    return merge_fragments(groups, base)
 
 
 @pytest.mark.parametrize("which", ["golden", "virtio_net"])

@@ -474,6 +474,32 @@ def test_a_base_type_decoded_alone_is_the_readers(seed):
     assert accel.base_type(module, 1) is None
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_view_stands_for_its_words(seed):
+    """_btf.view: a section indexed once, given in place of its words, gives what the
+    words give (decode, heads, kinds); it is made once per packed section; a first id
+    that is not its own, or words the reader would not take, are refused as before."""
+    module = native.compiled("canonbtf._btf", "view")
+    if module is None:
+        pytest.skip("the compiled part is not built")
+    rng = random.Random(7200 + seed)
+    btf = reader.parse(writer.write(random_btf(rng, 200)))
+    words, sections = btf.packed.words, btf.string_sections()
+    view = module.view(words, 1, sections)
+    ids = array("I", range(1, len(btf) + 1, 3))
+    for args in ((Type, ids), (Type,)):
+        assert module.decode(view, 1, sections, *args) == module.decode(words, 1, sections, *args)
+    assert module.heads(view, 1, sections, f.STRUCT) == module.heads(words, 1, sections, f.STRUCT)
+    assert module.kinds(view, 1, sections) == module.kinds(words, 1, sections)
+    with pytest.raises(ValueError, match="not the view's"):
+        module.kinds(view, 2, sections)
+    with pytest.raises(ValueError):
+        module.view(words[:-4], 1, sections)
+    assert accel.heads(btf, f.STRUCT) == module.heads(words, 1, sections, f.STRUCT)
+    kept = btf.packed.view[0]
+    assert accel.own_kinds(btf) and btf.packed.view[0] is kept  # made once
+
+
 def test_a_modules_dedup_leaves_its_base_packed():
     """The base's part of a module's dedup comes from its index (BaseIndex): flags and
     kinds included, so the base's 95 k Types are never made."""
@@ -506,6 +532,26 @@ def test_sharing_is_the_references(seed, monkeypatch):
     else:
         assert fast == reference
     assert accel.sharing([0, 2**33], 1) is None  # no u32: counted in Python
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_named_groups_are_the_references(seed, monkeypatch):
+    """dedup._named_groups with the compiled part's lookup (accel.members) and bytes of
+    flags: the same declarations and definitions as the Python scan."""
+    from canonbtf.canon.dedup import _named_groups
+
+    rng = random.Random(7100 + seed)
+    count = rng.randrange(1, 400)
+    spread = rng.choice([3, 30, count + 1, 5 * count + 50])
+    tokens = array("I", [0] + [rng.randrange(0, spread) for _ in range(count)])
+    declares = bytes([0] + [rng.random() < 0.3 for _ in range(count)])
+    last = count
+    fast = _named_groups(tokens, declares, last)
+    # The compiled lookup ran unless a value is too large for its table (then Python's).
+    too_large = max(tokens) > 4 * len(tokens) + 16
+    assert (accel.members(tokens, [1], last) is None) == too_large
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert _named_groups(list(tokens), list(declares), last) == fast
 
 
 def test_module_names_take_the_bases_lowest_whole_string(pure):

@@ -1,5 +1,7 @@
-"""Writing sections into a copy of an ELF file (canonbtf/elf/write.py), judged by binutils:
-`objcopy --dump-section` gives back what was written, `readelf -S` shows how."""
+"""Writing sections into a copy of an ELF file (canonbtf/elf/write.py, relayout.py), judged
+by binutils and LLVM: `objcopy --dump-section` gives back what was written, `readelf -S`
+shows how, the linker still links a relocatable file laid out again, and readelf reads
+every other section as it was, for each ELF class and byte order."""
 
 from __future__ import annotations
 
@@ -17,12 +19,29 @@ from canonbtf.output import TEMP_PREFIX
 from .conftest import need_tool
 
 
-def compiled(tmp_path: Path) -> Path:
+def compiled(tmp_path: Path, *flags: str, compiler: str = "gcc") -> Path:
+    """A relocatable file (ET_REL, as a kernel module is) with a function, data, debug
+    information and their relocations."""
     source = tmp_path / "unit.c"
-    source.write_text("int answer(void) { return 42; }\n")
-    obj = tmp_path / "unit.o"
-    subprocess.run([need_tool("gcc"), "-c", "-o", str(obj), str(source)], check=True)
+    source.write_text("int answer(void) { return 42; }\nint counter = 7;\n"
+                      "int *where(void) { return &counter; }\n")
+    obj = tmp_path / f"unit{len(list(tmp_path.glob('unit*.o')))}.o"
+    subprocess.run([need_tool(compiler), "-g", "-c", *flags, "-o", str(obj), str(source)],
+                   check=True)
     return obj
+
+
+def linked(tmp_path: Path) -> Path:
+    """An executable (not ET_REL): objcopy writes its sections."""
+    source = tmp_path / "main.c"
+    source.write_text("int main(void) { return 0; }\n")
+    out = tmp_path / "main"
+    subprocess.run([need_tool("gcc"), "-o", str(out), str(source)], check=True)
+    return out
+
+
+def never() -> list[str]:
+    raise AssertionError("objcopy was looked for, for a file laid out in-process")
 
 
 def dumped(path: Path, name: str, tmp_path: Path) -> bytes:
@@ -49,8 +68,7 @@ def test_sections_are_added_in_one_run_and_read_back(tmp_path):
     before = source.read_bytes()
     out = tmp_path / "out.o"
     sections = {".BTF": b"\x9f\xeb\x01\x00types", ".BTF.base": b"base bytes"}
-    messages = elfout.write_elf_with_sections(elfout.find_objcopy(), str(source), sections,
-                                              str(out))
+    messages = elfout.write_elf_with_sections(never, str(source), sections, str(out))
     assert messages == []
     assert source.read_bytes() == before
     for name, data in sections.items():
@@ -66,10 +84,9 @@ def test_sections_are_added_in_one_run_and_read_back(tmp_path):
 def test_an_existing_section_is_replaced_not_added_again(tmp_path):
     source = compiled(tmp_path)
     first = tmp_path / "first.o"
-    objcopy = elfout.find_objcopy()
-    elfout.write_elf_with_btf(objcopy, str(source), b"first", str(first))
+    elfout.write_elf_with_btf(never, str(source), b"first", str(first))
     second = tmp_path / "second.o"
-    elfout.write_elf_with_btf(objcopy, str(first), b"the second, longer", str(second))
+    elfout.write_elf_with_btf(never, str(first), b"the second, longer", str(second))
     assert dumped(second, ".BTF", tmp_path) == b"the second, longer"
     out = subprocess.run([need_tool("readelf"), "-SW", str(second)], capture_output=True,
                          text=True, check=True).stdout
@@ -80,23 +97,27 @@ def test_the_output_keeps_the_inputs_mode(tmp_path):
     source = compiled(tmp_path)
     os.chmod(source, 0o751)
     out = tmp_path / "out.o"
-    elfout.write_elf_with_btf(elfout.find_objcopy(), str(source), b"x", str(out))
+    elfout.write_elf_with_btf(never, str(source), b"x", str(out))
     assert stat.S_IMODE(out.stat().st_mode) == 0o751
+    program = linked(tmp_path)
+    os.chmod(program, 0o750)
+    elfout.write_elf_with_btf(elfout.find_objcopy, str(program), b"x", str(out))
+    assert stat.S_IMODE(out.stat().st_mode) == 0o750
 
 
 def test_a_failing_objcopy_leaves_nothing(tmp_path):
-    source = compiled(tmp_path)
-    out = tmp_path / "out.o"
+    source = linked(tmp_path)
+    out = tmp_path / "out"
     # objcopy refuses a section name that is not a name=file pair it can read.
     broken = [need_tool("objcopy"), "--add-section", ".other=/nonexistent/file"]
     with pytest.raises(InputError, match="objcopy could not write .BTF: .*nonexistent"):
-        elfout.write_elf_with_sections(broken, str(source), {".BTF": b"x"}, str(out))
+        elfout.write_elf_with_sections(lambda: broken, str(source), {".BTF": b"x"}, str(out))
     assert not out.exists() and leftovers(tmp_path) == []
 
 
 def test_a_directory_is_no_output(tmp_path):
     with pytest.raises(InputError, match="output is a directory"):
-        elfout.write_elf_with_btf(["objcopy"], str(compiled(tmp_path)), b"x", str(tmp_path))
+        elfout.write_elf_with_btf(never, str(compiled(tmp_path)), b"x", str(tmp_path))
 
 
 def test_which_objcopy(tmp_path, monkeypatch):
@@ -121,3 +142,89 @@ def test_a_source_that_is_no_elf_file_is_an_input_error(tmp_path):
     source.write_bytes(b"\x7fELG" + bytes(60))
     with pytest.raises(InputError, match="not an ELF file"):
         elfout.has_section(str(source))
+
+
+def section_contents(path: Path) -> dict[str, bytes]:
+    """Every section's name -> its bytes (empty for NOBITS), as pyelftools reads them;
+    the section names' own section (.shstrtab, or clang's .strtab) as "<names>"."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as fh:
+        elf = ELFFile(fh)
+        names = elf["e_shstrndx"]
+        return {"<names>" if i == names else s.name: s.data()
+                for i, s in enumerate(elf.iter_sections())}
+
+
+@pytest.mark.parametrize("target", [None, "i386-linux-gnu", "powerpc64-linux-gnu",
+                                    "powerpc-linux-gnu"])
+def test_a_relocatable_file_is_laid_out_again_with_everything_else_kept(tmp_path, target):
+    """Every other section's bytes and header fields, for both classes and byte orders;
+    the table grows by one row and no section is renumbered (symbols and relocations
+    name sections by index). On the host, the result still links and runs."""
+    if target is None:
+        source = compiled(tmp_path)
+    else:
+        source = compiled(tmp_path, f"--target={target}", compiler="clang")
+    out = tmp_path / "out.o"
+    assert elfout.write_elf_with_btf(never, str(source), b"BTF bytes", str(out)) == []
+    before, after = section_contents(source), section_contents(out)
+    assert after.pop(".BTF") == b"BTF bytes"
+    assert after.pop("<names>") == before.pop("<names>") + b".BTF\0"
+    assert after == before
+    readelf = need_tool("llvm-readelf")
+    rows = [subprocess.run([readelf, "-SW", str(p)], capture_output=True, text=True,
+                           check=True) for p in (source, out)]
+    assert rows[1].stderr == ""
+
+    names = ".shstrtab" if target is None else ".strtab"
+
+    def table(text: str) -> list[list[str]]:
+        """Per row: name, type, address, size, flags...; not the file offset, nor the
+        size of the section names, which grew by one name."""
+        lines = [line.split("]", 1)[1].split() for line in text.splitlines()
+                 if line.lstrip().startswith("[") and "Nr]" not in line]
+        return [f[:3] + (["names"] if f[0] == names else f[4:5]) + f[5:] for f in lines]
+
+
+    assert table(rows[1].stdout)[:-1] == table(rows[0].stdout)
+    name, kind, _address, size, _entsize, *rest = table(rows[1].stdout)[-1]
+    assert (name, kind, int(size, 16), rest) == (".BTF", "PROGBITS", 9, ["0", "0", "1"])
+    if target is None:
+        main = tmp_path / "main.c"
+        main.write_text("int answer(void); int *where(void);\n"
+                        "int main(void) { return answer() + *where(); }\n")
+        program = tmp_path / "program"
+        subprocess.run([need_tool("gcc"), "-o", str(program), str(main), str(out)],
+                       check=True)
+        assert subprocess.run([str(program)]).returncode == 49
+
+
+def test_a_file_relayout_does_not_take_whole_goes_to_objcopy(tmp_path):
+    """An executable has segments that fix its sections' file offsets: objcopy's."""
+    program = linked(tmp_path)
+    asked = []
+
+    def objcopy() -> list[str]:
+        asked.append(True)
+        return elfout.find_objcopy()
+
+    out = tmp_path / "out"
+    assert not elfout.laid_out_here(str(program))
+    elfout.write_elf_with_btf(objcopy, str(program), b"BTF bytes", str(out))
+    assert asked and dumped(out, ".BTF", tmp_path) == b"BTF bytes"
+    assert subprocess.run([str(out)]).returncode == 0
+
+
+def test_relayout_refuses_what_it_does_not_take_whole(tmp_path):
+    """None (objcopy's turn) for a file whose section table is cut off or which is not
+    relocatable; never an exception."""
+    from canonbtf.elf.relayout import relaid
+
+    image = compiled(tmp_path).read_bytes()
+    assert b"".join(relaid(image, {".BTF": b"x"}))[:4] == b"\x7fELF"
+    assert relaid(image[:len(image) // 2], {".BTF": b"x"}) is None
+    assert relaid(linked(tmp_path).read_bytes(), {".BTF": b"x"}) is None
+    assert relaid(b"\x7fELF" + bytes(60), {".BTF": b"x"}) is None
+    for cut in range(0, 64, 7):
+        assert relaid(image[:cut], {".BTF": b"x"}) is None

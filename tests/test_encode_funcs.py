@@ -413,13 +413,31 @@ def test_elf_out_never_overwrites_the_input_unless_asked(tmp_path):
     ({"OBJCOPY": "false"}, b"objcopy could not write .BTF"),
 ], ids=["no-objcopy", "missing-OBJCOPY", "failing-objcopy"])
 def test_elf_out_without_a_working_objcopy(tmp_path, env, message):
-    out = tmp_path / "out.o"
+    """A file that is not relocatable (an executable) is written by objcopy: without a
+    working one, one line and no output."""
+    program = tmp_path / "program"
+    subprocess.run([need_tool("gcc"), "-g", "-o", str(program), "-x", "c", "-"],
+                   input=b"struct point { int x, y; } origin;\nint main(void) { return 0; }\n",
+                   check=True)
+    out = tmp_path / "out"
     result = subprocess.run([sys.executable, "-m", "canonbtf", "encode", "-j1", "--elf-out",
-                             str(out), str(FUNCS)], capture_output=True, cwd=REPO,
+                             str(out), str(program)], capture_output=True, cwd=REPO,
                             env={**os.environ, **env}, timeout=300)
     assert result.returncode == 2
     assert message in result.stderr and result.stderr.count(b"\n") == 1
-    assert list(tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["program"]
+
+
+def test_elf_out_of_a_relocatable_file_needs_no_objcopy(tmp_path):
+    """A .o (or a kernel module) is laid out again in-process (elf/relayout.py)."""
+    out = tmp_path / "out.o"
+    result = subprocess.run([sys.executable, "-m", "canonbtf", "encode", "-j1", "--elf-out",
+                             str(out), str(FUNCS)], capture_output=True, cwd=REPO,
+                            env={**os.environ, "PATH": "/nonexistent"}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    direct = run_cli("encode", "-j1", "-o", str(tmp_path / "direct.btf"), str(FUNCS))
+    assert direct.returncode == 0
+    assert reader.btf_bytes(str(out)) == (tmp_path / "direct.btf").read_bytes()
 
 
 # -- the 6.1 kernel and its modules ----------------------------------------------------------
@@ -556,13 +574,11 @@ def _deduplicated(dwarf, base: Btf | None = None):
     """What encode_dwarf hands to decide_functions: the dedup's result and whether its
     order needed no tie broken."""
     from canonbtf.canon import canonicalize_checked
-    from canonbtf.dwarf.encode import as_split, context_for, encode_fragments, merge_fragments
+    from canonbtf.dwarf.encode import context_for, encode_fragments, merge_fragments
     from canonbtf.dwarf.functions import place_variables
 
     groups, _ = encode_fragments(dwarf, 1, context=context_for(dwarf, DEFAULT))
-    merged = merge_fragments(groups)
-    if base is not None:
-        merged = as_split(merged, base)
+    merged = merge_fragments(groups, base)
     return canonicalize_checked(place_variables(merged), dedup=True, strings=False)
 
 

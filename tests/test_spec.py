@@ -30,6 +30,18 @@ def test_the_committed_c_is_what_the_spec_writes():
         assert (gen_c.OUT / name).read_text() == text, f"run python -m canonbtf.spec.gen_c ({name})"
 
 
+def test_the_committed_kind_functions_are_what_the_table_makes():
+    """btf/kind_functions.py is generate()'s source, and what the hot paths run."""
+    from canonbtf.btf import kinds, model
+    from canonbtf.dwarf import fragment
+
+    path = REPO / "canonbtf" / "btf" / kinds.GENERATED
+    assert path.read_text() == kinds.generated_module(), "run python -m canonbtf.btf.kinds"
+    model.per_kind()
+    for table in (model.REFS, model.REMAP, fragment.RECORD_REFS, fragment.RECORD_REMAP):
+        assert {f.__module__ for f in table} == {"canonbtf.btf.kind_functions"}
+
+
 def test_the_spec_imports_nothing_else_of_canonbtf():
     for path in SPEC.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -69,6 +81,7 @@ print(json.dumps({
                                                      list(range(0, 100, 10))),
     "words": len(writer._words([Type(k, 0, 0, 3, (1, 2), [(2, 6, 9)])])),
     "modifier": env.MODIFIER[k], "needs_resolve": env.NEEDS_RESOLVE[k],
+    "ahead": kinds.specialise("refs", "type")[k].__module__ == "canonbtf.btf.kind_functions",
 }))
 """
 
@@ -109,12 +122,19 @@ def test_a_new_kind_is_one_row_for_python_and_c(tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
+    assert not seen.pop("ahead")  # kind_functions.py does not know the row: generated here
     assert seen["number"] == seen["max_kind"] == 20 and seen["name"] == "FAKE"
     assert seen["refs"] == [3, 4, 2, 8]
     assert seen["names"] == [5, 6, 0]
     assert seen["remap"] == [20, "n", 0, 30, [7, 40], [[20, "m", 9]]]
     assert seen["words"] == 3 + 2 + 3
     assert seen["modifier"] and seen["needs_resolve"]
+    # The same from the kind functions generated ahead, once written for the new row.
+    subprocess.run([sys.executable, "-m", "canonbtf.btf.kinds"], env=env, cwd=root, check=True)
+    again = subprocess.run([sys.executable, "-c", PYTHON_SIDE], env=env, cwd=root,
+                           capture_output=True, text=True, check=True)
+    seen_again = json.loads(again.stdout)
+    assert seen_again.pop("ahead") and seen_again == seen
 
     gcc = need_tool("gcc")
     subprocess.run([sys.executable, "-m", "canonbtf.spec.gen_c"], env=env, cwd=root, check=True)

@@ -15,22 +15,24 @@ def wanted(marker: str) -> bool:
     return native.compiled("canonbtf._btf", marker) is not None
 
 
-def checked_count(words: bytes, first_id: int, sections: list[tuple[int, bytes]]
-                  ) -> int | None:
+def checked_view(words: bytes, first_id: int, sections: list[tuple[int, bytes]]
+                 ) -> tuple[int, object] | None:
     """How many types a type section (host-order words) holds, checked by the C as the
-    reader checks it; None where it would not take the section."""
-    module = native.compiled("canonbtf._btf", "check")
+    reader checks it, and the C's view of it (indexed once: canon/accel.py gives it in
+    place of the words); None where it would not take the section."""
+    module = native.compiled("canonbtf._btf", "view")
     if module is None:
         return None
     try:
-        return module.check(words, first_id, sections)
+        view = module.view(words, first_id, sections)
+        return module.check(view, first_id, sections), view
     except ValueError:
         return None
 
 
 def decoded(words: bytes, first_id: int, sections: list[tuple[int, bytes]],
             make_type: Callable) -> list | None:
-    """The `Type`s (made by `make_type`) of a section `checked_count` took."""
+    """The `Type`s (made by `make_type`) of a section `checked_view` took."""
     module = native.compiled("canonbtf._btf", "decode")
     return None if module is None else module.decode(words, first_id, sections, make_type)
 

@@ -20,7 +20,8 @@ tests/test_kinds.py holds every specialisation to the generic functions, kind by
 
 Adding a kind (what cilium/ebpf's types.go lists for a new type):
 - canonbtf/spec/kinds.py: its number and its row (wire words, field roles, the named sets
-  it is in), then `python -m canonbtf.spec.gen_c` (the build runs it too): this table,
+  it is in), then `python -m canonbtf.spec.gen_c` (the build runs it too) and
+  `python -m canonbtf.btf.kinds` (the specialisations compiled ahead): this table,
   refs, names, remapping and their specialisations, format.kind_name, the writer's words,
   check's kind tables, and in C (native/csrc/kinds.h) K_<NAME>, kind_name, the words and
   roles by kind and the KINDS_* sets follow (tests/test_spec.py adds one made-up row and
@@ -34,8 +35,10 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
 
 from ..spec import kinds as spec
 from ..spec.kinds import NAME, TYPE, VALUE
@@ -144,15 +147,59 @@ SOURCES = {
 
 
 _MADE: dict[tuple, tuple[Callable, ...]] = {}
+GENERATED = "kind_functions.py"  # beside this file: `python -m canonbtf.btf.kinds` writes it
 
 
 def specialise(family: str, source: str, make: Callable | None = None) -> tuple[Callable, ...]:
-    """`generate(family, source, make)`, made once for the process."""
+    """`generate(family, source, make)`, made once for the process: taken from the
+    module generated ahead (kind_functions.py) while it matches the table, where
+    compiling them was about 8 ms of every run's start (a kernel module's: pahole's whole
+    run is 40 ms); generated here otherwise (a row the file does not know yet)."""
     key = (family, source, make)
     made = _MADE.get(key)
     if made is None:
-        made = _MADE[key] = generate(family, source, make)
+        made = _MADE[key] = _ahead(family, source, make) or generate(family, source, make)
     return made
+
+
+def _ahead(family: str, source: str, make: Callable | None) -> tuple[Callable, ...] | None:
+    ahead = _ahead_module()
+    if ahead is None:
+        return None
+    if make is not None:  # the remapping families' `make`: one per process (model.Type)
+        if ahead.make is None:
+            ahead.make = make
+        elif ahead.make is not make:
+            return None
+    functions = ahead.TABLES.get((family, source, make is not None))
+    return None if functions is None else tuple(functions[i] for i in ahead.SHAPE_OF_KIND)
+
+
+@functools.lru_cache(maxsize=1)
+def _ahead_module() -> ModuleType | None:
+    """kind_functions.py, if it matches the table (the check is a repr of 128 rows)."""
+    try:
+        from . import kind_functions as ahead
+    except ImportError:
+        return None
+    return ahead if ahead.SHAPES == repr(_shapes()) else None
+
+
+def _shapes() -> tuple[list[Shape], list[Shape]]:
+    """The row of every kind to 127, and the distinct rows (one function each)."""
+    rows = [shape(kind) for kind in range(_ANY_KIND)]
+    return rows, list(dict.fromkeys(rows))
+
+
+def _functions(family: str, source: str, make: bool, prefix: str) -> list[str]:
+    """The source of the `family` function of each distinct row, named prefix_N."""
+    params, _, _ = FAMILIES[family]
+    var = SOURCES[source][0]
+    lines = []
+    for n, row in enumerate(_shapes()[1]):
+        lines.append(f"def {prefix}_{n}({', '.join((var, *params))}):")
+        lines.extend(f"    {line}" for line in _body(family, row, source, make))
+    return lines
 
 
 def generate(family: str, source: str, make: Callable | None = None) -> tuple[Callable, ...]:
@@ -160,19 +207,35 @@ def generate(family: str, source: str, make: Callable | None = None) -> tuple[Ca
     ("type": a Type's attributes; "record": a tuple's items). The remapping families
     return `make(*fields)` (say `Type`), or a record tuple when `make` is None (then a
     kind with nothing to map returns its record itself)."""
-    params, _, _ = FAMILIES[family]
-    var = SOURCES[source][0]
-    # One function per distinct shape (7 for 20 kinds): generating them is part of
-    # every start-up.
-    rows = [shape(kind) for kind in range(_ANY_KIND)]
-    shapes = list(dict.fromkeys(rows))
-    lines = []
-    for n, row in enumerate(shapes):
-        lines.append(f"def {family}_{n}({', '.join((var, *params))}):")
-        lines.extend(f"    {line}" for line in _body(family, row, source, make is not None))
+    rows, shapes = _shapes()
+    lines = _functions(family, source, make is not None, family)
     namespace = {"make": make}
     exec(compile("\n".join(lines), f"<kinds: {family}>", "exec"), namespace)  # noqa: S102
     return tuple(namespace[f"{family}_{shapes.index(row)}"] for row in rows)
+
+
+def generated_module() -> str:
+    """kind_functions.py: every family's functions for both sources, with and without
+    `make` (the first `specialise` given sets it), as `generate` makes them
+    (tests/test_spec.py holds the file current)."""
+    rows, shapes = _shapes()
+    out = ['"""Generated by `python -m canonbtf.btf.kinds` from the table of kinds: do not',
+           'edit. What btf/kinds.py `specialise` returns, compiled ahead."""',
+           "# ruff: noqa", "", "make = None  # what the _made functions return: set by specialise",
+           "",
+           f"SHAPES = {repr((rows, shapes))!r}",
+           f"SHAPE_OF_KIND = {tuple(shapes.index(row) for row in rows)!r}", ""]
+    tables = []
+    for family in FAMILIES:
+        for source in SOURCES:
+            for made in (False, True):
+                if made and family in ("refs", "names"):
+                    continue
+                prefix = f"{family}_{source}{'_made' if made else ''}"
+                out += [*_functions(family, source, made, prefix), ""]
+                names = ", ".join(f"{prefix}_{n}" for n in range(len(shapes)))
+                tables.append(f"    ({family!r}, {source!r}, {made}): ({names},),")
+    return "\n".join([*out, "TABLES = {", *tables, "}", ""])
 
 
 def _select(roles: Sequence[str], role: str) -> list[int]:
@@ -268,3 +331,9 @@ def _map_fields(out: list[str], row: Shape, ids: bool, names_: bool, make: bool,
         comprehension = f"[({new},) for {', '.join(at)} in {out[5]}]"
         out[5] = comprehension if make else f"tuple({comprehension})"
     return out != before
+
+
+if __name__ == "__main__":
+    import pathlib
+
+    pathlib.Path(__file__).with_name(GENERATED).write_text(generated_module())

@@ -119,14 +119,29 @@ class Packed:
     order (canon/accel.py) reads and writes, so `sort` never makes 95 k objects.
 
     `words` are the records in host byte order (a bytes-like of 32-bit words), already
-    checked as the reader checks them; `decode()` makes their `Type`s."""
+    checked as the reader checks them; `decode()` makes their `Type`s. `kinds` keeps
+    their kinds once read, `view` the compiled part's index of them (canon/accel.py: a
+    module's run reads vmlinux's kinds twice and its types one at a time)."""
 
-    __slots__ = ("words", "count", "decode")
+    __slots__ = ("words", "count", "decode", "kinds", "view")
 
     def __init__(self, words: bytes, count: int, decode: Callable[[], list[Type]]):
         self.words = words
         self.count = count
         self.decode = decode
+        self.kinds: bytes | None = None
+        self.view: tuple | None = None
+
+    def view_for(self, first_id: int, sections: list[tuple[int, bytes]]) -> object | None:
+        """The compiled part's view of the words kept for this first id and string chain
+        (the same string objects), else None."""
+        kept = self.view
+        if kept is None or kept[1] != first_id or len(kept[2]) != len(sections):
+            return None
+        return kept[0] if all(a is b for (_, a), (_, b) in zip(kept[2], sections)) else None
+
+    def keep_view(self, view: object, first_id: int, sections: list[tuple[int, bytes]]) -> None:
+        self.view = (view, first_id, sections)
 
 
 class Btf:

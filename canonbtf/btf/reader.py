@@ -206,10 +206,13 @@ def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: Strin
     words = bytes(raw) if byteorder == _HOST_ORDER else _unpack_words(raw, byteorder).tobytes()
     sections = [*(base.string_sections() if base is not None else ()),
                 (strings.start, strings.data())]
-    count = accel.checked_count(words, first_id, sections)
-    if count is None:
+    checked = accel.checked_view(words, first_id, sections)
+    if checked is None:
         return None
-    return Packed(words, count, lambda: unpacked_types(words, first_id, sections))
+    count, view = checked
+    packed = Packed(words, count, lambda: unpacked_types(words, first_id, sections))
+    packed.keep_view(view, first_id, sections)
+    return packed
 
 
 def unpacked_types(words: bytes, first_id: int, sections: list[tuple[int, bytes]]

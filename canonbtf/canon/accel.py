@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
 
 from .. import native
@@ -76,13 +76,26 @@ def _call(btf: Btf, function: str, *args: object) -> object | None:
     module = _module()
     if module is None or not _applies(btf):
         return None
-    words = _words(btf)
-    if words is None:
-        return None
     try:
+        words = _view(module, btf) if btf.packed is not None else _words(btf)
+        if words is None:
+            return None
         return getattr(module, function)(words, btf.first_id, btf.string_sections(), *args)
     except ValueError:
         return None
+
+
+def _view(module: ModuleType, btf: Btf) -> object:
+    """`btf`'s packed words as the compiled part's View, indexed and checked once for its
+    first id and string chain (a module's run read vmlinux's 95 k records once per call:
+    ext4.ko's function checks decode about 90 of its types, one at a time); ValueError
+    where the compiled part does not take them."""
+    packed, sections = btf.packed, btf.string_sections()
+    view = packed.view_for(btf.first_id, sections)
+    if view is None:
+        view = module.view(packed.words, btf.first_id, sections)
+        packed.keep_view(view, btf.first_id, sections)
+    return view
 
 
 def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
@@ -142,6 +155,7 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
         words, base_count = bytes(base_words) + bytes(words), btf.base.last_id
     sections = btf.string_sections()
     try:
+        words = module.view(words, 1, sections)  # indexed once for the keys and the edges
         done = module.abstract_keys(words, 1, sections, base_count)
     except ValueError:
         return None
@@ -173,6 +187,25 @@ def sharing(values: Sequence[int], last: int) -> list[int] | None:
         except (OverflowError, TypeError):
             return None
     raw = module.sharing(table)
+    if raw is None:
+        return None
+    ids = array("I")
+    ids.frombytes(raw)
+    return ids.tolist()
+
+
+def members(values: Sequence[int], wanted: Iterable[int], last: int) -> list[int] | None:
+    """The ids 1..`last` whose value is one of `wanted` (dedup._named_groups' definitions
+    of the declared names: a lookup per base type was 3-5 ms of a module's run); None
+    where the compiled part does not apply or the values are not keyed_types' array."""
+    module = _module()
+    if module is None or not (isinstance(values, array) and values.typecode == "I"
+                              and len(values) == last + 1):
+        return None
+    try:
+        raw = module.members(values, array("I", wanted))
+    except (OverflowError, TypeError):
+        return None
     if raw is None:
         return None
     ids = array("I")
@@ -215,8 +248,8 @@ def base_type(btf: Btf, type_id: int) -> Type | None:
     if holder is btf or holder.packed is None or module is None or not _applies(holder):
         return None
     try:
-        found = module.decode(holder.packed.words, holder.first_id, holder.string_sections(),
-                              Type, array("I", [type_id]))
+        found = module.decode(_view(module, holder), holder.first_id,
+                              holder.string_sections(), Type, array("I", [type_id]))
     except ValueError:
         return None
     return found[0]
@@ -242,6 +275,9 @@ def own_kinds(btf: Btf) -> bytes | None:
 def _kinds(module: ModuleType, btf: Btf) -> bytes:
     """The kind of every id of `btf`, base included; void's is 0."""
     below = _kinds(module, btf.base) if btf.base is not None else bytes(1)
-    if btf.packed is not None:
-        return below + module.kinds(btf.packed.words, btf.first_id, btf.string_sections())
+    packed = btf.packed
+    if packed is not None:
+        if packed.kinds is None:
+            packed.kinds = module.kinds(_view(module, btf), btf.first_id, btf.string_sections())
+        return below + packed.kinds
     return below + bytes(t.kind & 0xFF for t in btf.types)

@@ -22,7 +22,6 @@ exactly that.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from array import array
@@ -31,7 +30,6 @@ from functools import partial
 
 from ..btf import format as f
 from ..btf.model import Btf
-from ..btf.strings import StringTable
 from ..errors import InputError
 from ..gcpause import paused_gc
 from ..spec import kinds as spec
@@ -207,6 +205,8 @@ def _worker_main(conn, inherited: list, dwarf: DwarfFile, reader: str,
                  context: ConvertContext, keyed: bool) -> None:
     """A forked worker: encode the batches it is sent until told to stop, or until the
     parent is gone (its pipe then ends: nobody is left to report to)."""
+    import signal
+
     # Ctrl-C reaches the whole process group; the parent stops the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked at the fork
@@ -309,6 +309,7 @@ def _run_workers(dwarf: DwarfFile, batches: list[list[Unit]], jobs: int, reader:
                  meter: _Progress, convert_context: ConvertContext, keyed: bool
                  ) -> list[list[Fragment]]:
     import multiprocessing  # not at start-up: a module's encode runs no workers
+    import signal
     from multiprocessing.connection import wait
 
     context = multiprocessing.get_context("fork")
@@ -388,17 +389,21 @@ def _grouped(batches: list[list[tuple[int, Fragment]]]) -> list[list[Fragment]]:
     return [groups[pool] for pool in sorted(groups)]
 
 
-def merge_fragments(groups: list[list[Fragment]]) -> Btf:
+def merge_fragments(groups: list[list[Fragment]], base: Btf | None = None) -> Btf:
     """One Btf holding every worker's records (each worker's ids continue across its
-    fragments); names become a string table. Nothing is merged yet."""
+    fragments); names become a string table. Nothing is merged yet. With `base`, split
+    BTF over it (ids and string offsets after the base's), so that the dedup can merge
+    types into equivalent base types: made so at once, not remapped after (ext4.ko's
+    9 k types: about 0.05 s)."""
+    shift = base.last_id if base is not None else 0
     records: list[tuple[tuple, list[int]]] = []
     for group in groups:
         global_id = [0]  # this worker's pool id -> id in the merged Btf
         for fragment in group:
-            first = len(records) + 1
+            first = len(records) + 1 + shift
             global_id.extend(range(first, first + len(fragment.records)))
             records.extend([(record, global_id) for record in fragment.records])
-    return records_btf(records)
+    return records_btf(records, base)
 
 
 def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
@@ -462,13 +467,12 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
         if keyed:
             merged = merge_keyed(dwarf, groups, jobs, reader, context)
         else:
-            merged = merge_fragments(groups)
+            merged = merge_fragments(groups, base)
         stats.merged_records = len(merged)  # a packed Btf stays packed
         if not stats.merged_records:
             raise InputError(dwarf.path, "no types to encode in its DWARF")
         index = None
         if base is not None:
-            merged = as_split(merged, base)
             index = partial(_base_index, base)  # made only where the reference dedups
         # Choosing functions needs the merged types in canonical order; the strings are
         # made canonical once, at the end.
@@ -491,19 +495,6 @@ def _base_index(base: Btf) -> BaseIndex:
     from ..canon.basecache import base_index
 
     return base_index(base)
-
-
-def as_split(btf: Btf, base: Btf) -> Btf:
-    """`btf` (ids from 1) as split BTF over `base`: ids and string offsets moved past the
-    base's, so that the dedup can merge its types into equivalent base types."""
-    shift = base.last_id
-    new_id = [0] + [n + shift for n in range(1, btf.last_id + 1)]
-    names = btf.names
-    offsets = sorted({off for t in btf.types for off in t.name_offsets()})
-    strings, offset_of = StringTable.build([names(off) for off in offsets if off],
-                                           base.strings.end)
-    new_name = {off: offset_of[names(off)] for off in offsets}
-    return Btf([t.remap(new_id, new_name) for t in btf.types], strings, base, base.byteorder)
 
 
 def kind_counts(btf: Btf) -> dict[str, int]:

@@ -38,17 +38,23 @@ _RECORD_NAMES = kinds.specialise("names", "record")
 _AS_TYPE = kinds.specialise("remap_names", "record", Type)
 
 
-def records_btf(records: list[tuple[Record, Sequence[int] | Mapping]]) -> Btf:
+def records_btf(records: list[tuple[Record, Sequence[int] | Mapping]],
+                base: Btf | None = None) -> Btf:
     """A Btf of `records` in that order, each with the map its references go through
-    (0 maps to 0); their names make the string table, sorted."""
+    (0 maps to 0); their names make the string table, sorted (split BTF over `base`
+    when given: the maps give ids after the base's)."""
     names: set[str] = set()
     update = names.update
     for record, _ in records:
         update(_RECORD_NAMES[record[0]](record))
     names.discard("")
-    strings, offset_of = StringTable.build(sorted(names))
+    start = base.strings.end if base is not None else 0
+    strings, offset_of = StringTable.build(sorted(names), start)
     make = _AS_TYPE
-    return Btf([make[record[0]](record, ids, offset_of) for record, ids in records], strings)
+    types = [make[record[0]](record, ids, offset_of) for record, ids in records]
+    if base is None:
+        return Btf(types, strings)
+    return Btf(types, strings, base, base.byteorder)
 
 
 class _Interned(dict):

@@ -1,9 +1,12 @@
-"""`encode --elf-out`: a copy of the input ELF with its .BTF section added or replaced.
+"""`encode --elf-out` and `canonbtf-pahole -J`: a copy of the input ELF with its .BTF
+section added or replaced.
 
-The section is written by binutils' objcopy (or llvm-objcopy), the tool kernel builds
-already use for this: `$OBJCOPY` when set, else `objcopy`, else `llvm-objcopy` from PATH.
-objcopy reads the input and writes a temporary file beside the output, which is renamed
-into place only when objcopy succeeded, so the input is never modified and a failed run
+A relocatable file (a kernel module, a .o) is laid out again in this process
+(relayout.py). Anything else (vmlinux, an executable, a file relayout does not take
+whole) is written by binutils' objcopy (or llvm-objcopy), the tool kernel builds already
+use for this: `$OBJCOPY` when set, else `objcopy`, else `llvm-objcopy` from PATH. objcopy
+reads the input and writes a temporary file beside the output, which is renamed into
+place only when objcopy succeeded, so the input is never modified and a failed run
 leaves no output. A section that exists is replaced with `--update-section` (type, flags
 and address kept); a new one is added with `--add-section` as a non-allocated, read-only
 PROGBITS section, as pahole adds it to kernel modules.
@@ -13,15 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
-import shutil
 import stat
-import subprocess
-import tempfile
 
 from ..errors import InputError
-from ..output import TEMP_PREFIX
-from .read import ElfImage, Unusual
+from ..output import atomic_output, new_temporary
+from .read import ET_REL, ElfImage, Unusual
+from .relayout import relaid
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 OBJCOPY_ENV = "OBJCOPY"
 OBJCOPY_NAMES = ("objcopy", "llvm-objcopy")
@@ -30,6 +34,9 @@ SECTION = ".BTF"
 
 def find_objcopy() -> list[str]:
     """The objcopy command to run; InputError (exit 2) when there is none."""
+    import shlex
+    import shutil
+
     configured = os.environ.get(OBJCOPY_ENV)
     if configured:
         command = shlex.split(configured)
@@ -63,10 +70,46 @@ def has_section(path: str, name: str = SECTION) -> bool:
         raise InputError(path, f"not an ELF file ({e})") from None
 
 
-def write_elf_with_btf(objcopy: list[str], source: str, btf: bytes, out_path: str) -> list[str]:
+def laid_out_here(path: str) -> bool:
+    """Whether `path` is a relocatable ELF file, which relayout.py writes without
+    objcopy (callers look for objcopy before a long encode only for the others)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(18)
+    except OSError:
+        return False
+    if len(head) < 18 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+        return False
+    return int.from_bytes(head[16:18], "little" if head[5] == 1 else "big") == ET_REL
+
+
+def write_elf_with_btf(objcopy: Callable[[], list[str]], source: str, btf: bytes,
+                       out_path: str) -> list[str]:
     """Write `source` with `btf` as its .BTF section to `out_path` (atomically); returns
-    objcopy's warnings (its stderr lines) for the caller to show."""
+    objcopy's warnings (its stderr lines) for the caller to show, if it ran."""
     return write_elf_with_sections(objcopy, source, {SECTION: btf}, out_path)
+
+
+def write_elf_with_sections(objcopy: Callable[[], list[str]], source: str,
+                            sections: dict[str, bytes], out_path: str) -> list[str]:
+    """Write `source` with each of `sections` (name -> contents) added or replaced to
+    `out_path`, atomically: laid out here when relayout.py takes the file, else in one
+    run of the command `objcopy()` gives; returns objcopy's warnings."""
+    if os.path.isdir(os.path.realpath(out_path)):
+        raise InputError(out_path, "output is a directory")
+    if laid_out_here(source):
+        try:
+            with open(source, "rb") as fh:
+                image = fh.read()
+                mode = stat.S_IMODE(os.fstat(fh.fileno()).st_mode)
+        except OSError as e:
+            raise InputError(source, f"cannot read: {e.strerror or e}") from None
+        pieces = relaid(image, sections)
+        if pieces is not None:
+            with atomic_output(out_path, mode) as fh:
+                fh.writelines(pieces)
+            return []
+    return _with_objcopy(objcopy(), source, sections, out_path)
 
 
 def _section_edit(name: str, path: str, replace: bool) -> list[str]:
@@ -75,24 +118,22 @@ def _section_edit(name: str, path: str, replace: bool) -> list[str]:
     return ["--add-section", f"{name}={path}", "--set-section-flags", f"{name}=readonly"]
 
 
-def write_elf_with_sections(objcopy: list[str], source: str, sections: dict[str, bytes],
-                            out_path: str) -> list[str]:
-    """Write `source` with each of `sections` (name -> contents) added or replaced to
-    `out_path`, atomically, in one objcopy run; returns objcopy's warnings."""
+def _with_objcopy(objcopy: list[str], source: str, sections: dict[str, bytes],
+                  out_path: str) -> list[str]:
+    import subprocess
+
     target = os.path.realpath(out_path)
     directory = os.path.dirname(target)
-    if os.path.isdir(target):
-        raise InputError(out_path, "output is a directory")
     temps: list[str] = []
     try:
         edit: list[str] = []
         for name, data in sections.items():
-            fd, path = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".sec", dir=directory)
+            fd, path = new_temporary(directory, ".sec")
             temps.append(path)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             edit += _section_edit(name, path, has_section(source, name))
-        fd_out, tmp_out = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".elf", dir=directory)
+        fd_out, tmp_out = new_temporary(directory, ".elf")
         temps.append(tmp_out)
         os.close(fd_out)
         result = subprocess.run([*objcopy, *edit, source, tmp_out], capture_output=True,

@@ -7,8 +7,6 @@ pahole's options; everything here calls the library's public functions.
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
 import sys
 import time
 
@@ -41,6 +39,9 @@ def output_order(req: Request) -> str:
 def objcopy_command() -> list[str]:
     """pahole runs $LLVM_OBJCOPY (Kbuild sets it to $(OBJCOPY)); else canonbtf's
     usual choice ($OBJCOPY, objcopy, llvm-objcopy)."""
+    import shlex
+    import shutil
+
     from ..elf.write import find_objcopy
 
     configured = os.environ.get("LLVM_OBJCOPY")
@@ -161,7 +162,11 @@ def _run(req: Request) -> int:
     from ..output import refuse_overwriting_input, write_atomically
 
     _check_request(req)
-    objcopy = objcopy_command() if req.detached is None else None
+    if req.detached is None:
+        from ..elf.write import laid_out_here
+
+        if not laid_out_here(req.elf):
+            objcopy_command()  # none: fail now, not after the encode
     if req.detached is not None:
         refuse_overwriting_input(req.detached, [req.elf, req.base])
     order = output_order(req)
@@ -177,6 +182,6 @@ def _run(req: Request) -> int:
         return 0
     from ..elf.write import write_elf_with_sections
 
-    for message in write_elf_with_sections(objcopy, req.elf, sections, req.elf):
+    for message in write_elf_with_sections(objcopy_command, req.elf, sections, req.elf):
         print(f"canonbtf-pahole: {req.elf}: objcopy: {message}", file=sys.stderr)
     return 0

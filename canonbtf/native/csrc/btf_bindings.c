@@ -16,6 +16,7 @@
 #include "diffkeys.h"
 #include "diffspell.h"
 #include "failure.h"
+#include "intern.h"
 #include "pyparts.h"
 #include "rawdump.h"
 #include "types.h"
@@ -27,10 +28,23 @@ typedef struct {
     strtab_t *tabs;
     Py_buffer *bufs;
     int nbufs;
+    int borrowed;               /* a View's: freed with the View, not by view_free */
 } view_t;
+
+/* A checked view kept as a Python object (`view()`), given in place of the words to any
+ * function here: vmlinux's 95 k records are indexed and checked once, not at every call
+ * (a module's function checks decode its base's types one at a time). */
+typedef struct {
+    PyObject_HEAD
+    view_t v;
+} ViewObject;
 
 static void view_free(view_t *v)
 {
+    if (v->borrowed) {
+        memset(v, 0, sizeof *v);
+        return;
+    }
     for (int k = 0; k < v->nbufs; k++) PyBuffer_Release(&v->bufs[k]);
     if (v->held.obj) PyBuffer_Release(&v->held);
     free(v->bufs);
@@ -84,10 +98,18 @@ done:
     return rc;
 }
 
-/* A checked view of a type section: words (bytes-like, host order), first own id. */
+static PyTypeObject ViewType;
+
+/* A checked view of a type section: words (bytes-like, host order), first own id; or the
+ * View made of them (then `strings` are the View's, and first_id must be its own). */
 static int view_init(view_t *v, PyObject *words, unsigned long first_id, PyObject *strings)
 {
     memset(v, 0, sizeof *v);
+    if (Py_IS_TYPE(words, &ViewType)) {
+        *v = ((ViewObject *)words)->v;
+        v->borrowed = 1;
+        return first_id == v->t.first_id ? 0 : bad("first_id is not the view's");
+    }
     Py_buffer b;
     if (PyObject_GetBuffer(words, &b, PyBUF_SIMPLE)) return -1;
     if (b.len % 4 || first_id < 1 || first_id > UINT32_MAX / 2) {
@@ -580,6 +602,45 @@ static PyObject *py_sharing(PyObject *self, PyObject *values_obj)
     return result;
 }
 
+/* The indices i >= 1 of u32 `values` whose value is one of u32 `wanted`, ascending, as
+ * u32 bytes (dedup._named_groups: the definitions of the names a declaration has, among
+ * a module's base's 95 k types); None when a value is too large for a table of a few
+ * entries per value (the caller then looks in Python). */
+static PyObject *py_members(PyObject *self, PyObject *args)
+{
+    PyObject *values_obj, *wanted_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &values_obj, &wanted_obj)) return NULL;
+    uint32_t *values, *wanted = NULL, most = 0;
+    uint8_t *in = NULL;
+    size_t n, m;
+    if (u32_arg(values_obj, 0, &values, &n)) return NULL;
+    if (u32_arg(wanted_obj, 0, &wanted, &m)) goto done;
+    for (size_t i = 1; i < n; i++)
+        if (values[i] > most) most = values[i];
+    if (most > 4 * (uint64_t)n + 16) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+        goto done;
+    }
+    if (!(in = big_zalloc((size_t)most + 1, 1))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = 0; k < m; k++)
+        if (wanted[k] <= most) in[wanted[k]] = 1;
+    size_t count = 0;
+    for (size_t i = 1; i < n; i++) count += in[values[i]];
+    result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count * sizeof(uint32_t)));
+    if (result) {
+        uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+        for (size_t i = 1, k = 0; i < n; i++)
+            if (in[values[i]]) out[k++] = (uint32_t)i;
+    }
+done:
+    free(in), free(wanted), free(values);
+    return result;
+}
+
 /* (key, token key, declares, kind) of void and every type (dedup._abstract_keys; keys as
  * u32 bytes, declares and kinds one byte each: dedup.is_declaration); a BTF with a base is refused
  * (its keys continue the base's). */
@@ -680,15 +741,29 @@ done:
 }
 
 /* Whether own type i's name (bytes) is in the set `names`: 1, 0, or -1 on error. */
-static int name_in(const types_t *t, uint32_t i, PyObject *names)
+/* The set `names` (bytes) as an intern table: a record's name is looked up there in C
+ * (a bytes object and a set lookup per FUNC of vmlinux were 4 % of a module's run).
+ * -1 with an exception set. */
+static int names_table(PyObject *names, intern_t *table)
 {
-    uint32_t len;
-    const uint8_t *name = name_at(t, t_name(t, i), &len);
-    PyObject *key = PyBytes_FromStringAndSize((const char *)name, len);
-    if (!key) return -1;
-    int found = PySet_Contains(names, key);
-    Py_DECREF(key);
-    return found;
+    memset(table, 0, sizeof *table);
+    PyObject *it = PyObject_GetIter(names), *item;
+    if (!it) return -1;
+    while ((item = PyIter_Next(it))) {
+        char *p;
+        Py_ssize_t n;
+        int is_new, failed = PyBytes_AsStringAndSize(item, &p, &n) != 0;
+        if (!failed && intern_bytes(table, p, (size_t)n, &is_new) < 0) {
+            PyErr_NoMemory();
+            failed = 1;
+        }
+        Py_DECREF(item);
+        if (failed) break;
+    }
+    Py_DECREF(it);
+    if (!PyErr_Occurred()) return 0;
+    intern_free(table);
+    return -1;
 }
 
 /* (id, name offset, vlen, size_or_type) of each own type of one kind, with a name in
@@ -704,17 +779,21 @@ static PyObject *py_heads(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "names must be a set of bytes or None");
         return NULL;
     }
+    intern_t wanted;
+    memset(&wanted, 0, sizeof wanted);
+    if (names != Py_None && names_table(names, &wanted)) return NULL;
     view_t v;
     PyObject *result = NULL;
+    uint64_t lengths = 0;  /* the wanted names' lengths mod 64: most names hash not at all */
+    for (size_t k = 0; k < wanted.count; k++) lengths |= 1ULL << (wanted.entry[k].len & 63);
     if (view_init(&v, words, first_id, strings) || !(result = PyList_New(0))) goto done;
     for (uint32_t i = 0; i < v.t.count; i++) {
         if (t_kind(&v.t, i) != kind) continue;
-        int wanted = names == Py_None ? 1 : name_in(&v.t, i, names);
-        if (wanted < 0) {
-            Py_CLEAR(result);
-            goto done;
+        if (names != Py_None) {
+            uint32_t len;
+            const uint8_t *name = name_at(&v.t, t_name(&v.t, i), &len);
+            if (!(lengths >> (len & 63) & 1) || intern_find(&wanted, name, len) < 0) continue;
         }
-        if (!wanted) continue;
         PyObject *head = Py_BuildValue("(kkkk)", (unsigned long)(v.t.first_id + i),
                                        (unsigned long)t_name(&v.t, i),
                                        (unsigned long)t_vlen(&v.t, i),
@@ -728,6 +807,7 @@ static PyObject *py_heads(PyObject *self, PyObject *args)
     }
 done:
     view_free(&v);
+    intern_free(&wanted);
     return result;
 }
 
@@ -1000,6 +1080,36 @@ static PyObject *py_raw_dump(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static void View_dealloc(ViewObject *self)
+{
+    view_free(&self->v);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject ViewType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "canonbtf._btf.View",
+    .tp_basicsize = sizeof(ViewObject),
+    .tp_dealloc = (destructor)View_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A type section indexed and checked once (view()), taken in place of its words.",
+};
+
+static PyObject *py_view(PyObject *self, PyObject *args)
+{
+    PyObject *words, *strings;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OkO", &words, &first_id, &strings)) return NULL;
+    if (Py_IS_TYPE(words, &ViewType)) return Py_INCREF(words), words;
+    ViewObject *view = PyObject_New(ViewObject, &ViewType);
+    if (!view) return NULL;
+    if (view_init(&view->v, words, first_id, strings)) {
+        Py_DECREF(view);  /* its dealloc frees what view_init had taken */
+        return NULL;
+    }
+    return (PyObject *)view;
+}
+
 static PyMethodDef methods[] = {
     {"diff_report", py_diff_report, METH_VARARGS,
      "diff_report(old side, new side, pairing, json) -> (the report as bytes, number of "
@@ -1016,6 +1126,12 @@ static PyMethodDef methods[] = {
     {"diff_joint", py_diff_joint, METH_VARARGS,
      "diff_joint(old words, old strings, old roots, new words, new strings, new roots) -> "
      "(old reach, old positions, new reach, new positions, joint classes), u32 arrays"},
+    {"view", py_view, METH_VARARGS,
+     "view(words, first_id, strings) -> the section indexed and checked once: give it in "
+     "place of the words (with the same first_id) to any function here."},
+    {"members", py_members, METH_VARARGS,
+     "members(values, wanted) -> u32 bytes: indices i >= 1 with values[i] in wanted; None "
+     "when a value is too large."},
     {"sharing", py_sharing, METH_O,
      "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
@@ -1069,5 +1185,6 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__btf(void)
 {
     big_alloc_setup();
+    if (PyType_Ready(&ViewType) < 0) return NULL;
     return PyModule_Create(&module);
 }

@@ -1,0 +1,109 @@
+"""A relocatable ELF file (a kernel module, a .o) with sections added or replaced, laid
+out again in this process.
+
+Kbuild's modules get their .BTF from pahole, which starts `sh -c "objcopy
+--add-section ..."` for each: two more processes, and objcopy reading and writing the
+whole module again. A relocatable file has no program headers, so its sections may sit
+anywhere in the file: this lays them out again in section-index order, each at its own
+alignment, with the new contents, and the section header table last, as objcopy does.
+Section indices never change (a new section is appended to the table), so symbols,
+relocations and groups that name sections by index stay right. A file this does not
+take whole (not ET_REL, program headers, extended section numbering, a header out of
+bounds) is left to objcopy: `relaid` says None.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from .read import ET_REL, MAGIC, SHT_NOBITS
+
+SHT_PROGBITS = 1
+SHN_LORESERVE = 0xFF00
+# ELF class -> (the header's layout after e_ident, a section header's layout)
+_LAYOUTS = {
+    1: ("HHIIIIIHHHHHH", "IIIIIIIIII"),  # ELFCLASS32
+    2: ("HHIQQQIHHHHHH", "IIQQQQIIQQ"),  # ELFCLASS64
+}
+
+
+def _aligned(offset: int, alignment: int) -> int:
+    return offset if alignment <= 1 else -(-offset // alignment) * alignment
+
+
+def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview] | None:
+    """`image` (a whole ELF file) with each of `sections` (name -> contents) replacing
+    the section of that name, or added as a non-allocated PROGBITS section (flags 0,
+    alignment 1, as pahole's objcopy run adds .BTF), as the pieces to write one after
+    the other (views of `image`: ext4.ko is 13 MB); None where objcopy should do it."""
+    if len(image) < 52 or image[:4] != MAGIC or image[4] not in _LAYOUTS \
+            or image[5] not in (1, 2):
+        return None
+    order = "<" if image[5] == 1 else ">"
+    head_format, row_format = _LAYOUTS[image[4]]
+    head = struct.Struct(order + head_format)
+    row = struct.Struct(order + row_format)
+    if len(image) < 16 + head.size:
+        return None
+    fields = list(head.unpack_from(image, 16))
+    e_type, shoff, ehsize, phnum = fields[0], fields[5], fields[7], fields[9]
+    shentsize, shnum, shstrndx = fields[10:13]
+    if e_type != ET_REL or phnum or ehsize != 16 + head.size or shentsize != row.size \
+            or not 0 < shstrndx < shnum or shoff + shnum * row.size > len(image):
+        return None
+    rows = [list(r) for r in row.iter_unpack(image[shoff:shoff + shnum * row.size])]
+    if any(rows[0]):  # extended numbering keeps counts in section 0
+        return None
+    view = memoryview(image)
+    contents: list[bytes | memoryview] = []
+    for _, kind, _, _, offset, size, _, _, align, _ in rows:
+        if align & (align - 1) or (kind != SHT_NOBITS and offset + size > len(image)):
+            return None
+        contents.append(b"" if kind == SHT_NOBITS else view[offset:offset + size])
+    names = bytes(contents[shstrndx])
+    by_name = {}
+    for index, r in enumerate(rows):
+        end = names.find(b"\0", r[0])
+        if r[0] >= len(names) or end < 0:
+            return None
+        by_name.setdefault(names[r[0]:end].decode("latin-1"), index)
+    new_names = bytearray(names)
+    for name, data in sections.items():
+        index = by_name.get(name)
+        if index is None:
+            rows.append([len(new_names), SHT_PROGBITS, 0, 0, 0, 0, 0, 0, 1, 0])
+            contents.append(data)
+            new_names += name.encode("latin-1") + b"\0"
+        elif rows[index][1] == SHT_NOBITS or index == shstrndx:
+            return None
+        else:
+            contents[index] = data
+    contents[shstrndx] = bytes(new_names)
+    if len(rows) >= SHN_LORESERVE:
+        return None
+    return _laid_out(image[:ehsize], head, row, fields, rows, contents)
+
+
+def _laid_out(ident_and_head: bytes, head: struct.Struct, row: struct.Struct,
+              fields: list[int], rows: list[list[int]],
+              contents: list[bytes | memoryview]) -> list[bytes | memoryview] | None:
+    """The file's pieces: the ELF header, the sections in index order, the section
+    table."""
+    header = bytearray(ident_and_head)
+    pieces: list[bytes | memoryview] = [header]
+    end = len(header)
+    for r, data in zip(rows[1:], contents[1:]):
+        start = _aligned(end, r[8])
+        pieces.append(bytes(start - end))
+        r[4], r[5] = start, (r[5] if r[1] == SHT_NOBITS else len(data))
+        pieces.append(data)
+        end = start + len(data)
+    shoff = _aligned(end, 8 if row.size == 64 else 4)
+    pieces.append(bytes(shoff - end))
+    fields[5], fields[11] = shoff, len(rows)
+    try:
+        pieces.append(b"".join([row.pack(*r) for r in rows]))
+        head.pack_into(header, 16, *fields)
+    except struct.error:  # an offset past what ELFCLASS32 holds
+        return None
+    return pieces
