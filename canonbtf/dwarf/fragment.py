@@ -148,30 +148,16 @@ class TypePool:
 def _refine(component: list[int], inside: dict[int, Record], refs: list,
             members: set[int]) -> dict[int, int]:
     """Canonical classes of a strongly connected set: rank of the label, then refined by
-    the classes of the referenced members until stable (canon/refine.py's Partition on
-    the members as nodes 0..n-1), numbered in the partition's order."""
+    the ranks of the referenced members until stable (canon/refine.py's Partition),
+    numbered in the partition's order."""
     labels = label_ranks([inside[node] for node in component])
-    size = len(component)
-    if max(labels) + 1 == size:
+    if max(labels) + 1 == len(component):
         return dict(zip(component, labels))
-    local = {node: i for i, node in enumerate(component)}
-    edges = [[local[r] for r in refs[node] if r in members] for node in component]
-    readers: dict[int, list[int]] = {}
-    for i, targets in enumerate(edges):
-        for target in targets:
-            readers.setdefault(target, []).append(i)
-    rank = [0] * size
-    partition = Partition(range(size), labels, rank, 0)
-    partition.refine(lambda i: tuple([rank[t] for t in edges[i]]), readers)
-    classes: dict[int, int] = {}
-    number = -1
-    last = -1
-    for i in partition.order:
-        if rank[i] != last:
-            last = rank[i]
-            number += 1
-        classes[component[i]] = number
-    return classes
+    rank: dict[int, int] = {}
+    partition = Partition(component, labels, rank, 0)
+    partition.refine(lambda node: tuple([rank[r] for r in refs[node] if r in members]), None)
+    number = {value: i for i, value in enumerate(sorted(set(rank.values())))}
+    return {node: number[value] for node, value in rank.items()}
 
 
 def label_ranks(records: list[Record]) -> list[int]:
