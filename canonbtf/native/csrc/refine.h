@@ -1,5 +1,5 @@
 /* Partition refinement: canon/refine.py's Partition in C, the one both extensions use
- * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/partition.c)
+ * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/order.c)
  * and the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c).
  *
  * Nodes are handles 0..nslots-1; `nodes` of them are refined, the others keep the rank
