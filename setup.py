@@ -40,8 +40,8 @@ class BuildPyWithDocs(build_py):
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c",
            "merge.c", "pool.c", "locations.c"]
 # The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
-# the intern.
-RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c"]
+# the intern, the sort and partition refinement.
+RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c", "sort.c", "refine.c"]
 RUNTIME = [f"canonbtf/native/csrc/{name}" for name in RUNTIME_C]
 flags = ["-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
          "-Wno-missing-field-initializers"]
@@ -85,7 +85,7 @@ BTF_CSRC = {
                     *RUNTIME_C],
     "btf/csrc": ["types.c"],
     "check/csrc": ["check.c"],
-    "canon/csrc": ["labelsort.c", "partition.c", "renumber.c", "abstract.c"],
+    "canon/csrc": ["labelsort.c", "order.c", "renumber.c", "abstract.c"],
     "emit/csrc": ["rawdump.c"],
     "emit/c/csrc": ["cdump.c"],
     "diff/csrc": ["diffkeys.c", "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c",

@@ -1,5 +1,9 @@
 """Partition refinement: the coarsest ordered partition stable under a signature.
 
+The one implementation every caller uses: the canonical order (order.py), the dedup
+(dedup.py) and the DWARF pool's canonical form of a cycle (dwarf/fragment.py); its C
+twin, native/csrc/refine.c, serves the compiled order and pool the same way.
+
 The partition is an ordered array of blocks; positions count from a fixed offset. A
 node's *rank* is a value inside its block's position range, so ranks of different
 blocks compare as the blocks' positions do: signatures made of ranks then compare
@@ -36,18 +40,21 @@ def _value(start: int, end: int) -> int:
 class Partition:
     """Nodes (type ids) in canonical order, grouped into blocks of equal rank."""
 
-    def __init__(self, nodes: Sequence[int], keys: Sequence, rank: list[int], offset: int):
+    def __init__(self, nodes: Sequence[int], keys: Sequence, rank: list[int] | dict[int, int],
+                 offset: int):
         """Initial blocks: `nodes` sorted by `keys` (parallel to nodes), equal keys together.
 
-        `rank` is indexed by node id and is written in place; `offset` is the position
-        of the first node (nodes outside the partition keep the fixed ranks they have,
-        which must not fall in the positions' range).
+        `rank` is indexed by node id and is written in place: a list over every id, or a
+        dict that gets the nodes' (for a few nodes of many ids, dwarf/fragment.py's
+        cycles); `offset` is the position of the first node (nodes outside the partition
+        keep the fixed ranks they have, which must not fall in the positions' range).
         """
         decorated = sorted(zip(keys, nodes))
         self.offset = offset
         self.rank = rank
         self.order: list[int] = [node for _, node in decorated]
-        self.where = [0] * len(rank)  # node -> its position
+        # node -> its position
+        self.where: list[int] | dict[int, int] = [0] * len(rank) if isinstance(rank, list) else {}
         self.blocks: dict[int, tuple[int, int]] = {}  # rank value -> (start, end), 2+ nodes
         # Run lengths of equal keys in C (groupby on the keys alone), then one pass that
         # writes each node's rank and position.
@@ -81,7 +88,7 @@ class Partition:
     def refine(
         self,
         signature: Callable[[int], tuple],
-        neighbours: Mapping[int, Sequence[int]],
+        neighbours: Mapping[int, Sequence[int]] | None,
         dirty: Iterable[int] | None = None,
         after_round: Callable[[list[int]], Iterable[int]] | None = None,
         touched: Iterable[int] = (),
@@ -89,11 +96,13 @@ class Partition:
         """Split blocks until every block's members have equal signatures.
 
         `neighbours[n]` lists the nodes whose signature reads n's rank (nodes without
-        entry have none). `dirty` names blocks (by rank) whose signatures are all
-        computed; `touched` names nodes whose signature may have changed since their
-        block was last stable. With neither, every block is dirty. `after_round(changed)`,
-        called after each round with the nodes whose rank changed, may name more nodes
-        whose signatures now read differently. Blocks not named are taken to be stable.
+        entry have none); None when that is not known: then every block is dirty in every
+        round (for a few nodes, cheaper than listing the readers; the same splits).
+        `dirty` names blocks (by rank) whose signatures are all computed; `touched` names
+        nodes whose signature may have changed since their block was last stable. With
+        neither, every block is dirty. `after_round(changed)`, called after each round with
+        the nodes whose rank changed, may name more nodes whose signatures now read
+        differently. Blocks not named are taken to be stable.
         """
         blocks = self.blocks
         touched = list(touched)
@@ -108,11 +117,7 @@ class Partition:
             for value in full:
                 members = self.members(value)
                 sigs = [signature(node) for node in members]
-                first = sigs[0]
-                for sig in sigs:
-                    if sig != first:
-                        break
-                else:
+                if sigs.count(sigs[0]) == len(sigs):
                     continue
                 groups: dict = {}
                 for sig, node in zip(sigs, members):
@@ -137,6 +142,10 @@ class Partition:
             changed: list[int] = []
             for value, groups, rest_sig in plans:
                 self._split(value, groups, rest_sig, changed)
+            if neighbours is None:
+                full = set(blocks) if changed else set()
+                touch = {}
+                continue
             readers: list[int] = []
             for node in changed:
                 readers.extend(neighbours.get(node, no_neighbours))
@@ -177,8 +186,7 @@ class Partition:
         order = self.order
         offset = self.offset
         start, end = blocks.pop(value)
-        listed = sum(len(nodes) for _, nodes in groups)
-        rest = end - start - listed
+        rest = end - start - sum(map(len, map(itemgetter(1), groups)))
         ranges = []
         pos = start
         for sig, nodes in groups:

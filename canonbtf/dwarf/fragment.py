@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from ..btf import kinds
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
+from ..canon.refine import Partition
 
 Record = tuple
 
@@ -149,37 +150,16 @@ class TypePool:
 def _refine(component: list[int], inside: dict[int, Record], refs: list,
             members: set[int]) -> dict[int, int]:
     """Canonical classes of a strongly connected set: rank of the label, then refined by
-    the classes of the referenced members until stable (Moore). Only classes that still
-    have two or more members are recomputed."""
-    classes = dict(zip(component, label_ranks([inside[node] for node in component])))
-    count = max(classes.values()) + 1
-    while count < len(component):
-        # Signatures of the members of shared classes only: a class of one cannot split,
-        # and the new numbers are those of the sorted (class, signature) pairs, so a class
-        # of one moves by the splits before it. On xfs.ko's 3,043 cycles, computing every
-        # member's signature every round was 0.53 of 3.9 s of pooling (cProfile); the
-        # pooling of its 104 units takes 0.83 s instead of 1.05 s so.
-        by_class: list[list[int]] = [[] for _ in range(count)]
-        for node in component:
-            by_class[classes[node]].append(node)
-        renumbered: dict[int, int] = {}
-        new = 0
-        for group in by_class:
-            if len(group) == 1:
-                renumbered[group[0]] = new
-                new += 1
-                continue
-            signature = {node: tuple([classes[r] for r in refs[node] if r in members])
-                         for node in group}
-            rank = {sig: i for i, sig in enumerate(sorted(set(signature.values())), new)}
-            for node in group:
-                renumbered[node] = rank[signature[node]]
-            new += len(rank)
-        if new == count:
-            break
-        classes = renumbered
-        count = new
-    return classes
+    the ranks of the referenced members until stable (canon/refine.py's Partition),
+    numbered in the partition's order."""
+    labels = label_ranks([inside[node] for node in component])
+    if max(labels) + 1 == len(component):
+        return dict(zip(component, labels))
+    rank: dict[int, int] = {}
+    partition = Partition(component, labels, rank, 0)
+    partition.refine(lambda node: tuple([rank[r] for r in refs[node] if r in members]), None)
+    number = {value: i for i, value in enumerate(sorted(set(rank.values())))}
+    return {node: number[value] for node, value in rank.items()}
 
 
 def label_ranks(records: list[Record]) -> list[int]:

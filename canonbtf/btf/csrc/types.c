@@ -138,44 +138,6 @@ uint32_t label_size(const types_t *t, uint32_t i)
     }
 }
 
-static void merge_pass(uint32_t *a, uint32_t *tmp, size_t lo, size_t mid, size_t hi,
-                       cmp_fn cmp, const void *ctx)
-{
-    size_t i = lo, j = mid, k = lo;
-    while (i < mid && j < hi) tmp[k++] = cmp(ctx, a[j], a[i]) < 0 ? a[j++] : a[i++];
-    while (i < mid) tmp[k++] = a[i++];
-    while (j < hi) tmp[k++] = a[j++];
-    memcpy(a + lo, tmp + lo, (hi - lo) * sizeof *a);
-}
-
-int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx)
-{
-    if (n < 2) return 0;
-    /* Runs of 16 by insertion, then bottom-up merges. */
-    for (size_t lo = 0; lo < n; lo += 16) {
-        size_t hi = lo + 16 < n ? lo + 16 : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            uint32_t x = a[i];
-            size_t j = i;
-            while (j > lo && cmp(ctx, x, a[j - 1]) < 0) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = x;
-        }
-    }
-    if (n <= 16) return 0;
-    uint32_t *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return -1;
-    for (size_t width = 16; width < n; width *= 2)
-        for (size_t lo = 0; lo + width < n; lo += 2 * width) {
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            merge_pass(a, tmp, lo, lo + width, hi, cmp, ctx);
-        }
-    free(tmp);
-    return 0;
-}
-
 /* Interned u32 strings (types.h). */
 
 uint32_t number_words(numbering_t *in, const uint32_t *w, uint32_t n, uint32_t *next)

@@ -12,6 +12,7 @@
 #include "grow.h"
 #include "intern.h"
 #include "kinds.h"
+#include "sort.h"
 
 /* One string section of the chain (a base's, the base's base's, or the BTF's own). */
 typedef struct {
@@ -77,10 +78,6 @@ void ranks_free(ranks_t *r);
  * the one before. `names`: name_ranks of the same ids. 0, or -1 when out of memory. */
 int label_sort(const types_t *t, const uint32_t *ids, uint32_t n, const ranks_t *names,
                int by_name, uint32_t *out, uint8_t *fresh);
-
-/* A stable merge sort of u32 values with a context comparator. */
-typedef int (*cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
-int sort_u32(uint32_t *a, size_t n, cmp_fn cmp, const void *ctx);
 
 /* The canonical order of `nodes` (own ids) with edges redirected through `redirect`
  * (indexed by id, NULL: none): written to `out` (count of nodes). Sets *alone when

@@ -3,13 +3,15 @@
  * same pool ids and records. The reference's steps, each mirrored in its order:
  * Tarjan's components as _strongly_connected emits them, hash-consing of a record
  * outside any cycle, and for a cycle the canonical classes of _refine (the labels
- * ranked by the reference's own `label_ranks`, then Moore refinement on ints).
+ * ranked by the reference's own `label_ranks`, then the partition refinement both
+ * extensions share, native/csrc/refine.c, as _refine uses canon/refine.py's).
  *
  * A unit whose records are not shaped as the encoder makes them (a reference out of the
  * unit, a name that is no str) is a ValueError before anything is pooled: fragment.py
  * then pools it with the reference.
  */
 #include "core.h"
+#include "refine.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,7 @@ typedef struct {
     int64_t *pool_id;
     int32_t **refs;            /* per node: its nonzero references, record order */
     uint32_t *nrefs;
+    int32_t *local;            /* per node of the cycle being pooled: its handle in it */
 } pool_t;
 
 /* The references of a record in record order, each checked to be a node of the unit;
@@ -231,80 +234,56 @@ done:
     return rc;
 }
 
-typedef struct { const int32_t *sig; uint32_t len; int32_t node; } signed_t;
-
-/* Python's order of int tuples. */
-static int compare_signatures(const void *a, const void *b)
+/* _refine: the canonical classes of the `n` members `comp` (pool_id -1 each) from their
+ * label ranks label[0..n), refined by the classes of the members they reference: the
+ * shared partition refinement (native/csrc/refine.c) on the members as handles 0..n-1,
+ * the classes numbered in the partition's order into cls (by node). Returns how many
+ * classes, -1 out of memory. */
+static int32_t canonical_classes(pool_t *p, const int32_t *comp, int32_t n, const uint32_t *label,
+                                 int32_t *cls)
 {
-    const signed_t *x = a, *y = b;
-    uint32_t n = x->len < y->len ? x->len : y->len;
-    for (uint32_t i = 0; i < n; i++)
-        if (x->sig[i] != y->sig[i]) return x->sig[i] < y->sig[i] ? -1 : 1;
-    return (x->len > y->len) - (x->len < y->len);
-}
-
-/* _refine's loop on the classes `cls` (by node) of the `n` members `comp`, whose
- * pool_id is negative; `count` classes to start with. Returns the final count, -1. */
-static int32_t refine(pool_t *p, const int32_t *comp, int32_t n, int32_t *cls, int32_t count)
-{
-    int32_t *order = malloc((size_t)n * sizeof *order), *start = NULL, *renumbered = NULL;
-    signed_t *group = malloc((size_t)n * sizeof *group);
-    i32vec_t sigs = {0};
-    int32_t result = -1;
-    if (!order || !group || !(renumbered = malloc((size_t)n * sizeof *renumbered))) goto done;
-    while (count < n) {
-        /* members by class, each class in component order (by_class) */
-        free(start);
-        if (!(start = calloc((size_t)count + 1, sizeof *start))) goto done;
-        for (int32_t i = 0; i < n; i++) start[cls[comp[i]] + 1]++;
-        for (int32_t c = 0; c < count; c++) start[c + 1] += start[c];
-        int32_t *fill = renumbered;  /* as scratch: next slot per class */
-        memcpy(fill, start, (size_t)count * sizeof *fill);
-        for (int32_t i = 0; i < n; i++) order[fill[cls[comp[i]]]++] = i;
-        int32_t new = 0;
-        for (int32_t c = 0; c < count; c++) {
-            int32_t first = start[c], size = start[c + 1] - first;
-            if (size == 1) {
-                renumbered[order[first]] = new++;
-                continue;
-            }
-            sigs.n = 0;
-            for (int32_t g = 0; g < size; g++) {
-                int32_t node = comp[order[first + g]];
-                for (uint32_t r = 0; r < p->nrefs[node]; r++) {
-                    int32_t target = p->refs[node][r];
-                    if (p->pool_id[target] < 0 && VEC_PUSH(sigs, cls[target])) goto done;
-                }
-            }
-            size_t at = 0;
-            for (int32_t g = 0; g < size; g++) {
-                int32_t node = comp[order[first + g]];
-                uint32_t len = 0;
-                for (uint32_t r = 0; r < p->nrefs[node]; r++)
-                    len += p->pool_id[p->refs[node][r]] < 0;
-                group[g] = (signed_t){sigs.a + at, len, order[first + g]};
-                at += len;
-            }
-            qsort(group, (size_t)size, sizeof *group, compare_signatures);
-            for (int32_t g = 0; g < size; g++) {
-                if (g && compare_signatures(&group[g - 1], &group[g])) new++;
-                renumbered[group[g].node] = new;
-            }
-            new++;
-        }
-        if (new == count) break;
-        for (int32_t i = 0; i < n; i++) cls[comp[i]] = renumbered[i];
-        count = new;
+    refine_t r;
+    uint32_t *sorted = malloc((size_t)n * sizeof *sorted), *start = calloc((size_t)n + 1, sizeof *start);
+    uint8_t *fresh = malloc((size_t)n);
+    int32_t count = -1;
+    memset(&r, 0, sizeof r);
+    if (!sorted || !start || !fresh) goto done;
+    /* Members by label rank, then by handle (Partition's sorted (key, node) pairs). */
+    for (int32_t i = 0; i < n; i++) start[label[i] + 1]++;
+    for (int32_t c = 0; c < n; c++) start[c + 1] += start[c];
+    for (int32_t i = 0; i < n; i++) sorted[start[label[i]]++] = (uint32_t)i;
+    for (int32_t j = 0; j < n; j++) fresh[j] = !j || label[sorted[j]] != label[sorted[j - 1]];
+    if (refine_init(&r, (uint32_t)n, 0, 0, sorted, (uint32_t)n)) goto done;
+    size_t total = 0;
+    for (int32_t i = 0; i < n; i++) {
+        p->local[comp[i]] = i;
+        r.eoff[i] = (uint32_t)total;
+        for (uint32_t k = 0; k < p->nrefs[comp[i]]; k++) total += p->pool_id[p->refs[comp[i]][k]] < 0;
     }
-    result = count;
+    r.eoff[n] = (uint32_t)total;
+    if (!(r.edge = malloc((total ? total : 1) * sizeof *r.edge))) goto done;
+    for (int32_t i = 0, e = 0; i < n; i++)
+        for (uint32_t k = 0; k < p->nrefs[comp[i]]; k++) {
+            int32_t target = p->refs[comp[i]][k];
+            if (p->pool_id[target] < 0) r.edge[e++] = (uint32_t)p->local[target];
+        }
+    if (refine_referrers(&r)) goto done;
+    refine_blocks(&r, fresh);
+    if (r.nblocks && refine_run(&r, REFINE_FORWARD, 1)) goto done;
+    count = 0;
+    for (int32_t q = 0; q < n; q++) {
+        uint32_t node = r.order[q];
+        if (q && r.rank[node] != r.rank[r.order[q - 1]]) count++;
+        cls[comp[node]] = count;
+    }
+    count++;
 done:
-    if (result < 0) PyErr_NoMemory();
-    free(order);
+    if (count < 0) PyErr_NoMemory();
+    refine_free(&r);
+    free(sorted);
     free(start);
-    free(renumbered);
-    free(group);
-    free(sigs.a);
-    return result;
+    free(fresh);
+    return count;
 }
 
 /* _pool_cycle: a strongly connected set pooled through its canonical form. */
@@ -313,6 +292,7 @@ static int pool_cycle(pool_t *p, const int32_t *comp, int32_t n, int32_t *cls)
     int rc = -1;
     PyObject *inside = PyList_New(n), *ranks = NULL, *key = NULL, *ids = NULL;
     int32_t *representative = NULL;
+    uint32_t *label = NULL;
     if (!inside) return -1;
     for (int32_t i = 0; i < n; i++) p->pool_id[comp[i]] = -1;
     for (int32_t i = 0; i < n; i++) {
@@ -326,20 +306,20 @@ static int pool_cycle(pool_t *p, const int32_t *comp, int32_t n, int32_t *cls)
         PyErr_SetString(PyExc_TypeError, "label_ranks: a rank per record");
         goto done;
     }
-    int32_t count = 0;
+    if (!(label = malloc((size_t)n * sizeof *label))) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (int32_t i = 0; i < n; i++) {
         long r = PyLong_AsLong(PyList_GET_ITEM(ranks, i));
         if (r < 0 || r >= n) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "label_ranks: a bad rank");
             goto done;
         }
-        cls[comp[i]] = (int32_t)r;
-        if (r + 1 > count) count = (int32_t)r + 1;
+        label[i] = (uint32_t)r;
     }
-    count = refine(p, comp, n, cls, count);
+    int32_t count = canonical_classes(p, comp, n, label, cls);
     if (count < 0) goto done;
-    count = 0;
-    for (int32_t i = 0; i < n; i++) if (cls[comp[i]] + 1 > count) count = cls[comp[i]] + 1;
     if (!(representative = malloc((size_t)count * sizeof *representative))) {
         PyErr_NoMemory();
         goto done;
@@ -386,6 +366,7 @@ done:
     Py_XDECREF(key);
     Py_XDECREF(ids);
     free(representative);
+    free(label);
     return rc;
 }
 
@@ -401,7 +382,8 @@ static int pool_components(pool_t *p)
     i32vec_t flat = {0}, ends = {0};
     int32_t *cls = calloc((size_t)p->count, sizeof *cls);
     int rc = -1;
-    if (!cls) { PyErr_NoMemory(); goto done; }
+    p->local = calloc((size_t)p->count, sizeof *p->local);
+    if (!cls || !p->local) { PyErr_NoMemory(); goto done; }
     if (components(p, &flat, &ends)) goto done;
     int32_t begin = 0;
     for (size_t c = 0; c < ends.n; c++) {
@@ -415,6 +397,7 @@ static int pool_components(pool_t *p)
     rc = 0;
 done:
     free(cls);
+    free(p->local);
     free(flat.a);
     free(ends.a);
     return rc;

@@ -1,57 +1,23 @@
-/* Partition refinement and tie-breaking: canon/refine.py and canon/order.py in C.
- *
- * The same synchronous rounds, the same rank values (a block's rank is a value inside its
- * position range; a split keeps it for the sub-block whose range still holds it), the
- * same "touched members only" rounds and the same tie-breaks, so the order is the
- * reference's, and a round costs what changed rather than the size of the blocks. */
-#include "types.h"
+/* Partition refinement (refine.h): canon/refine.py's Partition in C. */
+#include "refine.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { SIG_FORWARD, SIG_BOTH };
-
-typedef struct { uint32_t first, count; } range_t;
-typedef struct { uint32_t value, gfirst, gcount; int rest; } plan_t;
-
-typedef struct {
-    const types_t *t;
-    uint32_t offset, n, nids, nblocks;
-    uint32_t *order, *where, *rank;   /* by position - offset; by id; by id */
-    uint32_t *bstart, *bend;          /* by rank value - offset; bend 0: no block */
-    uint8_t *inset;                   /* by id: a node being ordered */
-    uint32_t *eoff, *edge;            /* edges, CSR by id - first_id */
-    uint32_t *poff, *pred, *pidx;     /* referrers and their edge index, CSR by id - first_id */
-    uint32_t *stamp, epoch;           /* by id: marks of the current step */
-    /* scratch of a round */
-    uint32_t *sig; size_t sig_n, sig_cap;
-    uint32_t *soff, *slen; size_t soff_cap, slen_cap;
-    uint64_t *pairs; size_t pairs_cap;
-    uint32_t *changed; size_t changed_n, changed_cap;
-    uint32_t *readers; size_t readers_n, readers_cap;
-    uint32_t *pnodes; size_t pnodes_n, pnodes_cap;
-    range_t *groups; size_t groups_n, groups_cap;
-    plan_t *plans; size_t plans_n, plans_cap;
-    uint32_t *tmp; size_t tmp_cap;
-    int mode;
-} part_t;
+#include "grow.h"
+#include "sort.h"
 
 static uint32_t mid(uint32_t start, uint32_t end) { return start + (end - start) / 2; }
-static uint32_t own(const part_t *p, uint32_t id) { return id - p->t->first_id; }
+static uint32_t own(const refine_t *p, uint32_t id) { return id - p->first; }
 
-static int is_block(const part_t *p, uint32_t value)
-{
-    return value >= p->offset && value - p->offset < p->n && p->bend[value - p->offset];
-}
-
-static void set_block(part_t *p, uint32_t value, uint32_t start, uint32_t end)
+static void set_block(refine_t *p, uint32_t value, uint32_t start, uint32_t end)
 {
     p->bstart[value - p->offset] = start;
     p->bend[value - p->offset] = end;
     p->nblocks++;
 }
 
-static void drop_block(part_t *p, uint32_t value, uint32_t *start, uint32_t *end)
+static void drop_block(refine_t *p, uint32_t value, uint32_t *start, uint32_t *end)
 {
     *start = p->bstart[value - p->offset];
     *end = p->bend[value - p->offset];
@@ -59,9 +25,7 @@ static void drop_block(part_t *p, uint32_t value, uint32_t *start, uint32_t *end
     p->nblocks--;
 }
 
-static uint32_t at(const part_t *p, uint32_t position) { return p->order[position - p->offset]; }
-
-static void place(part_t *p, uint32_t node, uint32_t position)
+static void place(refine_t *p, uint32_t node, uint32_t position)
 {
     p->order[position - p->offset] = node;
     p->where[node] = position;
@@ -74,10 +38,10 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* Appends `node`'s signature to the scratch buffer as entry `k`. */
-static int add_sig(part_t *p, uint32_t node, size_t k)
+static int add_sig(refine_t *p, uint32_t node, size_t k)
 {
     uint32_t o = own(p, node), ne = p->eoff[o + 1] - p->eoff[o];
-    uint32_t np = p->mode == SIG_BOTH ? p->poff[o + 1] - p->poff[o] : 0;
+    uint32_t np = p->mode == REFINE_BOTH ? p->poff[o + 1] - p->poff[o] : 0;
     /* One slot more than the signature: an empty one of the first node would leave p->sig
      * NULL, and NULL + 0 is undefined behaviour (UBSan stops on it). */
     if (GROW(p->sig, p->sig_cap, p->sig_n + ne + 2 * (size_t)np + 1)) return -1;
@@ -103,7 +67,7 @@ static int add_sig(part_t *p, uint32_t node, size_t k)
 
 static int sig_cmp(const void *ctx, uint32_t a, uint32_t b)
 {
-    const part_t *p = ctx;
+    const refine_t *p = ctx;
     const uint32_t *x = p->sig + p->soff[a], *y = p->sig + p->soff[b];
     uint32_t la = p->slen[a], lb = p->slen[b], n = la < lb ? la : lb;
     for (uint32_t i = 0; i < n; i++)
@@ -113,7 +77,7 @@ static int sig_cmp(const void *ctx, uint32_t a, uint32_t b)
 
 /* Signatures of nodes[0..k) (and of `rest`, as entry k, unless it is UINT32_MAX), sorted:
  * the entries' indices go to p->tmp. Returns the number of distinct signatures or -1. */
-static long sorted_sigs(part_t *p, const uint32_t *nodes, uint32_t k, uint32_t rest)
+static long sorted_sigs(refine_t *p, const uint32_t *nodes, uint32_t k, uint32_t rest)
 {
     uint32_t total = k + (rest != UINT32_MAX);
     if (GROW(p->soff, p->soff_cap, total) || GROW(p->slen, p->slen_cap, total)
@@ -132,11 +96,11 @@ static long sorted_sigs(part_t *p, const uint32_t *nodes, uint32_t k, uint32_t r
 
 /* A plan for block `value` from the sorted entries (nodes[] by entry; entry k is the rest
  * representative when has_rest). */
-static int add_plan(part_t *p, uint32_t value, const uint32_t *nodes, uint32_t k, int has_rest)
+static int add_plan(refine_t *p, uint32_t value, const uint32_t *nodes, uint32_t k, int has_rest)
 {
     uint32_t total = k + (has_rest != 0);
     if (GROW(p->plans, p->plans_cap, p->plans_n + 1)) return -1;
-    plan_t *plan = &p->plans[p->plans_n++];
+    refine_plan_t *plan = &p->plans[p->plans_n++];
     plan->value = value;
     plan->gfirst = (uint32_t)p->groups_n;
     plan->gcount = 0;
@@ -145,7 +109,7 @@ static int add_plan(part_t *p, uint32_t value, const uint32_t *nodes, uint32_t k
         uint32_t e = p->tmp[j];
         if (j == 0 || sig_cmp(p, p->tmp[j - 1], e)) {
             if (GROW(p->groups, p->groups_cap, p->groups_n + 1)) return -1;
-            p->groups[p->groups_n++] = (range_t){(uint32_t)p->pnodes_n, 0};
+            p->groups[p->groups_n++] = (refine_range_t){(uint32_t)p->pnodes_n, 0};
             plan->gcount++;
         }
         if (e == k) {
@@ -159,7 +123,7 @@ static int add_plan(part_t *p, uint32_t value, const uint32_t *nodes, uint32_t k
     return 0;
 }
 
-static int push_changed(part_t *p, uint32_t node)
+static int push_changed(refine_t *p, uint32_t node)
 {
     if (GROW(p->changed, p->changed_cap, p->changed_n + 1)) return -1;
     p->changed[p->changed_n++] = node;
@@ -167,7 +131,7 @@ static int push_changed(part_t *p, uint32_t node)
 }
 
 /* refine.Partition._place: movers into the positions outside the rest group's range. */
-static void place_movers(part_t *p, const plan_t *plan, const uint32_t *lo, const uint32_t *hi,
+static void place_movers(refine_t *p, const refine_plan_t *plan, const uint32_t *lo, const uint32_t *hi,
                          uint32_t start)
 {
     uint32_t rest_lo = lo[plan->rest], rest_hi = hi[plan->rest];
@@ -175,7 +139,7 @@ static void place_movers(part_t *p, const plan_t *plan, const uint32_t *lo, cons
     size_t nmovers = 0;
     for (uint32_t g = 0; g < plan->gcount; g++) {
         if ((int)g == plan->rest) continue;
-        range_t r = p->groups[plan->gfirst + g];
+        refine_range_t r = p->groups[plan->gfirst + g];
         for (uint32_t j = 0; j < r.count; j++) p->stamp[p->pnodes[r.first + j]] = epoch;
         nmovers += r.count;
     }
@@ -184,16 +148,16 @@ static void place_movers(part_t *p, const plan_t *plan, const uint32_t *lo, cons
     uint32_t free_pos = start;
     for (uint32_t g = 0; g < plan->gcount; g++) {
         if ((int)g == plan->rest) continue;
-        range_t r = p->groups[plan->gfirst + g];
+        refine_range_t r = p->groups[plan->gfirst + g];
         for (uint32_t j = 0; j < r.count; j++) {
             uint32_t node = p->pnodes[r.first + j], here = p->where[node];
             if (here < rest_lo || here >= rest_hi) continue;
             for (;;) {
                 if (free_pos == rest_lo) free_pos = rest_hi;
-                if (p->stamp[at(p, free_pos)] != epoch) break;
+                if (p->stamp[refine_at(p, free_pos)] != epoch) break;
                 free_pos++;
             }
-            uint32_t other = at(p, free_pos);
+            uint32_t other = refine_at(p, free_pos);
             place(p, other, here);
             place(p, node, free_pos);
             free_pos++;
@@ -202,7 +166,7 @@ static void place_movers(part_t *p, const plan_t *plan, const uint32_t *lo, cons
     uint32_t pos = start;
     for (uint32_t g = 0; g < plan->gcount; g++) {
         if ((int)g == plan->rest) continue;
-        range_t r = p->groups[plan->gfirst + g];
+        refine_range_t r = p->groups[plan->gfirst + g];
         for (uint32_t j = 0; j < r.count; j++) {
             if (pos == rest_lo) pos = rest_hi;
             place(p, p->pnodes[r.first + j], pos++);
@@ -211,7 +175,7 @@ static void place_movers(part_t *p, const plan_t *plan, const uint32_t *lo, cons
 }
 
 /* refine.Partition._split. */
-static int apply_plan(part_t *p, const plan_t *plan)
+static int apply_plan(refine_t *p, const refine_plan_t *plan)
 {
     uint32_t start, end, value = plan->value;
     drop_block(p, value, &start, &end);
@@ -229,7 +193,7 @@ static int apply_plan(part_t *p, const plan_t *plan)
     if (plan->rest < 0) {
         pos = start;
         for (uint32_t g = 0; g < plan->gcount; g++) {
-            range_t r = p->groups[plan->gfirst + g];
+            refine_range_t r = p->groups[plan->gfirst + g];
             for (uint32_t j = 0; j < r.count; j++) place(p, p->pnodes[r.first + j], pos++);
         }
     } else {
@@ -241,11 +205,11 @@ static int apply_plan(part_t *p, const plan_t *plan)
             new = mid(lo[g], hi[g]);
             if ((int)g == plan->rest) {
                 for (uint32_t q = lo[g]; q < hi[g]; q++) {
-                    p->rank[at(p, q)] = new;
-                    if (push_changed(p, at(p, q))) return -1;
+                    p->rank[refine_at(p, q)] = new;
+                    if (push_changed(p, refine_at(p, q))) return -1;
                 }
             } else {
-                range_t r = p->groups[plan->gfirst + g];
+                refine_range_t r = p->groups[plan->gfirst + g];
                 for (uint32_t j = 0; j < r.count; j++) {
                     p->rank[p->pnodes[r.first + j]] = new;
                     if (push_changed(p, p->pnodes[r.first + j])) return -1;
@@ -258,10 +222,10 @@ static int apply_plan(part_t *p, const plan_t *plan)
 }
 
 /* Plans for every block, all members' signatures computed (a round with every block dirty). */
-static int plan_full(part_t *p)
+static int plan_full(refine_t *p)
 {
     for (uint32_t v = p->offset; v - p->offset < p->n; v++) {
-        if (!is_block(p, v)) continue;
+        if (!refine_is_block(p, v)) continue;
         uint32_t s = p->bstart[v - p->offset], e = p->bend[v - p->offset];
         long runs = sorted_sigs(p, p->order + (s - p->offset), e - s, UINT32_MAX);
         if (runs < 0) return -1;
@@ -278,13 +242,13 @@ static int by_rank(const void *ctx, uint32_t a, uint32_t b)
 
 /* Plans for the blocks that hold readers: only touched members can have a new signature;
  * the others share one, computed from a representative. */
-static int plan_touched(part_t *p)
+static int plan_touched(refine_t *p)
 {
     uint32_t epoch = ++p->epoch;
     size_t k = 0;
     for (size_t j = 0; j < p->readers_n; j++) {
         uint32_t node = p->readers[j];
-        if (p->stamp[node] == epoch || !is_block(p, p->rank[node])) continue;
+        if (p->stamp[node] == epoch || !refine_is_block(p, p->rank[node])) continue;
         p->stamp[node] = epoch;
         p->readers[k++] = node;
     }
@@ -298,8 +262,8 @@ static int plan_touched(part_t *p)
         uint32_t count = (uint32_t)(e - j), rest = UINT32_MAX;
         if (count != end - start) {
             uint32_t pos = start;
-            while (p->stamp[at(p, pos)] == epoch) pos++;
-            rest = at(p, pos);
+            while (p->stamp[refine_at(p, pos)] == epoch) pos++;
+            rest = refine_at(p, pos);
         }
         long runs = sorted_sigs(p, p->readers + j, count, rest);
         if (runs < 0) return -1;
@@ -309,7 +273,7 @@ static int plan_touched(part_t *p)
     return 0;
 }
 
-static int collect_readers(part_t *p, int both)
+int refine_collect_readers(refine_t *p, int both)
 {
     p->readers_n = 0;
     for (size_t j = 0; j < p->changed_n; j++) {
@@ -326,51 +290,47 @@ static int collect_readers(part_t *p, int both)
     return 0;
 }
 
-/* refine.Partition.refine: rounds until no block splits. With `full` every block is
- * dirty in the first round; otherwise the readers already collected are touched. */
-static int refine(part_t *p, int mode, int full)
+int refine_init(refine_t *p, uint32_t nslots, uint32_t first, uint32_t offset,
+                const uint32_t *nodes, uint32_t n)
 {
-    p->mode = mode;
-    for (;;) {
-        p->plans_n = p->groups_n = p->pnodes_n = 0;
-        if (full ? plan_full(p) : plan_touched(p)) return -1;
-        full = 0;
-        p->changed_n = 0;
-        for (size_t j = 0; j < p->plans_n; j++)
-            if (apply_plan(p, &p->plans[j])) return -1;
-        if (collect_readers(p, mode == SIG_BOTH)) return -1;
-        if (!p->readers_n) return 0;
+    memset(p, 0, sizeof *p);
+    p->offset = offset;
+    p->n = n;
+    p->nslots = nslots;
+    p->first = first;
+    p->order = big_alloc((size_t)n + 1, sizeof *p->order);
+    p->where = big_zalloc(nslots, sizeof *p->where);
+    p->rank = big_alloc(nslots, sizeof *p->rank);
+    p->bstart = big_zalloc((size_t)n + 1, sizeof *p->bstart);
+    p->bend = big_zalloc((size_t)n + 1, sizeof *p->bend);
+    p->inset = big_zalloc(nslots, 1);
+    p->stamp = big_zalloc(nslots, sizeof *p->stamp);
+    p->eoff = big_zalloc((size_t)(nslots - first) + 1, sizeof *p->eoff);
+    if (!p->order || !p->where || !p->rank || !p->bstart || !p->bend || !p->inset || !p->stamp
+        || !p->eoff)
+        return -1;
+    for (uint32_t id = 0; id < nslots; id++) p->rank[id] = id;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t id = nodes[j];
+        if (id < first || id >= nslots || p->inset[id]) return -2;
+        p->inset[id] = 1;
+        p->order[j] = id;
     }
+    return 0;
 }
 
-static int by_id(const void *ctx, uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
-
-/* Edges (redirected) of the nodes being ordered, and their referrers among them. */
-static int build_graph(part_t *p, const uint32_t *redirect)
+int refine_referrers(refine_t *p)
 {
-    const types_t *t = p->t;
-    uint32_t count = t->count;
-    p->eoff = big_zalloc((size_t)count + 1, sizeof *p->eoff);
+    uint32_t count = p->nslots - p->first;
+    size_t total = p->eoff[count];
     p->poff = big_zalloc((size_t)count + 2, sizeof *p->poff);
-    if (!p->eoff || !p->poff) return -1;
-    size_t total = 0;
-    for (uint32_t o = 0; o < count; o++) {
-        p->eoff[o] = (uint32_t)total;
-        if (p->inset[t->first_id + o]) total += edge_count(t, o);
-    }
-    p->eoff[count] = (uint32_t)total;
-    p->edge = big_alloc(total ? total : 1, sizeof *p->edge);
     p->pred = big_alloc(total ? total : 1, sizeof *p->pred);
     p->pidx = big_alloc(total ? total : 1, sizeof *p->pidx);
-    if (!p->edge || !p->pred || !p->pidx) return -1;
-    for (uint32_t o = 0; o < count; o++) {
-        if (!p->inset[t->first_id + o]) continue;
-        uint32_t *e = p->edge + p->eoff[o], ne = type_edges(t, o, e);
-        for (uint32_t j = 0; j < ne; j++) {
-            if (redirect) e[j] = redirect[e[j]];
-            if (e[j] >= p->nids) return -2;
-            if (p->inset[e[j]]) p->poff[own(p, e[j]) + 2]++;
-        }
+    if (!p->poff || !p->pred || !p->pidx) return -1;
+    for (size_t j = 0; j < total; j++) {
+        uint32_t target = p->edge[j];
+        if (target >= p->nslots) return -2;
+        if (p->inset[target]) p->poff[own(p, target) + 2]++;
     }
     for (uint32_t o = 0; o < count; o++) p->poff[o + 2] += p->poff[o + 1];
     for (uint32_t o = 0; o < count; o++) {
@@ -378,54 +338,16 @@ static int build_graph(part_t *p, const uint32_t *redirect)
             uint32_t target = p->edge[j];
             if (!p->inset[target]) continue;
             uint32_t slot = p->poff[own(p, target) + 1]++;
-            p->pred[slot] = t->first_id + o;
+            p->pred[slot] = p->first + o;
             p->pidx[slot] = j - p->eoff[o];
         }
     }
     return 0;
 }
 
-static int setup(part_t *p, const types_t *t, const uint32_t *nodes, uint32_t nn,
-                 const uint32_t *redirect)
+void refine_blocks(refine_t *p, const uint8_t *fresh)
 {
-    p->t = t;
-    p->offset = t->first_id;
-    p->n = nn;
-    p->nids = t->first_id + t->count;
-    p->order = big_alloc((size_t)nn + 1, sizeof *p->order);
-    p->where = big_zalloc(p->nids, sizeof *p->where);
-    p->rank = big_alloc((size_t)p->nids, sizeof *p->rank);
-    p->bstart = big_zalloc((size_t)nn + 1, sizeof *p->bstart);
-    p->bend = big_zalloc((size_t)nn + 1, sizeof *p->bend);
-    p->inset = big_zalloc(p->nids, 1);
-    p->stamp = big_zalloc(p->nids, sizeof *p->stamp);
-    if (!p->order || !p->where || !p->rank || !p->bstart || !p->bend || !p->inset || !p->stamp)
-        return -1;
-    for (uint32_t id = 0; id < p->nids; id++) p->rank[id] = id;
-    for (uint32_t j = 0; j < nn; j++) {
-        uint32_t id = nodes[j];
-        if (id < t->first_id || id >= p->nids || p->inset[id]) return -2;
-        p->inset[id] = 1;
-        p->order[j] = id;
-    }
-    return build_graph(p, redirect);
-}
-
-/* refine.Partition.__init__: nodes sorted by label, equal labels in one block. */
-static int label_blocks(part_t *p, int by_name)
-{
-    uint32_t n = p->n, *ids = big_alloc((size_t)n + 1, sizeof *ids);
-    uint32_t *order = big_alloc((size_t)n + 1, sizeof *order);
-    uint8_t *fresh = malloc((size_t)n + 1);
-    ranks_t names;
-    int rc = -1;
-    memset(&names, 0, sizeof names);
-    if (!ids || !order || !fresh) goto done;
-    for (uint32_t j = 0; j < n; j++) ids[j] = own(p, p->order[j]);
-    if (name_ranks(p->t, ids, n, 1, &names) || label_sort(p->t, ids, n, &names, by_name, order, fresh))
-        goto done;
-    for (uint32_t j = 0; j < n; j++) ids[j] = p->order[order[j]];
-    memcpy(p->order, ids, (size_t)n * sizeof *ids);
+    uint32_t n = p->n;
     for (uint32_t s = 0; s < n;) {
         uint32_t e = s + 1;
         while (e < n && !fresh[e]) e++;
@@ -437,45 +359,46 @@ static int label_blocks(part_t *p, int by_name)
         if (e - s > 1) set_block(p, value, p->offset + s, p->offset + e);
         s = e;
     }
-    rc = 0;
-done:
-    free(ids), free(order), free(fresh);
-    ranks_free(&names);
-    return rc;
 }
 
-/* Whether every type that reads or is read by the block's members is alone in its block. */
-static int neighbours_settled(const part_t *p, uint32_t start, uint32_t end)
+/* refine.Partition.refine: rounds until no block splits. With `full` every block is
+ * dirty in the first round; otherwise the readers already collected are touched. */
+int refine_run(refine_t *p, int mode, int full)
 {
-    for (uint32_t q = start; q < end; q++) {
-        uint32_t o = own(p, at(p, q));
-        for (uint32_t j = p->poff[o]; j < p->poff[o + 1]; j++)
-            if (is_block(p, p->rank[p->pred[j]])) return 0;
-        for (uint32_t j = p->eoff[o]; j < p->eoff[o + 1]; j++)
-            if (p->inset[p->edge[j]] && is_block(p, p->rank[p->edge[j]])) return 0;
+    p->mode = mode;
+    for (;;) {
+        p->plans_n = p->groups_n = p->pnodes_n = 0;
+        if (full ? plan_full(p) : plan_touched(p)) return -1;
+        full = 0;
+        p->changed_n = 0;
+        for (size_t j = 0; j < p->plans_n; j++)
+            if (apply_plan(p, &p->plans[j])) return -1;
+        if (refine_collect_readers(p, mode == REFINE_BOTH)) return -1;
+        if (!p->readers_n) return 0;
     }
-    return 1;
 }
 
-static int discretize(part_t *p, uint32_t value)
+static int by_id(const void *ctx, uint32_t a, uint32_t b) { return a < b ? -1 : a > b; }
+
+int refine_discretize(refine_t *p, uint32_t value)
 {
     uint32_t start, end;
     drop_block(p, value, &start, &end);
     if (sort_u32(p->order + (start - p->offset), end - start, by_id, NULL)) return -1;
     for (uint32_t q = start; q < end; q++) {
-        p->rank[at(p, q)] = q;
-        p->where[at(p, q)] = q;
+        p->rank[refine_at(p, q)] = q;
+        p->where[refine_at(p, q)] = q;
     }
     return 0;
 }
 
 /* refine.Partition.individualize: `node` first in its block; p->changed gets the nodes
  * whose rank changed. */
-static int individualize(part_t *p, uint32_t value, uint32_t node)
+int refine_individualize(refine_t *p, uint32_t value, uint32_t node)
 {
     uint32_t start, end;
     drop_block(p, value, &start, &end);
-    uint32_t first = at(p, start), here = p->where[node];
+    uint32_t first = refine_at(p, start), here = p->where[node];
     place(p, first, here);
     place(p, node, start);
     p->changed_n = 0;
@@ -486,38 +409,15 @@ static int individualize(part_t *p, uint32_t value, uint32_t node)
     } else {
         rest_value = mid(start + 1, end);
         for (uint32_t q = start + 1; q < end; q++) {
-            p->rank[at(p, q)] = rest_value;
-            if (push_changed(p, at(p, q))) return -1;
+            p->rank[refine_at(p, q)] = rest_value;
+            if (push_changed(p, refine_at(p, q))) return -1;
         }
     }
     if (end - start > 2) set_block(p, rest_value, start + 1, end);
     return 0;
 }
 
-/* order.break_ties: refine by both directions, then individualize the lowest id of the
- * first tied block until every block is a single type. */
-static int break_ties(part_t *p)
-{
-    if (refine(p, SIG_BOTH, 1)) return -1;
-    uint32_t position = p->offset;
-    while (p->nblocks) {
-        uint32_t value = p->rank[at(p, position)];
-        while (!is_block(p, value)) value = p->rank[at(p, ++position)];
-        uint32_t start = p->bstart[value - p->offset], end = p->bend[value - p->offset];
-        if (neighbours_settled(p, start, end)) {
-            if (discretize(p, value)) return -1;
-            continue;
-        }
-        uint32_t chosen = at(p, start);
-        for (uint32_t q = start + 1; q < end; q++)
-            if (at(p, q) < chosen) chosen = at(p, q);
-        if (individualize(p, value, chosen) || collect_readers(p, 1) || refine(p, SIG_BOTH, 0))
-            return -1;
-    }
-    return 0;
-}
-
-static void release(part_t *p)
+void refine_free(refine_t *p)
 {
     void *arrays[] = {p->order, p->where, p->rank, p->bstart, p->bend, p->inset, p->eoff,
                       p->edge, p->poff, p->pred, p->pidx, p->stamp, p->sig, p->soff, p->slen,
@@ -525,19 +425,3 @@ static void release(part_t *p)
     for (size_t j = 0; j < sizeof arrays / sizeof *arrays; j++) free(arrays[j]);
 }
 
-int canonical_order(const types_t *t, const uint32_t *nodes, uint32_t nnodes,
-                    const uint32_t *redirect, int by_name, uint32_t *out, int *alone)
-{
-    part_t p;
-    memset(&p, 0, sizeof p);
-    int rc = setup(&p, t, nodes, nnodes, redirect);
-    if (!rc) rc = label_blocks(&p, by_name);
-    if (!rc) rc = refine(&p, SIG_FORWARD, 1);
-    if (!rc) {
-        *alone = p.nblocks == 0;
-        if (p.nblocks) rc = break_ties(&p);
-    }
-    if (!rc) memcpy(out, p.order, (size_t)nnodes * sizeof *out);
-    release(&p);
-    return rc;
-}
