@@ -1,4 +1,5 @@
-/* canon/csrc/ without Python: the canonical order (canon/csrc/order.c over native/csrc/refine.c, labelsort.c) of small
+/* canon/csrc/ without Python: the canonical order (order.c over native/csrc/refine.c,
+ * labelsort.c) of small
  * known inputs as docs/ORDER.md defines it, the same renumbered bytes (renumber.c) for any
  * permutation of random graphs full of ties, renumbering's identity and its string
  * section, the dedup's abstract keys (abstract.c), and refused node lists. */
