@@ -22,21 +22,6 @@ def refs_type_5(t):
 def refs_type_6(t):
     return [i[0] for i in t.items]
 
-def refs_record_0(r):
-    return []
-def refs_record_1(r):
-    return [r[3]]
-def refs_record_2(r):
-    return [r[4][0], r[4][1]]
-def refs_record_3(r):
-    return [i[1] for i in r[5]]
-def refs_record_4(r):
-    return []
-def refs_record_5(r):
-    return [r[3], *[i[1] for i in r[5]]]
-def refs_record_6(r):
-    return [i[0] for i in r[5]]
-
 def names_type_0(t):
     return [t.name_off]
 def names_type_1(t):
@@ -51,37 +36,6 @@ def names_type_5(t):
     return [t.name_off, *[i[0] for i in t.items]]
 def names_type_6(t):
     return [t.name_off]
-
-def names_record_0(r):
-    return [r[1]]
-def names_record_1(r):
-    return [r[1]]
-def names_record_2(r):
-    return [r[1]]
-def names_record_3(r):
-    return [r[1], *[i[0] for i in r[5]]]
-def names_record_4(r):
-    return [r[1], *[i[0] for i in r[5]]]
-def names_record_5(r):
-    return [r[1], *[i[0] for i in r[5]]]
-def names_record_6(r):
-    return [r[1]]
-
-def remap_type_0(t, new_id):
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, t.items)
-def remap_type_1(t, new_id):
-    return (t.kind, t.name_off, t.kflag, new_id[t.size_or_type], t.extra, t.items)
-def remap_type_2(t, new_id):
-    extra = t.extra
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, (new_id[extra[0]], new_id[extra[1]], extra[2],), t.items)
-def remap_type_3(t, new_id):
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, tuple([(a0, new_id[a1], a2,) for a0, a1, a2 in t.items]))
-def remap_type_4(t, new_id):
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, t.items)
-def remap_type_5(t, new_id):
-    return (t.kind, t.name_off, t.kflag, new_id[t.size_or_type], t.extra, tuple([(a0, new_id[a1],) for a0, a1 in t.items]))
-def remap_type_6(t, new_id):
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, tuple([(new_id[a0], a1, a2,) for a0, a1, a2 in t.items]))
 
 def remap_type_made_0(t, new_id):
     return make(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, t.items)
@@ -99,114 +53,6 @@ def remap_type_made_5(t, new_id):
 def remap_type_made_6(t, new_id):
     return make(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, [(new_id[a0], a1, a2,) for a0, a1, a2 in t.items])
 
-def remap_record_0(r, new_id):
-    return r
-def remap_record_1(r, new_id):
-    return (r[0], r[1], r[2], new_id[r[3]], r[4], r[5])
-def remap_record_2(r, new_id):
-    extra = r[4]
-    return (r[0], r[1], r[2], r[3], (new_id[extra[0]], new_id[extra[1]], extra[2],), r[5])
-def remap_record_3(r, new_id):
-    return (r[0], r[1], r[2], r[3], r[4], tuple([(a0, new_id[a1], a2,) for a0, a1, a2 in r[5]]))
-def remap_record_4(r, new_id):
-    return r
-def remap_record_5(r, new_id):
-    return (r[0], r[1], r[2], new_id[r[3]], r[4], tuple([(a0, new_id[a1],) for a0, a1 in r[5]]))
-def remap_record_6(r, new_id):
-    return (r[0], r[1], r[2], r[3], r[4], tuple([(new_id[a0], a1, a2,) for a0, a1, a2 in r[5]]))
-
-def remap_record_made_0(r, new_id):
-    return make(r[0], r[1], r[2], r[3], r[4], r[5])
-def remap_record_made_1(r, new_id):
-    return make(r[0], r[1], r[2], new_id[r[3]], r[4], r[5])
-def remap_record_made_2(r, new_id):
-    extra = r[4]
-    return make(r[0], r[1], r[2], r[3], (new_id[extra[0]], new_id[extra[1]], extra[2],), r[5])
-def remap_record_made_3(r, new_id):
-    return make(r[0], r[1], r[2], r[3], r[4], [(a0, new_id[a1], a2,) for a0, a1, a2 in r[5]])
-def remap_record_made_4(r, new_id):
-    return make(r[0], r[1], r[2], r[3], r[4], r[5])
-def remap_record_made_5(r, new_id):
-    return make(r[0], r[1], r[2], new_id[r[3]], r[4], [(a0, new_id[a1],) for a0, a1 in r[5]])
-def remap_record_made_6(r, new_id):
-    return make(r[0], r[1], r[2], r[3], r[4], [(new_id[a0], a1, a2,) for a0, a1, a2 in r[5]])
-
-def rename_type_0(t, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-def rename_type_1(t, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-def rename_type_2(t, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-def rename_type_3(t, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, tuple([(new_name[a0], a1, a2,) for a0, a1, a2 in t.items]))
-def rename_type_4(t, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, tuple([(new_name[a0], a1,) for a0, a1 in t.items]))
-def rename_type_5(t, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, tuple([(new_name[a0], a1,) for a0, a1 in t.items]))
-def rename_type_6(t, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-
-def rename_type_made_0(t, new_name):
-    return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-def rename_type_made_1(t, new_name):
-    return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-def rename_type_made_2(t, new_name):
-    return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-def rename_type_made_3(t, new_name):
-    return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, [(new_name[a0], a1, a2,) for a0, a1, a2 in t.items])
-def rename_type_made_4(t, new_name):
-    return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, [(new_name[a0], a1,) for a0, a1 in t.items])
-def rename_type_made_5(t, new_name):
-    return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, [(new_name[a0], a1,) for a0, a1 in t.items])
-def rename_type_made_6(t, new_name):
-    return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-
-def rename_record_0(r, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-def rename_record_1(r, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-def rename_record_2(r, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-def rename_record_3(r, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_name[a0], a1, a2,) for a0, a1, a2 in r[5]]))
-def rename_record_4(r, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_name[a0], a1,) for a0, a1 in r[5]]))
-def rename_record_5(r, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_name[a0], a1,) for a0, a1 in r[5]]))
-def rename_record_6(r, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-
-def rename_record_made_0(r, new_name):
-    return make(r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-def rename_record_made_1(r, new_name):
-    return make(r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-def rename_record_made_2(r, new_name):
-    return make(r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-def rename_record_made_3(r, new_name):
-    return make(r[0], new_name[r[1]], r[2], r[3], r[4], [(new_name[a0], a1, a2,) for a0, a1, a2 in r[5]])
-def rename_record_made_4(r, new_name):
-    return make(r[0], new_name[r[1]], r[2], r[3], r[4], [(new_name[a0], a1,) for a0, a1 in r[5]])
-def rename_record_made_5(r, new_name):
-    return make(r[0], new_name[r[1]], r[2], r[3], r[4], [(new_name[a0], a1,) for a0, a1 in r[5]])
-def rename_record_made_6(r, new_name):
-    return make(r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-
-def remap_names_type_0(t, new_id, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
-def remap_names_type_1(t, new_id, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, new_id[t.size_or_type], t.extra, t.items)
-def remap_names_type_2(t, new_id, new_name):
-    extra = t.extra
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, (new_id[extra[0]], new_id[extra[1]], extra[2],), t.items)
-def remap_names_type_3(t, new_id, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, tuple([(new_name[a0], new_id[a1], a2,) for a0, a1, a2 in t.items]))
-def remap_names_type_4(t, new_id, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, tuple([(new_name[a0], a1,) for a0, a1 in t.items]))
-def remap_names_type_5(t, new_id, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, new_id[t.size_or_type], t.extra, tuple([(new_name[a0], new_id[a1],) for a0, a1 in t.items]))
-def remap_names_type_6(t, new_id, new_name):
-    return (t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, tuple([(new_id[a0], a1, a2,) for a0, a1, a2 in t.items]))
-
 def remap_names_type_made_0(t, new_id, new_name):
     return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, t.items)
 def remap_names_type_made_1(t, new_id, new_name):
@@ -223,21 +69,66 @@ def remap_names_type_made_5(t, new_id, new_name):
 def remap_names_type_made_6(t, new_id, new_name):
     return make(t.kind, new_name[t.name_off], t.kflag, t.size_or_type, t.extra, [(new_id[a0], a1, a2,) for a0, a1, a2 in t.items])
 
-def remap_names_record_0(r, new_id, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
-def remap_names_record_1(r, new_id, new_name):
-    return (r[0], new_name[r[1]], r[2], new_id[r[3]], r[4], r[5])
-def remap_names_record_2(r, new_id, new_name):
+def refs_record_0(r):
+    return []
+def refs_record_1(r):
+    return [r[3]]
+def refs_record_2(r):
+    return [r[4][0], r[4][1]]
+def refs_record_3(r):
+    return [i[1] for i in r[5]]
+def refs_record_4(r):
+    return []
+def refs_record_5(r):
+    return [r[3], *[i[1] for i in r[5]]]
+def refs_record_6(r):
+    return [i[0] for i in r[5]]
+
+def remap_record_0(r, new_id):
+    return r
+def remap_record_1(r, new_id):
+    return (r[0], r[1], r[2], new_id[r[3]], r[4], r[5])
+def remap_record_2(r, new_id):
     extra = r[4]
-    return (r[0], new_name[r[1]], r[2], r[3], (new_id[extra[0]], new_id[extra[1]], extra[2],), r[5])
-def remap_names_record_3(r, new_id, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_name[a0], new_id[a1], a2,) for a0, a1, a2 in r[5]]))
-def remap_names_record_4(r, new_id, new_name):
+    return (r[0], r[1], r[2], r[3], (new_id[extra[0]], new_id[extra[1]], extra[2],), r[5])
+def remap_record_3(r, new_id):
+    return (r[0], r[1], r[2], r[3], r[4], tuple([(a0, new_id[a1], a2,) for a0, a1, a2 in r[5]]))
+def remap_record_4(r, new_id):
+    return r
+def remap_record_5(r, new_id):
+    return (r[0], r[1], r[2], new_id[r[3]], r[4], tuple([(a0, new_id[a1],) for a0, a1 in r[5]]))
+def remap_record_6(r, new_id):
+    return (r[0], r[1], r[2], r[3], r[4], tuple([(new_id[a0], a1, a2,) for a0, a1, a2 in r[5]]))
+
+def rename_record_0(r, new_name):
+    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
+def rename_record_1(r, new_name):
+    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
+def rename_record_2(r, new_name):
+    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
+def rename_record_3(r, new_name):
+    return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_name[a0], a1, a2,) for a0, a1, a2 in r[5]]))
+def rename_record_4(r, new_name):
     return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_name[a0], a1,) for a0, a1 in r[5]]))
-def remap_names_record_5(r, new_id, new_name):
-    return (r[0], new_name[r[1]], r[2], new_id[r[3]], r[4], tuple([(new_name[a0], new_id[a1],) for a0, a1 in r[5]]))
-def remap_names_record_6(r, new_id, new_name):
-    return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_id[a0], a1, a2,) for a0, a1, a2 in r[5]]))
+def rename_record_5(r, new_name):
+    return (r[0], new_name[r[1]], r[2], r[3], r[4], tuple([(new_name[a0], a1,) for a0, a1 in r[5]]))
+def rename_record_6(r, new_name):
+    return (r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
+
+def names_record_0(r):
+    return [r[1]]
+def names_record_1(r):
+    return [r[1]]
+def names_record_2(r):
+    return [r[1]]
+def names_record_3(r):
+    return [r[1], *[i[0] for i in r[5]]]
+def names_record_4(r):
+    return [r[1], *[i[0] for i in r[5]]]
+def names_record_5(r):
+    return [r[1], *[i[0] for i in r[5]]]
+def names_record_6(r):
+    return [r[1]]
 
 def remap_names_record_made_0(r, new_id, new_name):
     return make(r[0], new_name[r[1]], r[2], r[3], r[4], r[5])
@@ -254,72 +145,6 @@ def remap_names_record_made_5(r, new_id, new_name):
     return make(r[0], new_name[r[1]], r[2], new_id[r[3]], r[4], [(new_name[a0], new_id[a1],) for a0, a1 in r[5]])
 def remap_names_record_made_6(r, new_id, new_name):
     return make(r[0], new_name[r[1]], r[2], r[3], r[4], [(new_id[a0], a1, a2,) for a0, a1, a2 in r[5]])
-
-def ready_type_0(t, new_id, waiting):
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, t.items)
-def ready_type_1(t, new_id, waiting):
-    if waiting[t.size_or_type]:
-        return [t.size_or_type]
-    return (t.kind, t.name_off, t.kflag, new_id[t.size_or_type], t.extra, t.items)
-def ready_type_2(t, new_id, waiting):
-    pending = [t.extra[0]] if waiting[t.extra[0]] else []
-    if waiting[t.extra[1]]:
-        pending.append(t.extra[1])
-    if pending:
-        return pending
-    extra = t.extra
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, (new_id[extra[0]], new_id[extra[1]], extra[2],), t.items)
-def ready_type_3(t, new_id, waiting):
-    pending = [i[1] for i in t.items if waiting[i[1]]]
-    if pending:
-        return pending
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, tuple([(a0, new_id[a1], a2,) for a0, a1, a2 in t.items]))
-def ready_type_4(t, new_id, waiting):
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, t.items)
-def ready_type_5(t, new_id, waiting):
-    pending = [t.size_or_type] if waiting[t.size_or_type] else []
-    pending += [i[1] for i in t.items if waiting[i[1]]]
-    if pending:
-        return pending
-    return (t.kind, t.name_off, t.kflag, new_id[t.size_or_type], t.extra, tuple([(a0, new_id[a1],) for a0, a1 in t.items]))
-def ready_type_6(t, new_id, waiting):
-    pending = [i[0] for i in t.items if waiting[i[0]]]
-    if pending:
-        return pending
-    return (t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, tuple([(new_id[a0], a1, a2,) for a0, a1, a2 in t.items]))
-
-def ready_type_made_0(t, new_id, waiting):
-    return make(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, t.items)
-def ready_type_made_1(t, new_id, waiting):
-    if waiting[t.size_or_type]:
-        return [t.size_or_type]
-    return make(t.kind, t.name_off, t.kflag, new_id[t.size_or_type], t.extra, t.items)
-def ready_type_made_2(t, new_id, waiting):
-    pending = [t.extra[0]] if waiting[t.extra[0]] else []
-    if waiting[t.extra[1]]:
-        pending.append(t.extra[1])
-    if pending:
-        return pending
-    extra = t.extra
-    return make(t.kind, t.name_off, t.kflag, t.size_or_type, (new_id[extra[0]], new_id[extra[1]], extra[2],), t.items)
-def ready_type_made_3(t, new_id, waiting):
-    pending = [i[1] for i in t.items if waiting[i[1]]]
-    if pending:
-        return pending
-    return make(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, [(a0, new_id[a1], a2,) for a0, a1, a2 in t.items])
-def ready_type_made_4(t, new_id, waiting):
-    return make(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, t.items)
-def ready_type_made_5(t, new_id, waiting):
-    pending = [t.size_or_type] if waiting[t.size_or_type] else []
-    pending += [i[1] for i in t.items if waiting[i[1]]]
-    if pending:
-        return pending
-    return make(t.kind, t.name_off, t.kflag, new_id[t.size_or_type], t.extra, [(a0, new_id[a1],) for a0, a1 in t.items])
-def ready_type_made_6(t, new_id, waiting):
-    pending = [i[0] for i in t.items if waiting[i[0]]]
-    if pending:
-        return pending
-    return make(t.kind, t.name_off, t.kflag, t.size_or_type, t.extra, [(new_id[a0], a1, a2,) for a0, a1, a2 in t.items])
 
 def ready_record_0(r, new_id, waiting):
     return r
@@ -354,58 +179,15 @@ def ready_record_6(r, new_id, waiting):
         return pending
     return (r[0], r[1], r[2], r[3], r[4], tuple([(new_id[a0], a1, a2,) for a0, a1, a2 in r[5]]))
 
-def ready_record_made_0(r, new_id, waiting):
-    return make(r[0], r[1], r[2], r[3], r[4], r[5])
-def ready_record_made_1(r, new_id, waiting):
-    if waiting[r[3]]:
-        return [r[3]]
-    return make(r[0], r[1], r[2], new_id[r[3]], r[4], r[5])
-def ready_record_made_2(r, new_id, waiting):
-    pending = [r[4][0]] if waiting[r[4][0]] else []
-    if waiting[r[4][1]]:
-        pending.append(r[4][1])
-    if pending:
-        return pending
-    extra = r[4]
-    return make(r[0], r[1], r[2], r[3], (new_id[extra[0]], new_id[extra[1]], extra[2],), r[5])
-def ready_record_made_3(r, new_id, waiting):
-    pending = [i[1] for i in r[5] if waiting[i[1]]]
-    if pending:
-        return pending
-    return make(r[0], r[1], r[2], r[3], r[4], [(a0, new_id[a1], a2,) for a0, a1, a2 in r[5]])
-def ready_record_made_4(r, new_id, waiting):
-    return make(r[0], r[1], r[2], r[3], r[4], r[5])
-def ready_record_made_5(r, new_id, waiting):
-    pending = [r[3]] if waiting[r[3]] else []
-    pending += [i[1] for i in r[5] if waiting[i[1]]]
-    if pending:
-        return pending
-    return make(r[0], r[1], r[2], new_id[r[3]], r[4], [(a0, new_id[a1],) for a0, a1 in r[5]])
-def ready_record_made_6(r, new_id, waiting):
-    pending = [i[0] for i in r[5] if waiting[i[0]]]
-    if pending:
-        return pending
-    return make(r[0], r[1], r[2], r[3], r[4], [(new_id[a0], a1, a2,) for a0, a1, a2 in r[5]])
-
 TABLES = {
     ('refs', 'type', False): (refs_type_0, refs_type_1, refs_type_2, refs_type_3, refs_type_4, refs_type_5, refs_type_6,),
-    ('refs', 'record', False): (refs_record_0, refs_record_1, refs_record_2, refs_record_3, refs_record_4, refs_record_5, refs_record_6,),
     ('names', 'type', False): (names_type_0, names_type_1, names_type_2, names_type_3, names_type_4, names_type_5, names_type_6,),
-    ('names', 'record', False): (names_record_0, names_record_1, names_record_2, names_record_3, names_record_4, names_record_5, names_record_6,),
-    ('remap', 'type', False): (remap_type_0, remap_type_1, remap_type_2, remap_type_3, remap_type_4, remap_type_5, remap_type_6,),
     ('remap', 'type', True): (remap_type_made_0, remap_type_made_1, remap_type_made_2, remap_type_made_3, remap_type_made_4, remap_type_made_5, remap_type_made_6,),
-    ('remap', 'record', False): (remap_record_0, remap_record_1, remap_record_2, remap_record_3, remap_record_4, remap_record_5, remap_record_6,),
-    ('remap', 'record', True): (remap_record_made_0, remap_record_made_1, remap_record_made_2, remap_record_made_3, remap_record_made_4, remap_record_made_5, remap_record_made_6,),
-    ('rename', 'type', False): (rename_type_0, rename_type_1, rename_type_2, rename_type_3, rename_type_4, rename_type_5, rename_type_6,),
-    ('rename', 'type', True): (rename_type_made_0, rename_type_made_1, rename_type_made_2, rename_type_made_3, rename_type_made_4, rename_type_made_5, rename_type_made_6,),
-    ('rename', 'record', False): (rename_record_0, rename_record_1, rename_record_2, rename_record_3, rename_record_4, rename_record_5, rename_record_6,),
-    ('rename', 'record', True): (rename_record_made_0, rename_record_made_1, rename_record_made_2, rename_record_made_3, rename_record_made_4, rename_record_made_5, rename_record_made_6,),
-    ('remap_names', 'type', False): (remap_names_type_0, remap_names_type_1, remap_names_type_2, remap_names_type_3, remap_names_type_4, remap_names_type_5, remap_names_type_6,),
     ('remap_names', 'type', True): (remap_names_type_made_0, remap_names_type_made_1, remap_names_type_made_2, remap_names_type_made_3, remap_names_type_made_4, remap_names_type_made_5, remap_names_type_made_6,),
-    ('remap_names', 'record', False): (remap_names_record_0, remap_names_record_1, remap_names_record_2, remap_names_record_3, remap_names_record_4, remap_names_record_5, remap_names_record_6,),
+    ('refs', 'record', False): (refs_record_0, refs_record_1, refs_record_2, refs_record_3, refs_record_4, refs_record_5, refs_record_6,),
+    ('remap', 'record', False): (remap_record_0, remap_record_1, remap_record_2, remap_record_3, remap_record_4, remap_record_5, remap_record_6,),
+    ('rename', 'record', False): (rename_record_0, rename_record_1, rename_record_2, rename_record_3, rename_record_4, rename_record_5, rename_record_6,),
+    ('names', 'record', False): (names_record_0, names_record_1, names_record_2, names_record_3, names_record_4, names_record_5, names_record_6,),
     ('remap_names', 'record', True): (remap_names_record_made_0, remap_names_record_made_1, remap_names_record_made_2, remap_names_record_made_3, remap_names_record_made_4, remap_names_record_made_5, remap_names_record_made_6,),
-    ('ready', 'type', False): (ready_type_0, ready_type_1, ready_type_2, ready_type_3, ready_type_4, ready_type_5, ready_type_6,),
-    ('ready', 'type', True): (ready_type_made_0, ready_type_made_1, ready_type_made_2, ready_type_made_3, ready_type_made_4, ready_type_made_5, ready_type_made_6,),
     ('ready', 'record', False): (ready_record_0, ready_record_1, ready_record_2, ready_record_3, ready_record_4, ready_record_5, ready_record_6,),
-    ('ready', 'record', True): (ready_record_made_0, ready_record_made_1, ready_record_made_2, ready_record_made_3, ready_record_made_4, ready_record_made_5, ready_record_made_6,),
 }

@@ -179,30 +179,6 @@ def parse_abbrev(data: bytes, pos: int) -> tuple[int, bool, tuple, int]:
         specs.append((attr, form, implicit))
 
 
-def _skip_abbrev(data: bytes, pos: int) -> int:
-    """The position after the abbreviation at pos (after its code), read as
-    `parse_abbrev` reads it but kept nowhere: GCC numbers abbreviations by use, so a
-    unit's own DIE has one of the last of its table (ext4.ko: 130 skipped per unit)."""
-    implicit_const = c.FORM_implicit_const
-    _, pos = read_uleb(data, pos)
-    pos += 1  # has_children
-    while True:
-        attr = data[pos]
-        if attr < 0x80:
-            pos += 1
-        else:
-            attr, pos = read_uleb(data, pos)
-        form = data[pos]
-        if form < 0x80:
-            pos += 1
-        else:
-            form, pos = read_uleb(data, pos)
-        if attr == 0 and form == 0:
-            return pos
-        if form == implicit_const:
-            _, pos = read_sleb(data, pos)
-
-
 def unit_attribute(dwarf: DwarfFile, unit: Unit, attr: int) -> int | None:
     """An integer attribute of the unit's own DIE (DW_AT_language, say), or None.
 
@@ -217,10 +193,9 @@ def unit_attribute(dwarf: DwarfFile, unit: Unit, attr: int) -> int | None:
             number, table = read_uleb(data, table)
             if number == 0:
                 return None
+            _, _, specs, table = parse_abbrev(data, table)
             if number == code:
-                _, _, specs, table = parse_abbrev(data, table)
                 break
-            table = _skip_abbrev(data, table)
         gen = _Codegen(">", unit.offset_size, unit.address_size, unit.version)
         order = "little" if dwarf.little_endian else "big"
         for spec_attr, form, implicit in specs:
