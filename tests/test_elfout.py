@@ -228,3 +228,23 @@ def test_relayout_refuses_what_it_does_not_take_whole(tmp_path):
     assert relaid(b"\x7fELF" + bytes(60), {".BTF": b"x"}) is None
     for cut in range(0, 64, 7):
         assert relaid(image[:cut], {".BTF": b"x"}) is None
+
+
+def test_relayout_never_raises_on_a_damaged_header(tmp_path):
+    """Every 8 bytes of a relocatable file's header and section table set to large values
+    in turn: relaid gives pieces that add up to an ELF file, or None; nothing raises and
+    nothing is padded without bound (an alignment of 2**40 is refused, not written)."""
+    import struct
+
+    from canonbtf.elf.relayout import relaid
+
+    image = compiled(tmp_path).read_bytes()
+    shoff = struct.unpack_from("<Q", image, 40)[0]
+    places = [*range(16, 64, 2), *range(shoff, len(image) - 8, 4)]
+    for at in places:
+        for value in (0, 1 << 40, 0xFFFFFFFF, 3):
+            damaged = bytearray(image)
+            damaged[at:at + 8] = value.to_bytes(8, "little")
+            pieces = relaid(bytes(damaged), {".BTF": b"x"})
+            if pieces is not None:
+                assert sum(len(p) for p in pieces) < 2 * len(image) + (1 << 17)

@@ -20,6 +20,9 @@ from .read import ET_REL, MAGIC, SHT_NOBITS
 
 SHT_PROGBITS = 1
 SHN_LORESERVE = 0xFF00
+# A larger section alignment is left to objcopy: padding to it is written out here, and a
+# damaged header could ask for terabytes (a kernel's largest is a page).
+MAX_ALIGN = 1 << 16
 # ELF class -> (the header's layout after e_ident, a section header's layout)
 _LAYOUTS = {
     1: ("HHIIIIIHHHHHH", "IIIIIIIIII"),  # ELFCLASS32
@@ -57,7 +60,8 @@ def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview]
     view = memoryview(image)
     contents: list[bytes | memoryview] = []
     for _, kind, _, _, offset, size, _, _, align, _ in rows:
-        if align & (align - 1) or (kind != SHT_NOBITS and offset + size > len(image)):
+        if align & (align - 1) or align > MAX_ALIGN \
+                or (kind != SHT_NOBITS and offset + size > len(image)):
             return None
         contents.append(b"" if kind == SHT_NOBITS else view[offset:offset + size])
     names = bytes(contents[shstrndx])
