@@ -405,7 +405,8 @@ def _add_encode(sub) -> None:
                    help="print every feature with 'default' or 'optional' and exit")
     p.add_argument("--elf-out", metavar="ELF_OUT",
                    help="also write a copy of the input ELF with the .BTF section added or "
-                        "replaced (needs objcopy: $OBJCOPY, objcopy or llvm-objcopy)")
+                        "replaced (a module or .o laid out in-process; anything else needs "
+                        "objcopy: $OBJCOPY, objcopy or llvm-objcopy)")
     p.add_argument("--in-place", action="store_true",
                    help="allow --elf-out to name the input file itself")
     p.add_argument("--dwarf-reader", choices=("fast", "pyelftools"), default="fast",

@@ -26,7 +26,8 @@ _NOT_FILES = {"N", "LIST", "FLAGS", "NAME[,NAME...]"}
 # accepts has a line here.
 PAHOLE_HELP = {
     "-J": ("", "encode BTF (pahole's --btf_encode); with no --btf_encode_detached, the "
-               ".BTF section is written into FILE in place (via objcopy)"),
+               ".BTF section is written into FILE in place (a module laid out again "
+               "in-process, vmlinux via objcopy)"),
     "--btf_encode": ("", "as -J"),
     "--btf_encode_detached": ("=FILE", "write the raw BTF to FILE instead (gen-btf.sh, "
                                        "kernels since 2026: then in name order)"),
@@ -185,7 +186,8 @@ def pahole_man(version: str) -> str:
         out += [".TP", f"\\fB{_roff(option)}\\fR\\fI{_roff(value)}\\fR", _roff(text)]
     out += [".SH EXIT STATUS", "0 done; 2 the job could not be done, with one line on "
             "stderr.", ".SH ENVIRONMENT", ".TP", ".B LLVM_OBJCOPY",
-            "The objcopy to write .BTF with (Kbuild sets it).", ".TP",
+            "The objcopy to write .BTF into a file that is not relocatable, such as "
+            "vmlinux (Kbuild sets it).", ".TP",
             ".B CANONBTF_PAHOLE_ORDER", "kind or name: the order of the output BTF.",
             ".SH SEE ALSO", "\\fBcanonbtf\\fR(1), \\fBpahole\\fR(1)"]
     return "\n".join(out) + "\n"
