@@ -107,9 +107,7 @@ def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
     if done is None:
         return None
     raw, alone = done
-    ids = array("I")
-    ids.frombytes(raw)
-    return ids.tolist(), alone
+    return _id_list(raw), alone
 
 
 def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | None = None,
@@ -186,12 +184,7 @@ def sharing(values: Sequence[int], last: int) -> list[int] | None:
             table = array("I", itertools.islice(values, last + 1))
         except (OverflowError, TypeError):
             return None
-    raw = module.sharing(table)
-    if raw is None:
-        return None
-    ids = array("I")
-    ids.frombytes(raw)
-    return ids.tolist()
+    return _id_list(module.sharing(table))
 
 
 def members(values: Sequence[int], wanted: Iterable[int], last: int) -> list[int] | None:
@@ -203,9 +196,13 @@ def members(values: Sequence[int], wanted: Iterable[int], last: int) -> list[int
                               and len(values) == last + 1):
         return None
     try:
-        raw = module.members(values, array("I", wanted))
+        return _id_list(module.members(values, array("I", wanted)))
     except (OverflowError, TypeError):
         return None
+
+
+def _id_list(raw: bytes | None) -> list[int] | None:
+    """The compiled part's u32 ids (host order) as a list; None stays None."""
     if raw is None:
         return None
     ids = array("I")

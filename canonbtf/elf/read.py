@@ -31,6 +31,12 @@ LEFT_TO_PYELFTOOLS = frozenset({5, 6, 11, 18, 19, 0x6FFFFFF3, 0x6FFFFFF6, 0x6FFF
                                 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF, 0x70000003})
 SHF_COMPRESSED = 0x800
 ET_REL = 1
+# ELF class (e_ident[EI_CLASS]) -> (the header's layout after e_ident, a section header's):
+# what ElfImage reads and relayout.py writes back.
+LAYOUTS = {
+    1: ("HHIIIIIHHHHHH", "IIIIIIIIII"),  # ELFCLASS32
+    2: ("HHIQQQIHHHHHH", "IIQQQQIIQQ"),  # ELFCLASS64
+}
 ELF_TYPES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}  # pyelftools'
 # e_machine -> the name pyelftools gives it, for the machines the fast relocation knows.
 MACHINE_NAMES = {62: "EM_X86_64", 183: "EM_AARCH64", 22: "EM_S390", 21: "EM_PPC64",
@@ -63,16 +69,12 @@ class ElfImage:
         self.elf64 = head[4] == 2
         self.little_endian = head[5] == 1
         order = "<" if self.little_endian else ">"
-        if self.elf64:
-            if len(head) < 64:
-                raise Unusual("short header")
-            e_type, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, shstrndx = \
-                struct.unpack_from(order + "HHIQQQIHHHHHH", head, 16)
-            layout = struct.Struct(order + "IIQQQQIIQQ")
-        else:
-            e_type, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, shstrndx = \
-                struct.unpack_from(order + "HHIIIIIHHHHHH", head, 16)
-            layout = struct.Struct(order + "IIIIIIIIII")
+        head_layout, row_layout = LAYOUTS[head[4]]
+        if len(head) < 16 + struct.calcsize(order + head_layout):
+            raise Unusual("short header")
+        e_type, machine, _, _, _, shoff, _, _, _, _, shentsize, shnum, shstrndx = \
+            struct.unpack_from(order + head_layout, head, 16)
+        layout = struct.Struct(order + row_layout)
         self.type, self.machine = e_type, machine
         if not shoff or shnum == 0 or shstrndx == 0 or shstrndx >= shnum \
                 or shentsize != layout.size or shoff + shnum * shentsize > self.file_size:

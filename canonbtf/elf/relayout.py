@@ -16,18 +16,13 @@ from __future__ import annotations
 
 import struct
 
-from .read import ET_REL, MAGIC, SHT_NOBITS
+from .read import ET_REL, LAYOUTS, MAGIC, SHT_NOBITS
 
 SHT_PROGBITS = 1
 SHN_LORESERVE = 0xFF00
 # A larger section alignment is left to objcopy: padding to it is written out here, and a
 # damaged header could ask for terabytes (a kernel's largest is a page).
 MAX_ALIGN = 1 << 16
-# ELF class -> (the header's layout after e_ident, a section header's layout)
-_LAYOUTS = {
-    1: ("HHIIIIIHHHHHH", "IIIIIIIIII"),  # ELFCLASS32
-    2: ("HHIQQQIHHHHHH", "IIQQQQIIQQ"),  # ELFCLASS64
-}
 
 
 def _aligned(offset: int, alignment: int) -> int:
@@ -39,11 +34,11 @@ def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview]
     the section of that name, or added as a non-allocated PROGBITS section (flags 0,
     alignment 1, as pahole's objcopy run adds .BTF), as the pieces to write one after
     the other (views of `image`: ext4.ko is 13 MB); None where objcopy should do it."""
-    if len(image) < 52 or image[:4] != MAGIC or image[4] not in _LAYOUTS \
+    if len(image) < 52 or image[:4] != MAGIC or image[4] not in LAYOUTS \
             or image[5] not in (1, 2):
         return None
     order = "<" if image[5] == 1 else ">"
-    head_format, row_format = _LAYOUTS[image[4]]
+    head_format, row_format = LAYOUTS[image[4]]
     head = struct.Struct(order + head_format)
     row = struct.Struct(order + row_format)
     if len(image) < 16 + head.size:

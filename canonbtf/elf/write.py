@@ -20,7 +20,7 @@ import stat
 
 from ..errors import InputError
 from ..output import atomic_output, new_temporary
-from .read import ET_REL, ElfImage, Unusual
+from .read import ET_REL, MAGIC, ElfImage, Unusual
 from .relayout import relaid
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -32,18 +32,29 @@ OBJCOPY_NAMES = ("objcopy", "llvm-objcopy")
 SECTION = ".BTF"
 
 
-def find_objcopy() -> list[str]:
-    """The objcopy command to run; InputError (exit 2) when there is none."""
+def configured_command(variable: str) -> list[str] | None:
+    """The command environment `variable` names (words split as a shell would, the first
+    found in PATH), None when it is unset or empty; InputError when it names none."""
     import shlex
     import shutil
 
-    configured = os.environ.get(OBJCOPY_ENV)
+    configured = os.environ.get(variable)
+    if not configured:
+        return None
+    command = shlex.split(configured)
+    found = shutil.which(command[0]) if command else None
+    if not found:
+        raise InputError(None, f"{variable}={configured!r} is not a command found in PATH")
+    return [found, *command[1:]]
+
+
+def find_objcopy() -> list[str]:
+    """The objcopy command to run; InputError (exit 2) when there is none."""
+    import shutil
+
+    configured = configured_command(OBJCOPY_ENV)
     if configured:
-        command = shlex.split(configured)
-        if command and shutil.which(command[0]):
-            return [shutil.which(command[0]), *command[1:]]
-        raise InputError(None, f"--elf-out: {OBJCOPY_ENV}={configured!r} is not a command "
-                               f"found in PATH")
+        return configured
     for name in OBJCOPY_NAMES:
         path = shutil.which(name)
         if path:
@@ -78,7 +89,7 @@ def laid_out_here(path: str) -> bool:
             head = fh.read(18)
     except OSError:
         return False
-    if len(head) < 18 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+    if len(head) < 18 or head[:4] != MAGIC or head[5] not in (1, 2):
         return False
     return int.from_bytes(head[16:18], "little" if head[5] == 1 else "big") == ET_REL
 

@@ -39,19 +39,9 @@ def output_order(req: Request) -> str:
 def objcopy_command() -> list[str]:
     """pahole runs $LLVM_OBJCOPY (Kbuild sets it to $(OBJCOPY)); else canonbtf's
     usual choice ($OBJCOPY, objcopy, llvm-objcopy)."""
-    import shlex
-    import shutil
+    from ..elf.write import configured_command, find_objcopy
 
-    from ..elf.write import find_objcopy
-
-    configured = os.environ.get("LLVM_OBJCOPY")
-    if configured:
-        command = shlex.split(configured)
-        found = shutil.which(command[0]) if command else None
-        if not found:
-            raise InputError(None, f"LLVM_OBJCOPY={configured!r} is not a command found in PATH")
-        return [found, *command[1:]]
-    return find_objcopy()
+    return configured_command("LLVM_OBJCOPY") or find_objcopy()
 
 
 def _check_request(req: Request) -> None:
