@@ -1,7 +1,8 @@
 """The spec as C: X-macro lists in canonbtf/native/csrc/. kinds.def and features.def, which
 kinds.h and dwarf/csrc/core.h turn into the one kind enum, the one kind-name table, the
 words, roles and sets by kind, and the feature bits; dwarf_numbers.def, the DWARF numbers
-of dwarf/csrc/dwarf.h; check_keys.def, the finding keys check/csrc/check.c reports.
+of dwarf/csrc/dwarf.h; wanted_attrs.def, the attributes dwarf/csrc/read.c reads of each tag;
+check_keys.def, the finding keys check/csrc/check.c reports.
 
 setup.py's build_ext runs this (`python -m canonbtf.spec.gen_c`); the files are committed
 so a tree builds without it, and tests/test_spec.py checks that they are what it writes.
@@ -87,6 +88,29 @@ def dwarf_numbers_def() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _named(prefix: str) -> dict[object, str]:
+    """dwarf_numbers' numbers and strings named with `prefix`, to their names."""
+    pairs = [(value, name) for name, value in vars(dwarf_numbers).items()
+             if name.startswith(prefix) and type(value) in (int, str)]
+    named = dict(pairs)
+    if len(named) != len(pairs):
+        raise ValueError(f"two {prefix} names of one value")
+    return named
+
+
+def wanted_attrs_def() -> str:
+    """wanted_attrs.def: each (tag, attribute) of dwarf_numbers.WANTED_ATTRS with the
+    attribute's slot (S_ and its name) and value kind, sorted."""
+    tags, attrs, value_kinds = _named("TAG_"), _named("AT_"), _named("V_")
+    lines = [_HEAD.format(source="dwarf_numbers.py"),
+             "/* WANTED_ATTR(tag, attribute, slot, value kind) */"]
+    lines += [f"WANTED_ATTR({tags[tag]}, {attrs[attr]}, S_{attrs[attr][3:].upper()}, "
+              f"{value_kinds[kind]})"
+              for tag, wanted in sorted(dwarf_numbers.WANTED_ATTRS.items())
+              for attr, kind in sorted(wanted.items())]
+    return "\n".join(lines) + "\n"
+
+
 _KEY_CHARS = set(string.ascii_lowercase + string.digits + "-")
 
 
@@ -104,7 +128,8 @@ def check_keys_def() -> str:
 def generated() -> dict[str, str]:
     """File name -> the text this writes into canonbtf/native/csrc/."""
     return {"kinds.def": kinds_def(), "features.def": features_def(),
-            "dwarf_numbers.def": dwarf_numbers_def(), "check_keys.def": check_keys_def()}
+            "dwarf_numbers.def": dwarf_numbers_def(), "wanted_attrs.def": wanted_attrs_def(),
+            "check_keys.def": check_keys_def()}
 
 
 def main(argv: Sequence[str] = ()) -> None:

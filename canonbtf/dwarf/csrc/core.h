@@ -42,8 +42,8 @@ enum { S_NAME, S_TYPE, S_BYTE_SIZE, S_DECLARATION, S_ENCODING, S_BIT_SIZE, S_SIG
        S_ADDR_BASE, S_LOCLISTS_BASE, NSLOTS };
 
 /* How a wanted attribute's value is read (dwarf_numbers.V_*). */
-enum { V_NONE, V_STRING, V_REF, V_CONST, V_LOCATION, V_FLAG, V_SECOFF, V_TEXT, V_ADDRESS,
-       V_ADDRESS_EXPR, V_PARAM_LOCATION };
+enum { V_NONE, V_STRING, V_REF, V_CONST, V_LOCATION, V_FLAG, V_SECTION_OFFSET, V_TEXT,
+       V_ADDRESS, V_ADDRESS_EXPR, V_PARAM_LOCATION };
 
 /* What a parameter's location attribute holds (attr_t.loc_kind): its summary
  * (locations.py), or a location list by section offset or by DW_FORM_loclistx index. */

@@ -43,98 +43,18 @@ static int child_tag(uint32_t tag)
     return 0;
 }
 
-/* wanted() for a child DIE (member, enumerator, subrange, parameter, annotation). */
-static int wanted_child(uint32_t tag, uint32_t attr, int8_t *slot)
+/* dwarf_numbers.WANTED_ATTRS, through the generated wanted_attrs.def: the slot and value
+ * kind of `attr` for a DIE of `tag`; V_NONE when not wanted. role_of gives a tag the
+ * role its table is read in, so the tag alone decides, as in dies.py. */
+static int wanted(uint32_t tag, uint32_t attr, int8_t *slot)
 {
-    switch (tag) {
-    case TAG_member:
-        switch (attr) {
-        case AT_name: *slot = S_NAME; return V_STRING;
-        case AT_type: *slot = S_TYPE; return V_REF;
-        case AT_data_member_location: *slot = S_DATA_MEMBER_LOCATION; return V_LOCATION;
-        case AT_data_bit_offset: *slot = S_DATA_BIT_OFFSET; return V_CONST;
-        case AT_bit_offset: *slot = S_BIT_OFFSET; return V_CONST;
-        case AT_bit_size: *slot = S_BIT_SIZE; return V_CONST;
-        case AT_byte_size: *slot = S_BYTE_SIZE; return V_CONST;
-        case AT_declaration: *slot = S_DECLARATION; return V_FLAG;
-        case AT_external: *slot = S_EXTERNAL; return V_FLAG;
-        }
-        return V_NONE;
-    case TAG_enumerator:
-        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
-        if (attr == AT_const_value) { *slot = S_CONST_VALUE; return V_CONST; }
-        return V_NONE;
-    case TAG_subrange_type:
-        switch (attr) {
-        case AT_type: *slot = S_TYPE; return V_REF;
-        case AT_lower_bound: *slot = S_LOWER_BOUND; return V_CONST;
-        case AT_upper_bound: *slot = S_UPPER_BOUND; return V_CONST;
-        case AT_count: *slot = S_COUNT; return V_CONST;
-        }
-        return V_NONE;
-    case TAG_formal_parameter:
-        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
-        if (attr == AT_type) { *slot = S_TYPE; return V_REF; }
-        if (attr == AT_location) { *slot = S_LOCATION; return V_PARAM_LOCATION; }
-        if (attr == AT_abstract_origin) { *slot = S_ABSTRACT_ORIGIN; return V_REF; }
-        return V_NONE;
-    case TAG_LLVM_annotation:
-        if (attr == AT_name) { *slot = S_NAME; return V_STRING; }
-        if (attr == AT_const_value) { *slot = S_CONST_VALUE; return V_TEXT; }
-        return V_NONE;
+    switch ((uint64_t)tag << 32 | attr) {
+#define WANTED_ATTR(tag, attr, slot_name, value_kind) \
+    case (uint64_t)tag << 32 | attr: *slot = slot_name; return value_kind;
+#include "wanted_attrs.def"
+#undef WANTED_ATTR
     }
     return V_NONE;
-}
-
-/* dwarf_numbers.WANTED_ATTRS: the slot and value kind of `attr` for a DIE of `tag` read in
- * `role`; V_NONE when not wanted. */
-static int wanted(int role, uint32_t tag, uint32_t attr, int8_t *slot)
-{
-    if (role == ROLE_TYPE && type_tag(tag)) {
-        switch (attr) {
-        case AT_name: *slot = S_NAME; return V_STRING;
-        case AT_type: *slot = S_TYPE; return V_REF;
-        case AT_byte_size: *slot = S_BYTE_SIZE; return V_CONST;
-        case AT_declaration: *slot = S_DECLARATION; return V_FLAG;
-        case AT_encoding: *slot = S_ENCODING; return V_CONST;
-        case AT_bit_size: *slot = S_BIT_SIZE; return V_CONST;
-        case AT_signature: *slot = S_SIGNATURE; return V_REF;
-        }
-        return V_NONE;
-    }
-    if (role == ROLE_TYPE && tag == TAG_subprogram) {
-        switch (attr) {
-        case AT_name: *slot = S_NAME; return V_STRING;
-        case AT_type: *slot = S_TYPE; return V_REF;
-        case AT_declaration: *slot = S_DECLARATION; return V_FLAG;
-        case AT_external: *slot = S_EXTERNAL; return V_FLAG;
-        case AT_low_pc: *slot = S_LOW_PC; return V_ADDRESS;
-        case AT_abstract_origin: *slot = S_ABSTRACT_ORIGIN; return V_REF;
-        case AT_specification: *slot = S_SPECIFICATION; return V_REF;
-        case AT_calling_convention: *slot = S_CALLING_CONVENTION; return V_CONST;
-        }
-        return V_NONE;
-    }
-    if (role == ROLE_VARIABLE) {
-        switch (attr) {
-        case AT_name: *slot = S_NAME; return V_STRING;
-        case AT_type: *slot = S_TYPE; return V_REF;
-        case AT_declaration: *slot = S_DECLARATION; return V_FLAG;
-        case AT_external: *slot = S_EXTERNAL; return V_FLAG;
-        case AT_specification: *slot = S_SPECIFICATION; return V_REF;
-        case AT_location: *slot = S_LOCATION; return V_ADDRESS_EXPR;
-        }
-        return V_NONE;
-    }
-    if (role == ROLE_UNIT) {
-        if (attr == AT_str_offsets_base) { *slot = S_STR_OFFSETS_BASE; return V_SECOFF; }
-        if (attr == AT_addr_base) { *slot = S_ADDR_BASE; return V_SECOFF; }
-        if (attr == AT_loclists_base) { *slot = S_LOCLISTS_BASE; return V_SECOFF; }
-        return V_NONE;
-    }
-    if (role != ROLE_CHILD)
-        return V_NONE;
-    return wanted_child(tag, attr, slot);
 }
 
 /* Form classes. */
@@ -225,7 +145,7 @@ static int regular(int vkind, uint32_t form, int cls)
         return is_const_form(form) || cls == C_BLOCK;
     case V_FLAG:
         return (form == FORM_flag || is_const_form(form)) ? 1 : -1;
-    case V_SECOFF:
+    case V_SECTION_OFFSET:
         return (form == FORM_sec_offset || is_const_form(form)) && form != FORM_sdata
             ? 1 : -1;
     case V_TEXT:
@@ -397,7 +317,7 @@ static int classify_specs(encoder_t *e, abbrev_t *ab)
         if (ab->role == ROLE_SKIP)
             continue;
         int8_t slot = -1;
-        int vk = wanted(ab->role, ab->tag, s->attr, &slot);
+        int vk = wanted(ab->tag, s->attr, &slot);
         if (vk == V_NONE)
             continue;
         int r = regular(vk, s->form, cls);
@@ -587,7 +507,7 @@ static int attr_value(encoder_t *e, const spec_t *s, const form_value_t *fv, att
         }
         return 1;
     case V_CONST:
-    case V_SECOFF:
+    case V_SECTION_OFFSET:
     case V_ADDRESS:
     case V_LOCATION:
     case V_ADDRESS_EXPR:
