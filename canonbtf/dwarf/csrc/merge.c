@@ -11,6 +11,7 @@
  * runs the reference, which gives the bytes or the error it gives.
  */
 #include "core.h"
+#include "pytype.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,7 +238,8 @@ static int intern_cells(merge_t *m, int insert, int64_t *key)
     return 0;
 }
 
-/* add_group(entry lists, [(unit offset, key ids)]): one worker group's fragments. */
+PyDoc_STRVAR(Merge_add_group_doc,
+             "add_group(entry lists, [(unit offset, key ids)]): one worker group's fragments.");
 static PyObject *Merge_add_group(merge_t *m, PyObject *args)
 {
     PyObject *lists, *unit_keys;
@@ -447,6 +449,8 @@ static int find_unsafe(merge_t *m)
     return rc;
 }
 
+PyDoc_STRVAR(Merge_finish_doc,
+             "finish() -> per key id, 1 where the key is unsafe (bytes).");
 static PyObject *Merge_finish(merge_t *m, PyObject *noargs)
 {
     (void)noargs;
@@ -465,7 +469,18 @@ static int need_state(merge_t *m, int state)
     return -1;
 }
 
-/* redo_units() -> offsets of the units with a key that is unsafe. */
+/* need_state, for a method that takes a list `arg` (TypeError naming `what` otherwise). */
+static int need_list_in_state(merge_t *m, PyObject *arg, const char *what, int state)
+{
+    if (!PyList_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "%s: a list", what);
+        return -1;
+    }
+    return need_state(m, state);
+}
+
+PyDoc_STRVAR(Merge_redo_units_doc,
+             "redo_units() -> offsets of the units that hold an unsafe key.");
 static PyObject *Merge_redo_units(merge_t *m, PyObject *noargs)
 {
     (void)noargs;
@@ -485,12 +500,12 @@ static PyObject *Merge_redo_units(merge_t *m, PyObject *noargs)
     return out;
 }
 
-/* lookup(entries) -> [0, parent key id or -2 per entry]: a records-mode pool's entries,
- * numbered from 1 with references among them, as keys.py's `_parent_ids`. */
+PyDoc_STRVAR(Merge_lookup_doc,
+             "lookup(entries) -> [0, parent key id or -2 per entry]: a records-mode pool's "
+             "entries, numbered from 1 with references among them, as keys.py's `_parent_ids`.");
 static PyObject *Merge_lookup(merge_t *m, PyObject *entries)
 {
-    if (!PyList_Check(entries)) return PyErr_Format(PyExc_TypeError, "entries: a list");
-    if (need_state(m, 1)) return NULL;
+    if (need_list_in_state(m, entries, "entries", 1)) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(entries);
     int64_t *ids = malloc((size_t)(n + 1) * sizeof *ids);
     PyObject *out = ids ? PyList_New(n + 1) : PyErr_NoMemory();
@@ -574,8 +589,9 @@ static int record_cells(merge_t *m, PyObject *records, Py_ssize_t i)
     return serialize(m, PyTuple_GET_ITEM(pair, 0), &map);
 }
 
-/* emit() -> how many safe keys have a type of their own (type ids 1..that, in key
- * order); the others' references go to their token's definition. */
+PyDoc_STRVAR(Merge_emit_doc,
+             "emit() -> how many safe keys have a type of their own (type ids 1..that, in key "
+             "order); the others' references go to their token's definition.");
 static PyObject *Merge_emit(merge_t *m, PyObject *noargs)
 {
     (void)noargs;
@@ -602,13 +618,13 @@ static int compare_names(const void *a, const void *b)
     return PyUnicode_Compare(x, y);
 }
 
-/* strings(records) -> the string table of the merged Btf (records_btf's): "" then the
- * names of its types, sorted; the safe keys' types first, then `records` ([(record,
- * type id map)], appended after them). */
+PyDoc_STRVAR(Merge_strings_doc,
+             "strings(records) -> the string table of the merged Btf (records_btf's): \"\" "
+             "then the names of its types, sorted; the safe keys' types first, then `records` "
+             "([(record, type id map)], appended after them).");
 static PyObject *Merge_strings(merge_t *m, PyObject *records)
 {
-    if (!PyList_Check(records)) return PyErr_Format(PyExc_TypeError, "records: a list");
-    if (need_state(m, 2)) return NULL;
+    if (need_list_in_state(m, records, "records", 2)) return NULL;
     m->used.n = 0;
     for (size_t i = 0; i < m->emitted.n; i++)
         if (mark_names(m, entry_cells(m, m->emitted.a[i]))) return NULL;
@@ -796,12 +812,12 @@ static int write_type(merge_t *m, const cell_t *cells, uint64_t type_id, words_t
     return 0;
 }
 
-/* words(records) -> (type section words, [(VAR id, section, offset, size)]): the safe
- * keys' types then `records` (as given to strings()). */
+PyDoc_STRVAR(Merge_words_doc,
+             "words(records) -> (type section words, [(VAR id, section, offset, size)]): the "
+             "safe keys' types then `records` (as given to strings()).");
 static PyObject *Merge_words(merge_t *m, PyObject *records)
 {
-    if (!PyList_Check(records)) return PyErr_Format(PyExc_TypeError, "records: a list");
-    if (need_state(m, 3)) return NULL;
+    if (need_list_in_state(m, records, "records", 3)) return NULL;
     words_t out = {{0}, 1};
     PyObject *placed = PyList_New(0), *result = NULL;
     if (!placed) return NULL;
@@ -864,20 +880,13 @@ static void Merge_dealloc(merge_t *m)
 }
 
 static PyMethodDef Merge_methods[] = {
-    {"add_group", (PyCFunction)Merge_add_group, METH_VARARGS,
-     "add_group(entry lists, [(unit offset, key ids)]): one worker group's fragments."},
-    {"finish", (PyCFunction)Merge_finish, METH_NOARGS,
-     "finish() -> per key id, 1 where the key is unsafe (bytes)."},
-    {"redo_units", (PyCFunction)Merge_redo_units, METH_NOARGS,
-     "redo_units() -> offsets of the units that hold an unsafe key."},
-    {"lookup", (PyCFunction)Merge_lookup, METH_O,
-     "lookup(entries) -> [0] + the parent key id of each entry, -2 where none."},
-    {"emit", (PyCFunction)Merge_emit, METH_NOARGS,
-     "emit() -> how many safe keys have a type of their own (the first type ids)."},
-    {"strings", (PyCFunction)Merge_strings, METH_O,
-     "strings(records) -> the merged Btf's string table: \"\" then its names, sorted."},
-    {"words", (PyCFunction)Merge_words, METH_O,
-     "words(records) -> (type section words, VAR placements)."},
+    METHOD_ROW(Merge, add_group, METH_VARARGS),
+    METHOD_ROW(Merge, finish, METH_NOARGS),
+    METHOD_ROW(Merge, redo_units, METH_NOARGS),
+    METHOD_ROW(Merge, lookup, METH_O),
+    METHOD_ROW(Merge, emit, METH_NOARGS),
+    METHOD_ROW(Merge, strings, METH_O),
+    METHOD_ROW(Merge, words, METH_O),
     {NULL, NULL, 0, NULL},
 };
 
@@ -888,12 +897,8 @@ static PyGetSetDef Merge_getset[] = {
 };
 
 PyTypeObject MergeType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "canonbtf.dwarf._core.KeyedMerge",
-    .tp_basicsize = sizeof(merge_t),
-    .tp_dealloc = (destructor)Merge_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The keyed merge's parent side (keys.py KeyedMerge; dwarf/keyed_core.py).",
+    PLAIN_TYPE_HEAD("canonbtf.dwarf._core.KeyedMerge", merge_t, Merge_dealloc,
+                    "The keyed merge's parent side (keys.py KeyedMerge; dwarf/keyed_core.py)."),
     .tp_methods = Merge_methods,
     .tp_getset = Merge_getset,
     .tp_init = (initproc)Merge_init,

@@ -5,6 +5,7 @@
  * and the converter calls back into Python for symbol lookups.
  */
 #include "core.h"
+#include "pytype.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,8 @@ static int encode(encoder_t *e, PyObject *unit)
     return rc ? -1 : 0;
 }
 
+PyDoc_STRVAR(Encoder_records_doc,
+             "records(unit) -> the unit's BTF records, as convert.convert_unit makes them.");
 static PyObject *Encoder_records(encoder_t *e, PyObject *unit)
 {
     if (encode(e, unit)) return NULL;
@@ -172,6 +175,8 @@ static PyObject *Encoder_records(encoder_t *e, PyObject *unit)
     return list;
 }
 
+PyDoc_STRVAR(Encoder_add_keys_doc,
+             "add_keys(unit): the unit's records keyed into this encoder's pool (keys.KeyPool).");
 static PyObject *Encoder_add_keys(encoder_t *e, PyObject *unit)
 {
     if (encode(e, unit)) return NULL;
@@ -184,6 +189,8 @@ static PyObject *Encoder_add_keys(encoder_t *e, PyObject *unit)
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(Encoder_take_fragment_doc,
+             "take_fragment() -> (new entries, [(unit offset, key ids as u32 bytes)]).");
 static PyObject *Encoder_take_fragment(encoder_t *e, PyObject *noargs)
 {
     (void)noargs;
@@ -196,6 +203,8 @@ static PyObject *Encoder_take_fragment(encoder_t *e, PyObject *noargs)
     return out;
 }
 
+PyDoc_STRVAR(Encoder_take_counts_doc,
+             "take_counts() -> (skip reasons, skipped tags, type DIEs) since the last call.");
 static PyObject *Encoder_take_counts(encoder_t *e, PyObject *noargs)
 {
     (void)noargs;
@@ -211,24 +220,16 @@ static PyObject *Encoder_take_counts(encoder_t *e, PyObject *noargs)
 }
 
 static PyMethodDef Encoder_methods[] = {
-    {"records", (PyCFunction)Encoder_records, METH_O,
-     "records(unit) -> the unit's BTF records, as convert.convert_unit makes them."},
-    {"add_keys", (PyCFunction)Encoder_add_keys, METH_O,
-     "add_keys(unit): the unit's records keyed into this encoder's pool (keys.KeyPool)."},
-    {"take_fragment", (PyCFunction)Encoder_take_fragment, METH_NOARGS,
-     "take_fragment() -> (new entries, [(unit offset, key ids as u32 bytes)])."},
-    {"take_counts", (PyCFunction)Encoder_take_counts, METH_NOARGS,
-     "take_counts() -> (skip reasons, skipped tags, type DIEs) since the last call."},
+    METHOD_ROW(Encoder, records, METH_O),
+    METHOD_ROW(Encoder, add_keys, METH_O),
+    METHOD_ROW(Encoder, take_fragment, METH_NOARGS),
+    METHOD_ROW(Encoder, take_counts, METH_NOARGS),
     {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject EncoderType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "canonbtf.dwarf._core.UnitEncoder",
-    .tp_basicsize = sizeof(encoder_t),
-    .tp_dealloc = (destructor)Encoder_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Reads, converts and keys units of one DWARF file (canonbtf/dwarf/core.py).",
+    PLAIN_TYPE_HEAD("canonbtf.dwarf._core.UnitEncoder", encoder_t, Encoder_dealloc,
+                    "Reads, converts and keys units of one DWARF file (canonbtf/dwarf/core.py)."),
     .tp_methods = Encoder_methods,
     .tp_init = (initproc)Encoder_init,
     .tp_new = PyType_GenericNew,

@@ -18,6 +18,7 @@
 #include "failure.h"
 #include "intern.h"
 #include "pyparts.h"
+#include "pytype.h"
 #include "rawdump.h"
 #include "types.h"
 
@@ -1087,12 +1088,9 @@ static void View_dealloc(ViewObject *self)
 }
 
 static PyTypeObject ViewType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "canonbtf._btf.View",
-    .tp_basicsize = sizeof(ViewObject),
-    .tp_dealloc = (destructor)View_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A type section indexed and checked once (view()), taken in place of its words.",
+    PLAIN_TYPE_HEAD("canonbtf._btf.View", ViewObject, View_dealloc,
+                    "A type section indexed and checked once (view()), taken in place of "
+                    "its words."),
 };
 
 static PyObject *py_view(PyObject *self, PyObject *args)
