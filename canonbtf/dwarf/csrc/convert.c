@@ -982,28 +982,28 @@ int convert_unit(encoder_t *e)
 
 static PyObject *reason_text(encoder_t *e, const skip_t *s)
 {
-    static const char *const fixed[] = {
+    /* By reason: its text, or with %U its format around the tag's name. */
+    static const char *const texts[] = {
         [R_NOT_TYPE] = "reference to a DIE that is not a type of its unit",
         [R_COMPLEX] = "complex float base type",
         [R_IMAGINARY] = "imaginary float base type",
         [R_DECIMAL] = "decimal float base type",
         [R_BIG_INT] = "integer base type over 16 bytes",
-        [R_ATOMIC] = "_Atomic qualifier dropped",
-        [R_MEMBER] = "member of a skipped type left out",
-        [R_FUNC_PARAM] = "function with a parameter of a skipped type",
-        [R_FUNC_RET] = "function returning a skipped type",
-        [R_VAR] = "variable of a skipped or void type",
-    };
-    static const char *const formats[] = {
         [R_TAG] = "DW_TAG_%U",
+        [R_ATOMIC] = "_Atomic qualifier dropped",
         [R_BY_VALUE] = "DW_TAG_%U of a skipped type",
+        [R_MEMBER] = "member of a skipped type left out",
         [R_IN_STRUCT] = "DW_TAG_%U in a struct or union",
         [R_IN_ARRAY] = "DW_TAG_%U in an array",
         [R_IN_ENUM] = "DW_TAG_%U in an enum",
         [R_IN_PROTO] = "DW_TAG_%U in a prototype",
+        [R_FUNC_PARAM] = "function with a parameter of a skipped type",
+        [R_FUNC_RET] = "function returning a skipped type",
+        [R_VAR] = "variable of a skipped or void type",
     };
-    if (s->code < sizeof fixed / sizeof *fixed && fixed[s->code])
-        return PyUnicode_FromString(fixed[s->code]);
+    const char *text = texts[s->code];
+    if (!strstr(text, "%U"))
+        return PyUnicode_FromString(text);
     PyObject *tag = PyLong_FromUnsignedLong(s->tag);
     if (!tag) return NULL;
     PyObject *name = PyDict_GetItemWithError(e->tag_names, tag);
@@ -1015,9 +1015,9 @@ static PyObject *reason_text(encoder_t *e, const skip_t *s)
         name = PyUnicode_FromFormat("0x%x", s->tag);
         if (!name) return NULL;
     }
-    PyObject *text = PyUnicode_FromFormat(formats[s->code], name);
+    PyObject *made = PyUnicode_FromFormat(text, name);
     Py_DECREF(name);
-    return text;
+    return made;
 }
 
 static int count_into(PyObject *dict, PyObject *key, uint64_t count)
