@@ -52,12 +52,10 @@ ALL = GOLDEN / "all.gcc-dwarf5.o"
 TAGS = [GOLDEN / "tags.clang-dwarf5.o", GOLDEN / "tags.clang-dwarf4.o"]
 KFUNCS = sorted(GOLDEN.glob("kfuncs.*.o"))
 MODULES = FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel"
-MODULE_FILES = {
-    "virtio_net": "drivers/net/virtio_net.ko",
-    "bridge": "net/bridge/bridge.ko",
-    "nf_tables": "net/netfilter/nf_tables.ko",
-    "xfs": "fs/xfs/xfs.ko",
-}
+# The fetched modules encoded here, by name (a module's name is its file's).
+MODULE_PATHS = {path.stem: path for path in (
+    MODULES / "drivers/net/virtio_net.ko", MODULES / "net/bridge/bridge.ko",
+    MODULES / "net/netfilter/nf_tables.ko", MODULES / "fs/xfs/xfs.ko")}
 # pahole 1.24 has no kfunc tags; everything else it makes, it makes by default.
 PAHOLE_124 = parse_features("-decl_tag_kfuncs")
 
@@ -475,13 +473,13 @@ def test_full_kernel_functions_and_variables():
 
 
 def module(name: str) -> Path:
-    path = MODULES / MODULE_FILES[name]
+    path = MODULE_PATHS[name]
     if not path.exists():
         pytest.skip(f"{path} not fetched (MODULES=... ../shared/tools/fetch-kernel-dbg)")
     return path
 
 
-@pytest.mark.parametrize("name", list(MODULE_FILES))
+@pytest.mark.parametrize("name", list(MODULE_PATHS))
 def test_module_split_btf_as_in_its_build(name, tmp_path):
     """Split BTF over the kernel's base: the module's own types only (none equal to a
     base type), the same named types as the build's module BTF, counts within 5 %, and
