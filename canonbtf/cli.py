@@ -29,6 +29,10 @@ def _add_input(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", nargs="?", default=reader.DEFAULT_INPUT, metavar="IN",
                    help="raw BTF, an ELF with a .BTF section, or split BTF with --base "
                         f"(default: {reader.DEFAULT_INPUT})")
+    _add_base(p)
+
+
+def _add_base(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", "-B", metavar="BASE",
                    help="base BTF (raw or ELF) when IN is split BTF, e.g. a kernel module's")
 
@@ -332,8 +336,7 @@ def _add_dump(sub) -> None:
                         f"(default: {reader.DEFAULT_INPUT}); with --format c, further files "
                         "are modules' split BTF over the first (raw, ELF, "
                         "/sys/kernel/btf/MODULE), all in one header")
-    p.add_argument("--base", "-B", metavar="BASE",
-                   help="base BTF (raw or ELF) when IN is split BTF, e.g. a kernel module's")
+    _add_base(p)
     p.add_argument("--format", "-f", choices=("raw", "json", "c"), default="raw",
                    help="output format (default: raw)")
     p.add_argument("-o", "--output", metavar="OUT", help="write to OUT instead of stdout")
