@@ -77,6 +77,18 @@ def ints(b: BtfBuilder) -> tuple[int, int]:
     return b.int("int", 4, f.INT_SIGNED), b.int("char", 1, f.INT_SIGNED)
 
 
+def struct_of_ints(name: str, size: int, members: list[tuple[str, str, int]],
+                   union: bool = False) -> Case:
+    """A builder of `ints` then a struct (or union) of them: each member (name, "int" or
+    "char", bit offset)."""
+    def build(b: BtfBuilder) -> None:
+        by_name = dict(zip(("int", "char"), ints(b)))
+        b.struct(name, size, [(member, by_name[of], offset) for member, of, offset in members],
+                 union=union)
+
+    return build
+
+
 @case("valid-mix", None)
 def _(b):
     i, c = ints(b)
@@ -123,9 +135,7 @@ def _(b):
     b.add(f.FUNC_PROTO, "fp", ints(b)[0])
 
 
-@case("member-name-not-identifier", "name")
-def _(b):
-    b.struct("s", 4, [("a-b", ints(b)[0], 0)])
+case("member-name-not-identifier", "name")(struct_of_ints("s", 4, [("a-b", "int", 0)]))
 
 
 @case("enum-value-without-name", "name")
@@ -179,26 +189,13 @@ def _(b):
     b.int("short", 1, bits=16)
 
 
-@case("member-offset-past-size", "member-offset")
-def _(b):
-    b.struct("foo", 4, [("bar", ints(b)[0], 40)])
-
-
-@case("member-offsets-decrease", "member-offset")
-def _(b):
-    i, c = ints(b)
-    b.struct("s", 8, [("a", i, 32), ("b", c, 0)])
-
-
-@case("member-runs-past-size", "member-size")
-def _(b):
-    b.struct("s", 6, [("a", ints(b)[0], 32)])
-
-
-@case("union-member-offset-non-zero", "union-member-offset")
-def _(b):
-    i, c = ints(b)
-    b.struct("u", 4, [("a", i, 0), ("b", c, 8)], union=True)
+case("member-offset-past-size", "member-offset")(
+    struct_of_ints("foo", 4, [("bar", "int", 40)]))
+case("member-offsets-decrease", "member-offset")(
+    struct_of_ints("s", 8, [("a", "int", 32), ("b", "char", 0)]))
+case("member-runs-past-size", "member-size")(struct_of_ints("s", 6, [("a", "int", 32)]))
+case("union-member-offset-non-zero", "union-member-offset")(
+    struct_of_ints("u", 4, [("a", "int", 0), ("b", "char", 8)], union=True))
 
 
 @case("member-not-byte-aligned", "member-alignment")
