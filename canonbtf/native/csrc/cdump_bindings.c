@@ -311,7 +311,7 @@ typedef struct {
     uint32_t *defs;
     uint64_t *rank;
     cdump_mention_t *mentions;
-    size_t *mention_at, cap;
+    size_t *mention_at, *nmentions, cap, total;
 } place_args_t;
 
 static void place_args_free(place_args_t *a)
@@ -320,6 +320,7 @@ static void place_args_free(place_args_t *a)
     free(a->rank);
     free(a->mentions);
     free(a->mention_at);
+    free(a->nmentions);
 }
 
 /* The mentions `refs` of definition k, after those of the ones before it. */
@@ -327,7 +328,7 @@ static int read_mentions(place_args_t *a, size_t k, PyObject *refs)
 {
     PyObject *seq = PySequence_Fast(refs, "refs must be a sequence");
     if (!seq) return -1;
-    size_t at = a->mention_at[k], n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    size_t at = a->total, n = (size_t)PySequence_Fast_GET_SIZE(seq);
     int rc = -1;
     if (GROW(a->mentions, a->cap, at + n)) {
         PyErr_NoMemory();
@@ -339,7 +340,9 @@ static int read_mentions(place_args_t *a, size_t k, PyObject *refs)
             goto done;
         a->mentions[at + j] = (cdump_mention_t){r > UINT32_MAX ? 0 : (uint32_t)r, mode != 0};
     }
-    a->mention_at[k + 1] = at + n;
+    a->mention_at[k] = at;
+    a->nmentions[k] = n;
+    a->total = at + n;
     rc = 0;
 done:
     Py_DECREF(seq);
@@ -359,8 +362,9 @@ static int place_args(place_args_t *a, PyObject *defs, PyObject *refs, PyObject 
     int rc = -1;
     a->defs = malloc((n + 1) * sizeof *a->defs);
     a->rank = malloc((n + 1) * sizeof *a->rank);
-    a->mention_at = calloc(n + 1, sizeof *a->mention_at);
-    if (!a->defs || !a->rank || !a->mention_at) {
+    a->mention_at = malloc((n + 1) * sizeof *a->mention_at);
+    a->nmentions = malloc((n + 1) * sizeof *a->nmentions);
+    if (!a->defs || !a->rank || !a->mention_at || !a->nmentions) {
         PyErr_NoMemory();
         goto done;
     }
@@ -377,7 +381,7 @@ static int place_args(place_args_t *a, PyObject *defs, PyObject *refs, PyObject 
         a->rank[k] = PyLong_AsUnsignedLongLong(r);
         if (PyErr_Occurred() || read_mentions(a, k, mentions)) goto done;
     }
-    a->in = (cdump_place_in_t){a->defs, a->rank, a->mentions, a->mention_at, n};
+    a->in = (cdump_place_in_t){a->defs, a->rank, a->mentions, a->mention_at, a->nmentions, n};
     rc = 0;
 done:
     Py_DECREF(seq);

@@ -458,14 +458,16 @@ int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
         uint32_t id = chain[i--];
         if (id == 0 || id == CHAIN_CUT) {
             if ((i = prefix_qualifiers(c, chain, i)) == -2) return -1;
-            if (id == 0 ? puts_(c, "void") : diff_other(c, id)) return -1;
+            if (id == 0 ? puts_(c, "void")
+                : c->diff ? c->diff->other(c, id) : fail(c, "a chain cut short"))
+                return -1;
             last_ptr = 0;
             continue;
         }
         uint32_t kind = kind_of(c, id);
         if (is_base_kind(kind)) {
             if ((i = prefix_qualifiers(c, chain, i)) == -2) return -1;
-            if (c->diff ? diff_base(c, id) : base_text(c, id, mode, level, depth)) return -1;
+            if (c->diff ? c->diff->base(c, id) : base_text(c, id, mode, level, depth)) return -1;
         } else if (kind == K_PTR) {
             if (puts_(c, last_ptr ? "*" : " *")) return -1;
         } else if (is_qualifier(kind)) {
@@ -498,11 +500,11 @@ int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
                 return -1;
             }
             if (put(c, "(", 1)
-                || (c->diff ? diff_params(c, id, depth) : params_text(c, id, level, depth))
+                || (c->diff ? c->diff->params(c, id, depth) : params_text(c, id, level, depth))
                 || put(c, ")", 1))
                 return -1;
             return 0;
-        } else if (c->diff && diff_other(c, id)) {   /* the header: nothing */
+        } else if (c->diff && c->diff->other(c, id)) {   /* the header: nothing */
             return -1;
         }
         last_ptr = kind == K_PTR;
@@ -1425,12 +1427,9 @@ static int place_init(place_t *p, ctx_t *c, const cdump_place_in_t *in)
         p->pos[d] = (int32_t)k;
     }
     for (uint32_t k = 0; k < p->ndefs; k++) {
-        size_t from = in->mention_at[k], to = in->mention_at[k + 1];
-        if (from > to) {
-            fail(c, "mentions out of order");
+        size_t n = in->nmentions[k];
+        if (dependencies(p, k, n ? in->mentions + in->mention_at[k] : NULL, n, seen, k + 1))
             goto done;
-        }
-        if (dependencies(p, k, in->mentions + from, to - from, seen, k + 1)) goto done;
         for (uint32_t i = 1; i <= count_of(p->needs[k]); i++)
             if (push_u32(&p->users[p->pos[p->needs[k][i]]], k)) {
                 fail_nomem(c);

@@ -93,12 +93,12 @@ int cdump_declarations(const types_t *t, uint64_t ptr_size, const cdump_name_t *
 /* ---- placement (emit/c/order.py) ---- */
 
 /* order.Placement's input: definitions defs[0..n) with canonical ranks rank[k] and their
- * spellings' mentions mentions[mention_at[k] .. mention_at[k + 1]). */
+ * spellings' mentions: nmentions[k] of them from mentions[mention_at[k]]. */
 typedef struct {
     const uint32_t *defs;
     const uint64_t *rank;
     const cdump_mention_t *mentions;
-    const size_t *mention_at;
+    const size_t *mention_at, *nmentions;
     size_t n;
 } cdump_place_in_t;
 

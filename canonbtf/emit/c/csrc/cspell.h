@@ -31,7 +31,17 @@
  * memory, or a caller's callback failed with its own report (the call cannot go on). */
 enum { CTX_OK = 0, CTX_DECLINED = 1, CTX_BROKEN = 2 };
 
+typedef struct ctx ctx_t;
+
+/* A flavour of the chains' spelling other than the header's (diff's: diffspell.c): how a
+ * named base type, a chain's odd end (or CHAIN_CUT) and a prototype's parameters read. */
 typedef struct {
+    int (*base)(ctx_t *c, uint32_t id);
+    int (*other)(ctx_t *c, uint32_t id);
+    int (*params)(ctx_t *c, uint32_t proto, int depth);
+} flavour_t;
+
+struct ctx {
     const types_t *t;
     uint32_t nids;
     uint64_t ptr_size;
@@ -48,8 +58,9 @@ typedef struct {
     cdump_spellings_t *into;
     text_t out;
     int failed;                  /* CTX_*: reported as it happened */
-    /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does. */
-    int diff;
+    /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does;
+     * NULL: the header's. */
+    const flavour_t *diff;
     int dropped;                 /* a qualifier C has no place for was left out */
     uint8_t *spelled;            /* expr memo by id: 0 unknown, 1 under way, 2 in memo */
     /* diff's duplicated names (diff._Speller): by id, a duplicated name's root and its
@@ -64,7 +75,7 @@ typedef struct {
     size_t *memo_at;
     uint32_t *memo_len;
     text_t memo;
-} ctx_t;
+};
 
 /* ---- type access (own ids only: no base) ---- */
 
@@ -94,7 +105,8 @@ int is_qualifier(uint32_t kind);
 int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
                uint32_t flen, int level, int mode, int depth);
 
-/* diff's flavour (ReferenceSpeller) (diff/csrc/diffspell.c). */
+/* diff's flavour (ReferenceSpeller) (diff/csrc/diffspell.c), which it reaches through
+ * ctx_t.diff: the header's C (cdump.c) links without it. */
 #define CHAIN_CUT UINT32_MAX   /* declarator_chain's -1: a chain past DIFF_CHAIN */
 int diff_base(ctx_t *c, uint32_t id);
 int diff_other(ctx_t *c, uint32_t id);
