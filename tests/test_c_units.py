@@ -37,8 +37,15 @@ from canonbtf.errors import InputError
 from canonbtf.spec.messages import MESSAGES
 
 from . import fuzzing
-from .conftest import (BASE_61, MODULE_BLOBS, REPO, VMLINUX_BLOBS, corpus_path, real_inputs,
-                       resolve_input)
+from .conftest import (
+    BASE_61,
+    MODULE_BLOBS,
+    REPO,
+    VMLINUX_BLOBS,
+    corpus_path,
+    real_inputs,
+    resolve_input,
+)
 
 C_TESTS = REPO / "tests" / "c"
 FUZZ_TARGETS = ["fuzz_view", "fuzz_check", "fuzz_canon", "fuzz_diff", "fuzz_cdump"]
