@@ -81,7 +81,8 @@ BUILD_CORE = platform.python_implementation() == "CPython"
 # canonbtf._btf's C lives beside the Python it mirrors (native/csrc/ binds it); every
 # directory is on the include path, so a file includes another by its name alone.
 BTF_CSRC = {
-    "native/csrc": ["btf_bindings.c", "records_bindings.c", "diff_bindings.c", "text.c",
+    "native/csrc": ["btf_bindings.c", "records_bindings.c", "diff_bindings.c",
+                    "cdump_bindings.c", "text.c",
                     *RUNTIME_C],
     "btf/csrc": ["types.c"],
     "check/csrc": ["check.c"],

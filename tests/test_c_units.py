@@ -3,13 +3,15 @@ validator's verdicts against check/validator.py, and the libFuzzer targets for a
 budget.
 
 tests/c/Makefile builds the runtime (native/csrc/grow.c, hash.c, intern.c), the BTF view
-(btf/csrc/types.c), the validator (check/csrc/check.c) and canon/csrc/ into plain C
-programs with gcc -fsanitize=address,undefined (a report stops the program). Judges: the
-kernel, which loaded the corpus and /sys/kernel/btf/vmlinux (test_check: no finding);
-check/validator.py, the reference, whose verdict on every real, handmade and damaged blob
-check_verdicts must give (the same findings, type by type, or the same refusal); and
-docs/ORDER.md taken literally (test_canon's known orders, and the same bytes for every
-permutation of the input's ids).
+(btf/csrc/types.c), the validator (check/csrc/check.c), canon/csrc/ and the C header's
+emitter (emit/c/csrc/cdump.c) into plain C programs with gcc -fsanitize=address,undefined
+(a report stops the program). Judges: the kernel, which loaded the corpus and
+/sys/kernel/btf/vmlinux (test_check: no finding); check/validator.py, the reference, whose
+verdict on every real, handmade and damaged blob check_verdicts must give (the same
+findings, type by type, or the same refusal); docs/ORDER.md taken literally (test_canon's
+known orders, and the same bytes for every permutation of the input's ids); and
+emit/c/spell.py, whose definitions (text, mentions, enumerators) test_cdump must give on
+its handmade BTF, the golden objects and a corpus vmlinux.
 """
 
 from __future__ import annotations
@@ -29,15 +31,25 @@ from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf
 from canonbtf.check import validator
 from canonbtf.dwarf.encode import encode_file
+from canonbtf.emit.c import header as c_header
+from canonbtf.emit.c.shape import c_shape_problem
 from canonbtf.errors import InputError
 from canonbtf.spec.messages import MESSAGES
 
 from . import fuzzing
-from .conftest import BASE_61, MODULE_BLOBS, REPO, corpus_path, real_inputs, resolve_input
+from .conftest import (
+    BASE_61,
+    MODULE_BLOBS,
+    REPO,
+    VMLINUX_BLOBS,
+    corpus_path,
+    real_inputs,
+    resolve_input,
+)
 
 C_TESTS = REPO / "tests" / "c"
-FUZZ_TARGETS = ["fuzz_view", "fuzz_check", "fuzz_canon", "fuzz_diff"]
-FUZZ_SECONDS = 5          # per target: about 20 s for the four
+FUZZ_TARGETS = ["fuzz_view", "fuzz_check", "fuzz_canon", "fuzz_diff", "fuzz_cdump"]
+FUZZ_SECONDS = 5          # per target: about 25 s for the five
 # Small golden objects whose encoded BTF seeds the fuzz targets and the verdicts.
 GOLDEN_SEEDS = ["all.gcc-dwarf5", "arrays.clang-dwarf5", "bitfields.gcc-dwarf4",
                 "enums.clang-dwarf5", "funcptr.gcc-dwarf5", "kfuncs.gcc-dwarf5"]
@@ -79,7 +91,8 @@ def run(program: Path, *args: str, timeout: int = 300) -> str:
     return done.stdout
 
 
-@pytest.mark.parametrize("unit", ["test_runtime", "test_view", "test_check", "test_canon"])
+@pytest.mark.parametrize("unit", ["test_runtime", "test_view", "test_check", "test_canon",
+                                  "test_cdump"])
 def test_unit(built, unit):
     """Each program's own cases (handmade blobs, known answers); it prints one line per
     case and the count of checks."""
@@ -187,6 +200,67 @@ def test_verdicts_on_a_damaged_module(built, tmp_path):
     blobs = [seed.blob] + [fuzzing.mutate(seed, rnd)[0] for _ in range(300)]
     tally = agree(built, tmp_path, blobs, BASE_61, base)
     assert min(tally["refused"], tally["findings"], tally["clean"]) >= 10, tally
+
+
+# ---- the C header's definitions, C against the reference ------------------------------
+
+
+class _FirstPass(c_header._Header):
+    """The reference's header (compiled=None: emit/c/spell.py) stopped after its first
+    pass, whose definitions cdump_definitions gives: no `___N` names yet."""
+
+    def _render_again(self, ids: list[int]) -> None:
+        pass
+
+
+def reference_definitions(path: Path) -> tuple[bool, list[tuple]]:
+    """(whether c_shape_problem finds nothing, [(id, text, mentions, enumerators)] of
+    every definition in id order) by the Python reference."""
+    btf = reader.load(str(path))
+    header = _FirstPass(btf, None, None, None)
+    spelled = [(d, header.text[d], [tuple(r) for r in header.refs[d]],
+                header.enumerators[d]) for d in header.defs]
+    return c_shape_problem(btf) is None, spelled
+
+
+def c_definitions(built: Path, path: Path) -> tuple[int, list[tuple]]:
+    """test_cdump --spell's shape check and definitions of `path`."""
+    lines = run(built / "test_cdump", "--spell", str(path)).splitlines()
+    assert lines[0] == f"# {path}" and lines[1].startswith("shape "), lines[:2]
+    spelled = []
+    for line in lines[2:]:
+        head, enumerators = line.split(" |")
+        _, d, text, *mentions = head.split(" ")
+        spelled.append((int(d), bytes.fromhex(text).decode("latin-1"),
+                        [tuple(map(int, m.split(":"))) for m in mentions],
+                        [bytes.fromhex(e).decode("latin-1") for e in enumerators.split()]))
+    return int(lines[1].split()[1]), spelled
+
+
+def assert_same_definitions(built: Path, path: Path) -> int:
+    """The C's definitions are the reference's, and its shape check passes only what the
+    reference's does; returns how many definitions."""
+    shape, spelled = c_definitions(built, path)
+    reference_shape, reference = reference_definitions(path)
+    assert reference_shape or not shape, path
+    assert spelled == reference, path
+    return len(spelled)
+
+
+def test_cdump_definitions_on_small_btf(built, tmp_path):
+    """test_cdump's handmade BTF (every kind a header spells: bit-fields, padding, an
+    inline anonymous enum, enum sizes, type tags, a kfunc) and the golden objects."""
+    run(built / "test_cdump", "--write", str(tmp_path))
+    paths = [tmp_path / "handmade-header.btf"]
+    for name, blob in golden_blobs().items():
+        paths.append(tmp_path / f"{name}.btf")
+        paths[-1].write_bytes(blob)
+    counts = [assert_same_definitions(built, path) for path in paths]
+    assert counts[0] == 11 and sum(counts) > 50, counts
+
+
+def test_cdump_definitions_on_a_vmlinux(built):
+    assert assert_same_definitions(built, corpus_path(VMLINUX_BLOBS[0])) > 10000
 
 
 # ---- libFuzzer targets ----------------------------------------------------------------

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failure.h"
+
 #define BTF_MAGIC 0xEB9F
 #define HEADER_LEN 24
 #define HEADER_LEN_WITH_LAYOUT 32
@@ -120,4 +122,15 @@ done:
         *data = NULL;
     }
     return rc;
+}
+
+int failures_declined, failures_out_of_memory;
+const char *failure_why;
+
+void failed_out_of_memory(void) { failures_out_of_memory++; }
+
+void failed_declined(const char *why)
+{
+    failures_declined++;
+    failure_why = why;
 }

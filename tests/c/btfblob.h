@@ -3,8 +3,8 @@
  * by index_types (btf/csrc/types.c), the string chain of a base and its split BTF.
  *
  * Test code only: the extension gets its words and strings from btf/reader.py through
- * native/csrc/btf_bindings.c, which this stands in for, so that the Python-free C can run
- * without an interpreter. */
+ * native/csrc/btf_bindings.c, which this stands in for (failure.h's reports included), so
+ * that the Python-free C can run without an interpreter. */
 #ifndef CANONBTF_TESTS_BTFBLOB_H
 #define CANONBTF_TESTS_BTFBLOB_H
 
@@ -31,6 +31,11 @@ enum { BLOB_OK = 0, BLOB_NOT_BTF = 1, BLOB_REFUSED = 2, BLOB_NOMEM = -1 };
  * it). */
 int blob_open(const uint8_t *data, size_t size, const blob_t *base, blob_t *out);
 void blob_free(blob_t *b);
+
+/* failure.h's reports (the bindings raise them as exceptions): counted here, the last
+ * reason kept, for the tests to read. */
+extern int failures_declined, failures_out_of_memory;
+extern const char *failure_why;
 
 /* The whole of a file in *data (malloc'ed), its size in *size; 0, or -1. */
 int read_whole(const char *path, uint8_t **data, size_t *size);

@@ -199,6 +199,8 @@ static int diff_brief(ctx_t *c, uint32_t id)
 
 /* ---- diff's speller for the compiled report (diffreport.c) ---- */
 
+static const flavour_t DIFF_FLAVOUR = {diff_base, diff_other, diff_params};
+
 struct cdump_speller {
     ctx_t c;
 };
@@ -213,7 +215,7 @@ cdump_speller_t *cdump_speller_new(const types_t *t, const uint8_t *dup, const u
         free(s);
         return NULL;
     }
-    c->diff = 1;
+    c->diff = &DIFF_FLAVOUR;
     c->dup = dup;
     c->tags = tags;
     if (ZALLOC_EACH(c->nids, ZSLOT(c->spelled), ZSLOT(c->touches), ZSLOT(c->memo_at),

@@ -955,7 +955,7 @@ static PyObject *py_diff_report(PyObject *self, PyObject *args)
     return result;
 }
 
-/* The C header's hot parts (cdump.c) share one checked view of the type section, held by
+/* The C header's hot parts (cdump.c, bound by cdump_bindings.c) share one checked view of the type section, held by
  * a capsule: the header makes five calls, and each view costs a pass over the words. */
 #define VIEW_CAPSULE "canonbtf._btf.view"
 
@@ -995,7 +995,7 @@ static const types_t *view_of(PyObject *capsule)
 static PyObject *py_c_facts(PyObject *self, PyObject *capsule)
 {
     const types_t *t = view_of(capsule);
-    return t ? cdump_facts(t) : NULL;
+    return t ? header_facts(t) : NULL;
 }
 
 /* A function of the view and a pointer size: (view, ptr_size) -> fn(view, ptr_size). */
@@ -1010,12 +1010,12 @@ static PyObject *on_sized_view(PyObject *args, PyObject *(*fn)(const types_t *, 
 
 static PyObject *py_c_shape_ok(PyObject *self, PyObject *args)
 {
-    return on_sized_view(args, cdump_shape_ok);
+    return on_sized_view(args, header_shape_ok);
 }
 
 static PyObject *py_c_definitions(PyObject *self, PyObject *args)
 {
-    return on_sized_view(args, cdump_definitions);
+    return on_sized_view(args, header_definitions);
 }
 
 static PyObject *py_c_render(PyObject *self, PyObject *args)
@@ -1025,7 +1025,7 @@ static PyObject *py_c_render(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OkOOO", &capsule, &ptr_size, &ids, &display, &suffixes))
         return NULL;
     const types_t *t = view_of(capsule);
-    return t ? cdump_render(t, ptr_size, ids, display, suffixes) : NULL;
+    return t ? header_render(t, ptr_size, ids, display, suffixes) : NULL;
 }
 
 static PyObject *py_c_declarations(PyObject *self, PyObject *args)
@@ -1034,7 +1034,7 @@ static PyObject *py_c_declarations(PyObject *self, PyObject *args)
     unsigned long ptr_size;
     if (!PyArg_ParseTuple(args, "OkOO", &capsule, &ptr_size, &funcs, &display)) return NULL;
     const types_t *t = view_of(capsule);
-    return t ? cdump_declarations(t, ptr_size, funcs, display) : NULL;
+    return t ? header_declarations(t, ptr_size, funcs, display) : NULL;
 }
 
 static PyObject *py_c_placement(PyObject *self, PyObject *args)
@@ -1043,7 +1043,7 @@ static PyObject *py_c_placement(PyObject *self, PyObject *args)
     unsigned long ptr_size;
     if (!PyArg_ParseTuple(args, "OkOOO", &capsule, &ptr_size, &defs, &refs, &ranks)) return NULL;
     const types_t *t = view_of(capsule);
-    return t ? cdump_placement(t, ptr_size, defs, refs, ranks) : NULL;
+    return t ? header_placement(t, ptr_size, defs, refs, ranks) : NULL;
 }
 
 /* failure.h: what the plain-C parts report, as the exceptions their callers leave set

@@ -1,6 +1,6 @@
-/* What the binding files call that builds or takes Python objects: records_bindings.c's
- * and diff_bindings.c's conversions (binding files), and the functions outside the
- * binding files that still do so (issue 29: each is to be split into a plain-C algorithm
+/* What the binding files call that builds or takes Python objects: records_bindings.c's,
+ * cdump_bindings.c's and diff_bindings.c's conversions (binding files), and the
+ * functions outside the binding files that still do so (issue 29: each is to be split into a plain-C algorithm
  * in its package's csrc/ and the part that makes Python objects, in a binding file). Only
  * the binding files and the files that define or call these include this header; every
  * other header of the extension is plain C. */
@@ -26,29 +26,28 @@ PyObject *pack_types(PyObject *types);
 /* labels.label(t, names) of every own type, in id order ("kind" order). */
 PyObject *label_tuples(const types_t *t);
 
-/* ---- emit/c/csrc/cdump.c: the C header's hot parts ---- */
+/* ---- cdump_bindings.c (a binding file): the C header's parts (emit/c/csrc/cdump.c) ---- */
 
 /* True when the types are certainly spellable as C (c_shape_problem finds nothing),
  * False when the reference must look. */
-PyObject *cdump_shape_ok(const types_t *t, unsigned long ptr_size);
+PyObject *header_shape_ok(const types_t *t, unsigned long ptr_size);
 /* (pointer size, info top byte per id, name per id, [(FUNC id, FUNC name, tag name)] of
  * the DECL_TAGs of whole FUNCs) as c.type_facts, for a BTF without a base. */
-PyObject *cdump_facts(const types_t *t);
+PyObject *header_facts(const types_t *t);
 /* ([definition id], [(text, [(id, mode)], [enumerator])]) as c._Header._definitions. */
-PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size);
+PyObject *header_definitions(const types_t *t, unsigned long ptr_size);
 /* [(text, [(id, mode)], [enumerator])] of definitions `ids` with `display` names
  * ({id: bytes}) and enumerator `suffixes` ({id: {occurrence: str}}). */
-PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
-                       PyObject *display, PyObject *suffixes);
+PyObject *header_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
+                        PyObject *display, PyObject *suffixes);
 /* [(text, [(id, mode)])] of each (FUNC id, name bytes) of `funcs`: the name declared with
  * the function's prototype (DefinitionSpeller.declaration), with `display` names. */
-PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
-                             PyObject *display);
-
+PyObject *header_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
+                              PyObject *display);
 /* (definitions in header order, tags to declare first) as order.Placement.order, from
  * `defs` [id], `refs` {id: [(id, mode)]} and canonical `ranks` {id: int}. */
-PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
-                          PyObject *refs, PyObject *ranks);
+PyObject *header_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
+                           PyObject *refs, PyObject *ranks);
 
 /* ---- diff/csrc/diffspell.c ---- */
 

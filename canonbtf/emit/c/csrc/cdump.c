@@ -8,27 +8,35 @@
  * spellable" (the reference then is not run) or "maybe not" (the reference runs and
  * gives the message); the spelling gives the reference's text, mentions and enumerators
  * byte for byte. Anything odd (sizes past 2^56, chains past MAX_CHAIN, a by-value loop
- * the caller did not rule out) raises ValueError and the caller runs the reference.
- * Every read is bounds-checked by index_types (references up to the last id, names
- * inside the string chain); no global state, the GIL is held. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
+ * the caller did not rule out) is declined (ValueError) and the caller runs the
+ * reference. Plain C (cdump.h): native/csrc/cdump_bindings.c makes and reads the Python
+ * objects. Every read is bounds-checked by index_types (references up to the last id,
+ * names inside the string chain); the caller's ids are checked here; no global state. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdump.h"
 #include "cspell.h"
+#include "failure.h"
 #include "grow.h"
-#include "pyparts.h"
 
 
 int fail(ctx_t *c, const char *what)
 {
     if (!c->failed) {
-        PyErr_SetString(PyExc_ValueError, what);
-        c->failed = 1;
+        failed_declined(what);
+        c->failed = CTX_DECLINED;
+    }
+    return -1;
+}
+
+int fail_nomem(ctx_t *c)
+{
+    if (!c->failed) {
+        failed_out_of_memory();
+        c->failed = CTX_BROKEN;
     }
     return -1;
 }
@@ -46,24 +54,18 @@ int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
     c->nids = t->first_id + t->count;
     c->ptr_size = ptr_size;
     if (ZALLOC_EACH(c->nids, ZSLOT(c->state), ZSLOT(c->is_inline), ZSLOT(c->size),
-                    ZSLOT(c->align))) {
-        PyErr_NoMemory();
-        c->failed = 1;
-        return -1;
-    }
+                    ZSLOT(c->align)))
+        return fail_nomem(c);
     return 0;
 }
 
 void ctx_free(ctx_t *c)
 {
     free(c->touches);
-    for (size_t j = 0; c->pairs && j < 2 * (size_t)c->nids; j++) Py_XDECREF(c->pairs[j]);
-    free(c->pairs);
     free(c->state);
     free(c->is_inline);
     free(c->size);
     free(c->align);
-    free(c->display);
     free(c->out.p);
     free(c->spelled);
     free(c->memo_at);
@@ -73,10 +75,11 @@ void ctx_free(ctx_t *c)
 
 /* ---- text ---- */
 
+/* text.c reports its own failures. */
 int put(ctx_t *c, const void *s, size_t n)
 {
     if (!text_put(&c->out, s, n)) return 0;
-    c->failed = 1;
+    if (!c->failed) c->failed = CTX_BROKEN;
     return -1;
 }
 
@@ -88,7 +91,7 @@ int putf(ctx_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     int rc = c->failed ? -1 : text_vprintf(&c->out, fmt, ap);
     va_end(ap);
-    if (rc) c->failed = 1;
+    if (rc && !c->failed) c->failed = CTX_BROKEN;
     return rc;
 }
 
@@ -102,13 +105,7 @@ static int put_tabs(ctx_t *c, int level)
 /* The display name of `id` (its `___N` name) or its BTF name. */
 static int put_display(ctx_t *c, uint32_t id)
 {
-    PyObject *shown = c->display ? c->display[id] : NULL;
-    if (shown) {
-        Py_ssize_t n;
-        const char *s = PyBytes_AsString(shown);
-        n = PyBytes_GET_SIZE(shown);
-        return s ? put(c, s, (size_t)n) : -1;
-    }
+    if (c->display && c->display[id].p) return put(c, c->display[id].p, c->display[id].len);
     uint32_t len;
     const uint8_t *name = name_of(c, id, &len);
     return put(c, name, len);
@@ -128,20 +125,13 @@ static int has_name(const ctx_t *c, uint32_t id)
     return len != 0;
 }
 
+/* The definition under way mentions `id` (its spelling's mentions). */
 static int mention(ctx_t *c, uint32_t id, int mode)
 {
     if (id >= c->nids) return fail(c, "a mention past the last type");
-    if (!c->pairs && !(c->pairs = calloc(2 * (size_t)c->nids, sizeof *c->pairs))) {
-        PyErr_NoMemory();
-        c->failed = 1;
-        return -1;
-    }
-    PyObject **pair = &c->pairs[2 * (size_t)id + (mode != 0)];
-    if (!*pair) *pair = Py_BuildValue("(kk)", (unsigned long)id, (unsigned long)mode);
-    if (!*pair || PyList_Append(c->refs, *pair)) {
-        c->failed = 1;
-        return -1;
-    }
+    cdump_spellings_t *s = c->into;
+    if (GROW(s->mentions, s->mentions_cap, s->nmentions + 1)) return fail_nomem(c);
+    s->mentions[s->nmentions++] = (cdump_mention_t){id, mode != CDUMP_VALUE};
     return 0;
 }
 
@@ -259,11 +249,7 @@ static int layout(ctx_t *c, uint32_t id, int depth, layout_t *l)
     l->has_pad = calloc(n, 1);
     l->pad_from = malloc(n * sizeof *l->pad_from);
     l->pad_to = malloc(n * sizeof *l->pad_to);
-    if (!l->m || !l->has_pad || !l->pad_from || !l->pad_to) {
-        PyErr_NoMemory();
-        c->failed = 1;
-        return -1;
-    }
+    if (!l->m || !l->has_pad || !l->pad_from || !l->pad_to) return fail_nomem(c);
     uint64_t max_align, largest, size = sot_of(c, id);
     if (layout_members(c, id, depth, l, &max_align, &largest)) return -1;
     if (size % max_align) l->packed = 1;
@@ -339,7 +325,7 @@ static int measure(ctx_t *c, uint32_t id, int depth, uint64_t *size, uint64_t *a
 
 /* ---- spelling (emit/c/spell.py, btf/declarator.py) ---- */
 
-enum { VALUE = 0, REF = 1 };
+enum { VALUE = CDUMP_VALUE, REF = CDUMP_REF };
 
 int is_qualifier(uint32_t kind)
 {
@@ -472,14 +458,16 @@ int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
         uint32_t id = chain[i--];
         if (id == 0 || id == CHAIN_CUT) {
             if ((i = prefix_qualifiers(c, chain, i)) == -2) return -1;
-            if (id == 0 ? puts_(c, "void") : diff_other(c, id)) return -1;
+            if (id == 0 ? puts_(c, "void")
+                : c->diff ? c->diff->other(c, id) : fail(c, "a chain cut short"))
+                return -1;
             last_ptr = 0;
             continue;
         }
         uint32_t kind = kind_of(c, id);
         if (is_base_kind(kind)) {
             if ((i = prefix_qualifiers(c, chain, i)) == -2) return -1;
-            if (c->diff ? diff_base(c, id) : base_text(c, id, mode, level, depth)) return -1;
+            if (c->diff ? c->diff->base(c, id) : base_text(c, id, mode, level, depth)) return -1;
         } else if (kind == K_PTR) {
             if (puts_(c, last_ptr ? "*" : " *")) return -1;
         } else if (is_qualifier(kind)) {
@@ -512,11 +500,11 @@ int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
                 return -1;
             }
             if (put(c, "(", 1)
-                || (c->diff ? diff_params(c, id, depth) : params_text(c, id, level, depth))
+                || (c->diff ? c->diff->params(c, id, depth) : params_text(c, id, level, depth))
                 || put(c, ")", 1))
                 return -1;
             return 0;
-        } else if (c->diff && diff_other(c, id)) {   /* the header: nothing */
+        } else if (c->diff && c->diff->other(c, id)) {   /* the header: nothing */
             return -1;
         }
         last_ptr = kind == K_PTR;
@@ -660,41 +648,23 @@ static uint64_t natural_enum_size(ctx_t *c, uint32_t id)
     return 8;
 }
 
-/* The `___N` suffix of the enumerator at `occurrence` in this definition, or NULL. */
-static PyObject *enumerator_suffix(ctx_t *c, Py_ssize_t occurrence)
-{
-    if (!c->suffixes) return NULL;
-    PyObject *key = PyLong_FromSsize_t(occurrence);
-    if (!key) {
-        c->failed = 1;
-        return NULL;
-    }
-    PyObject *suffix = PyDict_GetItemWithError(c->suffixes, key);
-    Py_DECREF(key);
-    if (!suffix && PyErr_Occurred()) c->failed = 1;
-    return suffix;
-}
-
 static int enumerator_line(ctx_t *c, uint32_t kind, int is_signed, const uint32_t *item,
                            int level)
 {
     uint32_t len;
     const uint8_t *name = name_at(c->t, item[0], &len);
-    PyObject *plain = PyUnicode_DecodeLatin1((const char *)name, len, NULL);
-    if (!plain) return c->failed = 1, -1;
-    Py_ssize_t occurrence = PyList_GET_SIZE(c->enumerators);
-    int rc = PyList_Append(c->enumerators, plain);
-    Py_DECREF(plain);
-    if (rc) return c->failed = 1, -1;
-    PyObject *suffix = enumerator_suffix(c, occurrence);
-    if (c->failed) return -1;
-    if (put(c, "\n", 1) || put_tabs(c, level) || put(c, name, len)) return -1;
-    if (suffix) {
-        Py_ssize_t n;
-        const char *s = PyUnicode_AsUTF8AndSize(suffix, &n);
-        if (!s) return c->failed = 1, -1;
-        if (put(c, s, (size_t)n)) return -1;
+    cdump_spellings_t *s = c->into;
+    size_t occurrence = s->nenumerators - s->items[s->nitems - 1].enumerator_at;
+    if (GROW(s->enumerators, s->enumerators_cap, s->nenumerators + 1)) return fail_nomem(c);
+    s->enumerators[s->nenumerators++] = item[0];
+    const char *suffix = NULL;
+    size_t slen = 0;
+    if (c->suffix && c->suffix(c->suffix_arg, c->spelling, occurrence, &suffix, &slen)) {
+        c->failed = CTX_BROKEN;   /* the callback reported it */
+        return -1;
     }
+    if (put(c, "\n", 1) || put_tabs(c, level) || put(c, name, len)) return -1;
+    if (suffix && put(c, suffix, slen)) return -1;
     uint64_t value = enumerator_value(kind, item);
     if (is_signed) {
         int64_t v = enumerator_signed(kind, value);
@@ -742,15 +712,33 @@ static int is_builtin_typedef(ctx_t *c, uint32_t id)
     return kind_of(c, id) == K_TYPEDEF && is_va_list(c, id, "__builtin_va_list");
 }
 
-/* DefinitionSpeller.render: (text, [(id, mode) mentioned], [enumerator]) of definition d. */
-static PyObject *render(ctx_t *c, uint32_t d, PyObject *suffixes)
+/* A new spelling of `id` in c->into, its text from here on in c->out. */
+static int spelling_start(ctx_t *c, uint32_t id)
 {
-    c->out.len = 0;
-    c->suffixes = suffixes;
-    c->refs = PyList_New(0);
-    c->enumerators = PyList_New(0);
-    PyObject *result = NULL;
-    if (!c->refs || !c->enumerators) goto done;
+    cdump_spellings_t *s = c->into;
+    if (GROW(s->items, s->items_cap, s->nitems + 1)) return fail_nomem(c);
+    s->items[s->nitems++] = (cdump_spelling_t){id, c->out.len, 0, s->nmentions, 0,
+                                               s->nenumerators, 0};
+    c->spelling = id;
+    return 0;
+}
+
+/* The spelling under way is whole (or, rc nonzero, failed: the call stops). */
+static int spelling_end(ctx_t *c, int rc)
+{
+    if (rc) return c->failed ? -1 : fail(c, "spelling failed");
+    cdump_spellings_t *s = c->into;
+    cdump_spelling_t *one = &s->items[s->nitems - 1];
+    one->text_len = c->out.len - one->text_at;
+    one->nmentions = s->nmentions - one->mention_at;
+    one->nenumerators = s->nenumerators - one->enumerator_at;
+    return 0;
+}
+
+/* DefinitionSpeller.render: (text, [(id, mode) mentioned], [enumerator]) of definition d. */
+static int render(ctx_t *c, uint32_t d)
+{
+    if (spelling_start(c, d)) return -1;
     uint32_t kind = kind_of(c, d);
     int rc;
     if (kind == K_STRUCT || kind == K_UNION) {
@@ -762,32 +750,51 @@ static PyObject *render(ctx_t *c, uint32_t d, PyObject *suffixes)
     } else if (sot_of(c, d) == 0 && is_va_list(c, d, "__gnuc_va_list")) {
         rc = puts_(c, "typedef __builtin_va_list __gnuc_va_list");
     } else {
-        PyObject *shown = c->display ? c->display[d] : NULL;
+        int shown = c->display && c->display[d].p;
         uint32_t len;
-        const uint8_t *name = shown ? (const uint8_t *)PyBytes_AS_STRING(shown) : name_of(c, d, &len);
-        if (shown) len = (uint32_t)PyBytes_GET_SIZE(shown);
-        rc = puts_(c, "typedef ") || decl(c, sot_of(c, d), name, len, 0, REF, 0);
+        const uint8_t *name = shown ? (const uint8_t *)c->display[d].p : name_of(c, d, &len);
+        size_t nlen = shown ? c->display[d].len : len;
+        if (nlen > UINT32_MAX) return fail(c, "a name too long");
+        rc = puts_(c, "typedef ") || decl(c, sot_of(c, d), name, (uint32_t)nlen, 0, REF, 0);
     }
-    if (rc || puts_(c, ";\n\n")) goto done;
-    PyObject *text = PyUnicode_DecodeLatin1(c->out.p, (Py_ssize_t)c->out.len, NULL);
-    if (text) result = PyTuple_Pack(3, text, c->refs, c->enumerators);
-    Py_XDECREF(text);
-done:
-    Py_CLEAR(c->refs);
-    Py_CLEAR(c->enumerators);
-    c->suffixes = NULL;
-    return result;
+    return spelling_end(c, rc || puts_(c, ";\n\n"));
 }
 
-/* c._Header._definitions: (sorted definition ids, their spellings). */
-static PyObject *definitions(ctx_t *c)
+/* The spellings of c->into put in id order (each id spelled once). */
+static int by_id(ctx_t *c)
+{
+    cdump_spellings_t *s = c->into;
+    uint32_t *at = malloc(c->nids * sizeof *at);
+    cdump_spelling_t *items = malloc((s->nitems ? s->nitems : 1) * sizeof *items);
+    if (!at || !items) {
+        free(at);
+        free(items);
+        return fail_nomem(c);
+    }
+    memset(at, 0xFF, c->nids * sizeof *at);
+    for (size_t k = 0; k < s->nitems; k++) at[s->items[k].id] = (uint32_t)k;
+    size_t n = 0;
+    for (uint32_t id = 0; id < c->nids; id++)
+        if (at[id] != UINT32_MAX) items[n++] = s->items[at[id]];
+    free(at);
+    free(s->items);
+    s->items = items;
+    s->items_cap = s->nitems;
+    return 0;
+}
+
+/* c._Header._definitions: the definitions' spellings, in id order. */
+static int definitions(ctx_t *c)
 {
     const types_t *t = c->t;
     uint32_t first = t->first_id, *anonymous = malloc((t->count + 1) * sizeof *anonymous);
     uint8_t *is_def = calloc(c->nids, 1);
-    PyObject *ids = PyList_New(0), *spelled = PyList_New(0), *by_id = PyDict_New(), *result = NULL;
     uint32_t nanon = 0;
-    if (!anonymous || !is_def || !ids || !spelled || !by_id) goto nomem;
+    int rc = -1;
+    if (!anonymous || !is_def) {
+        fail_nomem(c);
+        goto done;
+    }
     for (uint32_t id = first; id < c->nids; id++) {
         uint32_t kind = kind_of(c, id);
         if (has_name(c, id)) {
@@ -802,38 +809,14 @@ static PyObject *definitions(ctx_t *c)
         for (uint32_t j = pass ? 0 : first; j < n; j++) {
             uint32_t id = pass ? anonymous[j] : j;
             if (pass ? c->is_inline[id] : !is_def[id]) continue;
-            is_def[id] = 1;
-            PyObject *key = PyLong_FromUnsignedLong(id);
-            PyObject *one = key ? render(c, id, NULL) : NULL;
-            int rc = one ? PyDict_SetItem(by_id, key, one) : -1;
-            Py_XDECREF(key);
-            Py_XDECREF(one);
-            if (rc) goto done;
+            if (render(c, id)) goto done;
         }
     }
-    for (uint32_t id = first; id < c->nids; id++) {
-        if (!is_def[id]) continue;
-        PyObject *key = PyLong_FromUnsignedLong(id);
-        if (!key || PyList_Append(ids, key)) {
-            Py_XDECREF(key);
-            goto done;
-        }
-        PyObject *one = PyDict_GetItem(by_id, key);
-        Py_DECREF(key);
-        if (!one || PyList_Append(spelled, one)) goto done;
-    }
-    result = PyTuple_Pack(2, ids, spelled);
-    goto done;
-nomem:
-    PyErr_NoMemory();
+    rc = by_id(c);
 done:
-    if (!result && !PyErr_Occurred()) fail(c, "spelling failed");
     free(anonymous);
     free(is_def);
-    Py_XDECREF(ids);
-    Py_XDECREF(spelled);
-    Py_XDECREF(by_id);
-    return result;
+    return rc;
 }
 
 /* ---- the shape check (emit/c/shape.py), conservatively ---- */
@@ -881,8 +864,7 @@ static int shallow_and_acyclic(ctx_t *c, int which)
     uint32_t *next = malloc((SAFE_NESTING + 2) * sizeof *next);
     int ok = -1;
     if (!depth || !node || !next) {
-        PyErr_NoMemory();
-        c->failed = 1;
+        fail_nomem(c);
         goto done;
     }
     ok = 1;
@@ -958,40 +940,101 @@ static int shape_ok(ctx_t *c)
 
 /* ---- entry points ---- */
 
-static int start(ctx_t *c, const types_t *t, unsigned long ptr_size)
+static int start(ctx_t *c, const types_t *t, uint64_t ptr_size)
 {
     if (t->first_id != 1 || t->ntabs != 1 || (ptr_size != 4 && ptr_size != 8)) {
         memset(c, 0, sizeof *c);
-        PyErr_SetString(PyExc_ValueError, "a BTF without a base and a pointer size of 4 or 8");
-        return -1;
+        return fail(c, "a BTF without a base and a pointer size of 4 or 8");
     }
     return ctx_init(c, t, ptr_size);
 }
 
-PyObject *cdump_shape_ok(const types_t *t, unsigned long ptr_size)
+int cdump_shape_ok(const types_t *t, uint64_t ptr_size)
 {
     ctx_t c;
-    PyObject *result = NULL;
-    if (!start(&c, t, ptr_size)) {
-        int ok = shape_ok(&c);
-        if (ok >= 0) result = PyBool_FromLong(ok);
+    int ok = start(&c, t, ptr_size) ? -1 : shape_ok(&c);
+    ctx_free(&c);
+    return ok;
+}
+
+void cdump_spellings_free(cdump_spellings_t *s)
+{
+    free(s->text.p);
+    free(s->mentions);
+    free(s->enumerators);
+    free(s->items);
+    memset(s, 0, sizeof *s);
+}
+
+/* A spelling call's end: the text made into `out`, and the context freed. */
+static int finish(ctx_t *c, cdump_spellings_t *out, int rc)
+{
+    out->text = c->out;
+    c->out = (text_t){0};
+    ctx_free(c);
+    return rc;
+}
+
+int cdump_definitions(const types_t *t, uint64_t ptr_size, cdump_spellings_t *out)
+{
+    ctx_t c;
+    int rc = start(&c, t, ptr_size);
+    c.into = out;
+    return finish(&c, out, rc ? rc : definitions(&c));
+}
+
+int cdump_render(const types_t *t, uint64_t ptr_size, const cdump_name_t *display,
+                 const uint32_t *ids, size_t n, cdump_suffix_fn suffix, void *arg,
+                 cdump_spellings_t *out)
+{
+    ctx_t c;
+    int rc = start(&c, t, ptr_size);
+    c.into = out;
+    c.display = display;
+    c.suffix = suffix;
+    c.suffix_arg = arg;
+    for (size_t k = 0; !rc && k < n; k++) {
+        if (ids[k] < t->first_id || ids[k] >= c.nids) rc = fail(&c, "ids must be own ids");
+        else if (!named_kind(kind_of(&c, ids[k]))) rc = fail(&c, "ids must be definitions");
+        else rc = render(&c, ids[k]);
     }
-    ctx_free(&c);
-    return result;
+    return finish(&c, out, rc);
 }
 
-PyObject *cdump_definitions(const types_t *t, unsigned long ptr_size)
+/* DefinitionSpeller.declaration: (text, [(id, mode) mentioned]) of `name` declared with
+ * the prototype of FUNC `fid` (a kfunc's `extern` line). */
+static int declaration(ctx_t *c, uint32_t fid, const cdump_name_t *name)
+{
+    if (fid < c->t->first_id || fid >= c->nids || kind_of(c, fid) != K_FUNC)
+        return fail(c, "funcs must be own FUNC ids");
+    if (name->len > UINT32_MAX) return fail(c, "a name too long");
+    if (spelling_start(c, fid)) return -1;
+    return spelling_end(c, decl(c, sot_of(c, fid), (const uint8_t *)name->p,
+                                (uint32_t)name->len, 0, REF, 0));
+}
+
+int cdump_declarations(const types_t *t, uint64_t ptr_size, const cdump_name_t *display,
+                       const uint32_t *funcs, const cdump_name_t *names, size_t n,
+                       cdump_spellings_t *out)
 {
     ctx_t c;
-    PyObject *result = NULL;
-    if (!start(&c, t, ptr_size)) result = definitions(&c);
-    ctx_free(&c);
-    return result;
+    int rc = start(&c, t, ptr_size);
+    c.into = out;
+    c.display = display;
+    for (size_t k = 0; !rc && k < n; k++) rc = declaration(&c, funcs[k], &names[k]);
+    return finish(&c, out, rc);
 }
 
-/* sizes.pointer_size: that of the first INT named `long int` or `long unsigned int` of
- * size 4 or 8, else 8. */
-static unsigned long pointer_size_of(const types_t *t)
+/* ---- c.type_facts ---- */
+
+int cdump_facts_apply(const types_t *t)
+{
+    if (t->first_id == 1 && t->ntabs == 1) return 0;
+    failed_declined("a BTF without a base");
+    return -1;
+}
+
+uint32_t cdump_pointer_size(const types_t *t)
 {
     for (uint32_t i = 0; i < t->count; i++) {
         uint32_t size = t_sot(t, i), len;
@@ -1004,15 +1047,10 @@ static unsigned long pointer_size_of(const types_t *t)
     return 8;
 }
 
-/* The top byte of each type's info word (kind | kind_flag << 7), 0 for void. */
-static PyObject *info_bytes(const types_t *t)
+void cdump_info_bytes(const types_t *t, uint8_t *out)
 {
-    PyObject *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)t->count + 1);
-    if (!result) return NULL;
-    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
     out[0] = 0;
     for (uint32_t i = 0; i < t->count; i++) out[i + 1] = (uint8_t)(t->w[t->start[i] + 1] >> 24);
-    return result;
 }
 
 /* A header never spells the name of these kinds (c.UNSPELLED_KINDS). */
@@ -1021,180 +1059,24 @@ static int unspelled(uint32_t kind)
     return kind == K_FUNC || kind == K_VAR || kind == K_DATASEC || kind == K_DECL_TAG;
 }
 
-/* Each type's name, "" for void and the kinds a header never spells. */
-static PyObject *type_names(const types_t *t)
+const uint8_t *cdump_type_name(const types_t *t, uint32_t id, uint32_t *len)
 {
-    PyObject *result = PyList_New((Py_ssize_t)t->count + 1);
-    if (!result) return NULL;
-    for (uint32_t i = 0; i <= t->count; i++) {
-        uint32_t len = 0;
-        const uint8_t *name = i && !unspelled(t_kind(t, i - 1))
-                              ? name_at(t, t_name(t, i - 1), &len) : (const uint8_t *)"";
-        PyObject *s = PyUnicode_DecodeLatin1((const char *)name, len, NULL);
-        if (!s) {
-            Py_DECREF(result);
-            return NULL;
-        }
-        PyList_SET_ITEM(result, i, s);
+    if (id < t->first_id || id - t->first_id >= t->count
+        || unspelled(t_kind(t, id - t->first_id))) {
+        *len = 0;
+        return (const uint8_t *)"";
     }
-    return result;
+    return name_at(t, t_name(t, id - t->first_id), len);
 }
 
-/* (FUNC id, FUNC name, tag name) of each DECL_TAG of a whole FUNC (component -1,
- * kind_flag 0). */
-static PyObject *function_tags(const types_t *t)
+uint32_t cdump_tagged_function(const types_t *t, uint32_t i)
 {
-    PyObject *result = PyList_New(0);
-    for (uint32_t i = 0; result && i < t->count; i++) {
-        uint32_t target = t_sot(t, i), len;
-        if (t_kind(t, i) != K_DECL_TAG || t_kflag(t, i) || t_rest(t, i)[0] != 0xFFFFFFFFu
-            || target < t->first_id || target - t->first_id >= t->count
-            || t_kind(t, target - t->first_id) != K_FUNC)
-            continue;
-        uint32_t flen;
-        const uint8_t *name = name_at(t, t_name(t, i), &len);
-        const uint8_t *fname = name_at(t, t_name(t, target - t->first_id), &flen);
-        PyObject *func = PyUnicode_DecodeLatin1((const char *)fname, flen, NULL);
-        PyObject *tag = func ? PyUnicode_DecodeLatin1((const char *)name, len, NULL) : NULL;
-        PyObject *one = tag ? Py_BuildValue("(kOO)", (unsigned long)target, func, tag) : NULL;
-        if (!one || PyList_Append(result, one)) Py_CLEAR(result);
-        Py_XDECREF(func);
-        Py_XDECREF(tag);
-        Py_XDECREF(one);
-    }
-    return result;
-}
-
-PyObject *cdump_facts(const types_t *t)
-{
-    if (t->first_id != 1 || t->ntabs != 1) {
-        PyErr_SetString(PyExc_ValueError, "a BTF without a base");
-        return NULL;
-    }
-    PyObject *info = info_bytes(t), *names = info ? type_names(t) : NULL;
-    PyObject *tags = names ? function_tags(t) : NULL;
-    PyObject *result = tags ? Py_BuildValue("(kOOO)", pointer_size_of(t), info, names, tags) : NULL;
-    Py_XDECREF(info);
-    Py_XDECREF(names);
-    Py_XDECREF(tags);
-    return result;
-}
-
-/* display: {id: latin-1 bytes}, kept alive by the caller's dict. */
-static int read_display(ctx_t *c, PyObject *display)
-{
-    if (display == Py_None) return 0;
-    if (!PyDict_Check(display)) return fail(c, "display must be a dict");
-    c->display = calloc(c->nids, sizeof *c->display);
-    if (!c->display) {
-        PyErr_NoMemory();
-        return c->failed = 1, -1;
-    }
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(display, &pos, &key, &value)) {
-        unsigned long id = PyLong_AsUnsignedLong(key);
-        if (PyErr_Occurred()) return c->failed = 1, -1;
-        if (id >= c->nids || !PyBytes_Check(value)) return fail(c, "display: {own id: bytes}");
-        c->display[id] = value;
-    }
-    return 0;
-}
-
-/* A new list of one spelling per item of `items` (a sequence), each from
- * `one(c, item, arg)` (a new reference, or NULL with an exception set), spelled with the
- * `display` names: what cdump_render and cdump_declarations share. */
-typedef PyObject *(*spell_one_fn)(ctx_t *c, PyObject *item, void *arg);
-
-static PyObject *spell_each(const types_t *t, unsigned long ptr_size, PyObject *display,
-                            PyObject *items, const char *not_a_sequence, spell_one_fn one,
-                            void *arg)
-{
-    ctx_t c;
-    PyObject *result = NULL, *seq = NULL;
-    if (start(&c, t, ptr_size) || read_display(&c, display)) goto done;
-    seq = PySequence_Fast(items, not_a_sequence);
-    result = seq ? PyList_New(0) : NULL;
-    if (!result) goto done;
-    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(seq); k++) {
-        PyObject *spelled = one(&c, PySequence_Fast_GET_ITEM(seq, k), arg);
-        if (!spelled || PyList_Append(result, spelled)) {
-            Py_XDECREF(spelled);
-            Py_CLEAR(result);
-            break;
-        }
-        Py_DECREF(spelled);
-    }
-done:
-    Py_XDECREF(seq);
-    ctx_free(&c);
-    return result;
-}
-
-/* cdump_render's item: definition `key` with its own enumerator suffixes. */
-static PyObject *render_one(ctx_t *c, PyObject *key, void *suffixes)
-{
-    unsigned long id = PyLong_AsUnsignedLong(key);
-    if (PyErr_Occurred()) return NULL;
-    if (id < c->t->first_id || id >= c->nids) return fail(c, "ids must be own ids"), NULL;
-    if (!named_kind(kind_of(c, (uint32_t)id))) return fail(c, "ids must be definitions"), NULL;
-    PyObject *own = PyDict_GetItemWithError(suffixes, key);
-    if ((!own && PyErr_Occurred()) || (own && !PyDict_Check(own))) return NULL;
-    PyObject *spelled = render(c, (uint32_t)id, own);
-    if (!spelled && !PyErr_Occurred()) fail(c, "spelling failed");
-    return spelled;
-}
-
-PyObject *cdump_render(const types_t *t, unsigned long ptr_size, PyObject *ids,
-                       PyObject *display, PyObject *suffixes)
-{
-    if (!PyDict_Check(suffixes)) {
-        PyErr_SetString(PyExc_ValueError, "enumerator suffixes must be a dict");
-        return NULL;
-    }
-    return spell_each(t, ptr_size, display, ids, "ids must be a sequence", render_one,
-                      suffixes);
-}
-
-/* DefinitionSpeller.declaration: (text, [(id, mode) mentioned]) of `name` declared with
- * the prototype of FUNC `fid` (a kfunc's `extern` line). */
-static PyObject *declaration(ctx_t *c, uint32_t fid, PyObject *name)
-{
-    c->out.len = 0;
-    c->refs = PyList_New(0);
-    c->enumerators = PyList_New(0);
-    PyObject *result = NULL;
-    if (!c->refs || !c->enumerators) goto done;
-    if (decl(c, sot_of(c, fid), (const uint8_t *)PyBytes_AS_STRING(name),
-             (uint32_t)PyBytes_GET_SIZE(name), 0, REF, 0)) {
-        if (!PyErr_Occurred()) fail(c, "spelling failed");
-        goto done;
-    }
-    PyObject *text = PyUnicode_DecodeLatin1(c->out.p, (Py_ssize_t)c->out.len, NULL);
-    if (text) result = PyTuple_Pack(2, text, c->refs);
-    Py_XDECREF(text);
-done:
-    Py_CLEAR(c->refs);
-    Py_CLEAR(c->enumerators);
-    return result;
-}
-
-/* cdump_declarations' item: (FUNC id, name bytes). */
-static PyObject *declare_one(ctx_t *c, PyObject *item, void *unused)
-{
-    unsigned long fid;
-    PyObject *name;
-    if (!PyArg_ParseTuple(item, "kS", &fid, &name)) return NULL;
-    if (fid < c->t->first_id || fid >= c->nids || kind_of(c, (uint32_t)fid) != K_FUNC)
-        return fail(c, "funcs must be own FUNC ids"), NULL;
-    return declaration(c, (uint32_t)fid, name);
-}
-
-PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject *funcs,
-                             PyObject *display)
-{
-    return spell_each(t, ptr_size, display, funcs, "funcs must be a sequence", declare_one,
-                      NULL);
+    uint32_t target = t_sot(t, i);
+    if (t_kind(t, i) != K_DECL_TAG || t_kflag(t, i) || t_rest(t, i)[0] != 0xFFFFFFFFu
+        || target < t->first_id || target - t->first_id >= t->count
+        || t_kind(t, target - t->first_id) != K_FUNC)
+        return 0;
+    return target;
 }
 
 /* ---- placement (emit/c/order.py) ---- */
@@ -1271,8 +1153,7 @@ static int complete_deps(place_t *p, uint32_t id, int depth)
     rc = 0;
     goto done;
 nomem:
-    PyErr_NoMemory();
-    c->failed = 1;
+    fail_nomem(c);
 done:
     p->completing[id] = 0;
     free(out);
@@ -1280,60 +1161,40 @@ done:
     return rc;
 }
 
-/* Placement.dependencies of definition index k, from its mentions `refs` [(id, mode)]. */
-static int dependencies(place_t *p, uint32_t k, PyObject *refs, uint32_t *seen, uint32_t stamp)
+/* Placement.dependencies of definition index k, from its mentions refs[0..nrefs). */
+static int dependencies(place_t *p, uint32_t k, const cdump_mention_t *refs, size_t nrefs,
+                        uint32_t *seen, uint32_t stamp)
 {
     ctx_t *c = p->c;
     uint32_t d = p->defs[k];
-    PyObject *seq = PySequence_Fast(refs, "refs must be a sequence");
-    if (!seq) return c->failed = 1, -1;
-    int rc = -1;
     seen[d] = stamp;  /* before.discard(d) */
-    for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(seq); j++) {
-        unsigned long r, mode;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, j), "kk", &r, &mode)) goto done;
-        if (r == 0 || r >= c->nids) {
-            fail(c, "a mention that is not a type");
-            goto done;
-        }
-        int what = role(c, (uint32_t)r), before = 0;
+    for (size_t j = 0; j < nrefs; j++) {
+        uint32_t r = refs[j].id, mode = refs[j].mode;
+        if (r == 0 || r >= c->nids) return fail(c, "a mention that is not a type");
+        int what = role(c, r), before = 0;
         if (what == R_COMPOSITE) {
             if (mode == VALUE) before = 1;
-            else if (r != d && push_u32(&p->declared[k], (uint32_t)r)) goto nomem;
+            else if (r != d && push_u32(&p->declared[k], r)) return fail_nomem(c);
         } else if (what == R_OTHER || what == R_TYPEDEF) {
             before = 1;
         }
         if (before && seen[r] != stamp) {
-            if (p->pos[r] < 0) {
-                fail(c, "a dependency that is not a definition");
-                goto done;
-            }
+            if (p->pos[r] < 0) return fail(c, "a dependency that is not a definition");
             seen[r] = stamp;
-            if (push_u32(&p->needs[k], (uint32_t)r)) goto nomem;
+            if (push_u32(&p->needs[k], r)) return fail_nomem(c);
         }
         if ((what == R_TYPEDEF || what == R_BUILTIN) && mode == VALUE) {
-            if (complete_deps(p, (uint32_t)r, 0)) goto done;
+            if (complete_deps(p, r, 0)) return -1;
             for (uint32_t i = 1; p->complete[r] && i <= p->complete[r][0]; i++) {
                 uint32_t x = p->complete[r][i];
                 if (seen[x] == stamp) continue;
-                if (p->pos[x] < 0) {
-                    fail(c, "a dependency that is not a definition");
-                    goto done;
-                }
+                if (p->pos[x] < 0) return fail(c, "a dependency that is not a definition");
                 seen[x] = stamp;
-                if (push_u32(&p->needs[k], x)) goto nomem;
+                if (push_u32(&p->needs[k], x)) return fail_nomem(c);
             }
         }
     }
-    rc = 0;
-    goto done;
-nomem:
-    PyErr_NoMemory();
-    c->failed = 1;
-done:
-    if (PyErr_Occurred()) c->failed = 1;
-    Py_DECREF(seq);
-    return rc;
+    return 0;
 }
 
 static uint32_t count_of(const uint32_t *list) { return list ? list[0] : 0; }
@@ -1359,8 +1220,7 @@ static int placement_keys(place_t *p, const uint64_t *rank, uint64_t *key)
     uint32_t *waiting = malloc((n ? n : 1) * sizeof *waiting), *queue = malloc((n ? n : 1) * sizeof *queue);
     int rc = -1;
     if (!level || !waiting || !queue) {
-        PyErr_NoMemory();
-        c->failed = 1;
+        fail_nomem(c);
         goto done;
     }
     uint32_t top = 0;
@@ -1450,23 +1310,11 @@ static uint32_t heap_pop(heap_t *h)
     return top;
 }
 
-static PyObject *u32_list(const uint32_t *ids, size_t n)
-{
-    PyObject *list = PyList_New((Py_ssize_t)n);
-    for (size_t j = 0; list && j < n; j++) {
-        PyObject *id = PyLong_FromUnsignedLong(ids[j]);
-        if (!id) {
-            Py_CLEAR(list);
-            break;
-        }
-        PyList_SET_ITEM(list, (Py_ssize_t)j, id);
-    }
-    return list;
-}
-
 /* Placement.order: Kahn's algorithm with a heap of placement keys. The heap holds at
- * most one entry per push: one per definition plus one per cycle broken. */
-static PyObject *place_order(place_t *p, const uint64_t *key)
+ * most one entry per push: one per definition plus one per cycle broken. Each tag is
+ * forwarded once: at most nids of them. */
+static int place_order(place_t *p, const uint64_t *key, uint32_t *sequence, uint32_t *forward,
+                       size_t *nforward_out)
 {
     ctx_t *c = p->c;
     uint32_t n = p->ndefs;
@@ -1474,11 +1322,11 @@ static PyObject *place_order(place_t *p, const uint64_t *key)
     heap_t h = {malloc(room * sizeof *h.key), malloc(room * sizeof *h.k), 0};
     int64_t *waiting = malloc((n + 1) * sizeof *waiting);
     uint8_t *done = calloc(n + 1, 1), *forwarded = calloc(c->nids, 1);
-    uint32_t *sequence = malloc((n + 1) * sizeof *sequence), *forward = malloc((n + 1) * sizeof *forward);
-    uint32_t nseq = 0, nforward = 0;
-    PyObject *result = NULL;
-    if (!h.key || !h.k || !waiting || !done || !forwarded || !sequence || !forward) {
-        PyErr_NoMemory();
+    uint32_t nseq = 0;
+    size_t nforward = 0;
+    int rc = -1;
+    if (!h.key || !h.k || !waiting || !done || !forwarded) {
+        fail_nomem(c);
         goto out;
     }
     for (uint32_t k = 0; k < n; k++) {
@@ -1516,19 +1364,15 @@ static PyObject *place_order(place_t *p, const uint64_t *key)
         fail(c, "the placement heap overflowed");
         goto out;
     }
-    PyObject *seq_list = u32_list(sequence, nseq), *forward_list = u32_list(forward, nforward);
-    if (seq_list && forward_list) result = PyTuple_Pack(2, seq_list, forward_list);
-    Py_XDECREF(seq_list);
-    Py_XDECREF(forward_list);
+    *nforward_out = nforward;
+    rc = 0;
 out:
     free(h.key);
     free(h.k);
     free(waiting);
     free(done);
     free(forwarded);
-    free(sequence);
-    free(forward);
-    return result;
+    return rc;
 }
 
 static void place_free(place_t *p)
@@ -1549,23 +1393,16 @@ static void place_free(place_t *p)
     free(p->pos);
 }
 
-/* The definitions, their needs and users; ranks per definition index into `rank`. */
-static int place_init(place_t *p, ctx_t *c, PyObject *defs, PyObject *refs, PyObject *ranks,
-                      uint64_t **rank)
+/* The definitions, their needs and users. */
+static int place_init(place_t *p, ctx_t *c, const cdump_place_in_t *in)
 {
     memset(p, 0, sizeof *p);
     p->c = c;
-    PyObject *seq = PySequence_Fast(defs, "defs must be a sequence");
-    if (!seq) return c->failed = 1, -1;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     int rc = -1;
     uint32_t *seen = NULL;
-    if ((size_t)n >= c->nids) {
-        fail(c, "more definitions than types");
-        goto done;
-    }
-    p->ndefs = (uint32_t)n;
-    size_t slots = (size_t)n + 1;
+    if (in->n >= c->nids) return fail(c, "more definitions than types");
+    p->ndefs = (uint32_t)in->n;
+    size_t slots = in->n + 1;
     p->defs = malloc(slots * sizeof *p->defs);
     p->pos = malloc(c->nids * sizeof *p->pos);
     p->complete = calloc(c->nids, sizeof *p->complete);
@@ -1574,72 +1411,56 @@ static int place_init(place_t *p, ctx_t *c, PyObject *defs, PyObject *refs, PyOb
     p->declared = calloc(slots, sizeof *p->declared);
     p->users = calloc(slots, sizeof *p->users);
     seen = calloc(c->nids, sizeof *seen);
-    *rank = malloc(slots * sizeof **rank);
     if (!p->defs || !p->pos || !p->complete || !p->completing || !p->needs || !p->declared
-        || !p->users || !seen || !*rank) {
-        PyErr_NoMemory();
+        || !p->users || !seen) {
+        fail_nomem(c);
         goto done;
     }
     memset(p->pos, 0xFF, c->nids * sizeof *p->pos);
-    for (Py_ssize_t k = 0; k < n; k++) {
-        unsigned long d = PyLong_AsUnsignedLong(PySequence_Fast_GET_ITEM(seq, k));
-        if (PyErr_Occurred()) goto done;
+    for (uint32_t k = 0; k < p->ndefs; k++) {
+        uint32_t d = in->defs[k];
         if (d < c->t->first_id || d >= c->nids || p->pos[d] >= 0) {
             fail(c, "defs must be distinct own ids");
             goto done;
         }
-        p->defs[k] = (uint32_t)d;
+        p->defs[k] = d;
         p->pos[d] = (int32_t)k;
     }
     for (uint32_t k = 0; k < p->ndefs; k++) {
-        PyObject *key = PySequence_Fast_GET_ITEM(seq, k);
-        PyObject *mentions = PyDict_GetItemWithError(refs, key);
-        PyObject *r = PyDict_GetItemWithError(ranks, key);
-        if (!mentions || !r) {
-            if (!PyErr_Occurred()) fail(c, "refs and ranks must cover the definitions");
+        size_t n = in->nmentions[k];
+        if (dependencies(p, k, n ? in->mentions + in->mention_at[k] : NULL, n, seen, k + 1))
             goto done;
-        }
-        (*rank)[k] = PyLong_AsUnsignedLongLong(r);
-        if (PyErr_Occurred() || dependencies(p, k, mentions, seen, k + 1)) goto done;
         for (uint32_t i = 1; i <= count_of(p->needs[k]); i++)
             if (push_u32(&p->users[p->pos[p->needs[k][i]]], k)) {
-                PyErr_NoMemory();
+                fail_nomem(c);
                 goto done;
             }
     }
     rc = 0;
 done:
-    if (rc) c->failed = 1;
     free(seen);
-    Py_DECREF(seq);
     return rc;
 }
 
-PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
-                          PyObject *refs, PyObject *ranks)
+int cdump_placement(const types_t *t, uint64_t ptr_size, const cdump_place_in_t *in,
+                    uint32_t *sequence, uint32_t *forward, size_t *nforward)
 {
     ctx_t c;
     place_t p;
     memset(&p, 0, sizeof p);
-    uint64_t *rank = NULL, *key = NULL;
-    PyObject *result = NULL;
-    if (start(&c, t, ptr_size)) goto done;
-    if (!PyDict_Check(refs) || !PyDict_Check(ranks)) {
-        fail(&c, "refs and ranks must be dicts");
-        goto done;
-    }
-    if (place_init(&p, &c, defs, refs, ranks, &rank)) goto done;
-    key = malloc(((size_t)p.ndefs + 1) * sizeof *key);
+    uint64_t *key = NULL;
+    int rc = -1;
+    if (start(&c, t, ptr_size) || place_init(&p, &c, in)) goto done;
+    key = malloc((in->n + 1) * sizeof *key);
     if (!key) {
-        PyErr_NoMemory();
+        fail_nomem(&c);
         goto done;
     }
-    if (placement_keys(&p, rank, key)) goto done;
-    result = place_order(&p, key);
+    if (placement_keys(&p, in->rank, key)) goto done;
+    rc = place_order(&p, key, sequence, forward, nforward);
 done:
     place_free(&p);
-    free(rank);
     free(key);
     ctx_free(&c);
-    return result;
+    return rc;
 }

@@ -1,14 +1,14 @@
 /* The C speller's context, shared by the header's spelling (cdump.c) and diff's
  * (diff/csrc/diffspell.c): the same declarator chains (chain_text), read as
  * btf/declarator.py and emit/c/spell.py read them; `diff` picks the flavour. Internal to
- * those two files: nothing here is part of the extension's interface. */
+ * those two files: nothing here is part of the extension's interface. Plain C: a failure
+ * is reported through failure.h as it happens and kept in `failed`. */
 #ifndef CANONBTF_CSPELL_H
 #define CANONBTF_CSPELL_H
 
-#include <Python.h>
-
 #include <stdint.h>
 
+#include "cdump.h"
 #include "text.h"
 #include "types.h"
 
@@ -27,7 +27,21 @@
 /* Sizes past this (in bytes) are left to the reference, whose integers do not overflow. */
 #define SIZE_LIMIT (1ULL << 56)
 
+/* ctx_t.failed: nothing yet; an input left to the reference (fail: ValueError); out of
+ * memory, or a caller's callback failed with its own report (the call cannot go on). */
+enum { CTX_OK = 0, CTX_DECLINED = 1, CTX_BROKEN = 2 };
+
+typedef struct ctx ctx_t;
+
+/* A flavour of the chains' spelling other than the header's (diff's: diffspell.c): how a
+ * named base type, a chain's odd end (or CHAIN_CUT) and a prototype's parameters read. */
 typedef struct {
+    int (*base)(ctx_t *c, uint32_t id);
+    int (*other)(ctx_t *c, uint32_t id);
+    int (*params)(ctx_t *c, uint32_t proto, int depth);
+} flavour_t;
+
+struct ctx {
     const types_t *t;
     uint32_t nids;
     uint64_t ptr_size;
@@ -35,16 +49,18 @@ typedef struct {
     uint8_t *state;
     uint64_t *size, *align;
     uint8_t *is_inline;          /* anonymous enums printed inside some definition */
-    PyObject **display;          /* borrowed str per id, or NULL */
-    PyObject *suffixes;          /* borrowed dict {occurrence: suffix} of this definition */
-    PyObject *refs, *enumerators;
-    /* One (id, mode) tuple per id and mode, shared by every mention: a header makes
-     * 40 k of them from 10 k definitions (made on first use). */
-    PyObject **pairs;
+    const cdump_name_t *display; /* the caller's `___N` name per id ({NULL, 0}: none), or NULL */
+    /* The definition under way: the `___N` suffix of its enumerators (or NULL), and where
+     * its mentions and enumerators go (the header's spelling; NULL in diff's). */
+    cdump_suffix_fn suffix;
+    void *suffix_arg;
+    uint32_t spelling;
+    cdump_spellings_t *into;
     text_t out;
-    int failed;                  /* a Python error is set */
-    /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does. */
-    int diff;
+    int failed;                  /* CTX_*: reported as it happened */
+    /* diff's flavour (cdump_diff_spell): references spelled as ReferenceSpeller does;
+     * NULL: the header's. */
+    const flavour_t *diff;
     int dropped;                 /* a qualifier C has no place for was left out */
     uint8_t *spelled;            /* expr memo by id: 0 unknown, 1 under way, 2 in memo */
     /* diff's duplicated names (diff._Speller): by id, a duplicated name's root and its
@@ -59,7 +75,7 @@ typedef struct {
     size_t *memo_at;
     uint32_t *memo_len;
     text_t memo;
-} ctx_t;
+};
 
 /* ---- type access (own ids only: no base) ---- */
 
@@ -72,8 +88,12 @@ static inline const uint32_t *rest_of(const ctx_t *c, uint32_t id) { return t_re
 
 /* The shared part (cdump.c); hidden: not exported from the extension. */
 #pragma GCC visibility push(hidden)
+/* ValueError(what) (CTX_DECLINED) unless a failure is reported already; -1. */
 int fail(ctx_t *c, const char *what);
+/* MemoryError (CTX_BROKEN); -1. */
+int fail_nomem(ctx_t *c);
 const uint8_t *name_of(const ctx_t *c, uint32_t id, uint32_t *len);
+/* 0, or -1 reported (fail_nomem); ctx_free it either way. */
 int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size);
 void ctx_free(ctx_t *c);
 int put(ctx_t *c, const void *s, size_t n);
@@ -85,7 +105,8 @@ int is_qualifier(uint32_t kind);
 int chain_text(ctx_t *c, const uint32_t *chain, int end, const uint8_t *fname,
                uint32_t flen, int level, int mode, int depth);
 
-/* diff's flavour (ReferenceSpeller) (diff/csrc/diffspell.c). */
+/* diff's flavour (ReferenceSpeller) (diff/csrc/diffspell.c), which it reaches through
+ * ctx_t.diff: the header's C (cdump.c) links without it. */
 #define CHAIN_CUT UINT32_MAX   /* declarator_chain's -1: a chain past DIFF_CHAIN */
 int diff_base(ctx_t *c, uint32_t id);
 int diff_other(ctx_t *c, uint32_t id);
