@@ -50,7 +50,10 @@ PyObject *cdump_declarations(const types_t *t, unsigned long ptr_size, PyObject 
 PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
                           PyObject *refs, PyObject *ranks);
 
-/* ---- diff/csrc/diffspell.c ---- */
+/* ---- diff_bindings.c (a binding file): diff's facts, spellings and report ---- */
+
+/* The reference's tuple of facts [from, to) of `o`. */
+PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
 
 /* diff's spellings (btf/declarator.py ReferenceSpeller.expr) of types `ids` (n u32), or
  * with `briefs` the one-line descriptions of FUNCs and VARs (diff._Speller.brief), types
@@ -60,17 +63,11 @@ PyObject *cdump_placement(const types_t *t, unsigned long ptr_size, PyObject *de
 PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
                            int briefs);
 
-/* ---- diff_bindings.c (a binding file): difffacts.c's facts for Python ---- */
-
-/* The reference's tuple of facts [from, to) of `o`. */
-PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
-
-/* ---- diff/csrc/diffreport.c: canonbtf._btf.diff_report ---- */
-
-/* The report of two sides planned by diff_plan (with keys): (bytes, number of changes),
- * the text render_text writes (latin-1) or with `json` render_json's;
- * `pairing(duplicates, old anonymous roots, new anonymous roots)` pairs what names do
- * not (diff._CompiledPairing). None where the reference must make it. */
-PyObject *diff_report(diff_side_t plan[2], PyObject *pairing, int json);
+/* canonbtf._btf.diff_report (diff/csrc/diffreport.c): the report of two sides planned by
+ * diff_plan (with keys): (bytes, number of changes), the text render_text writes
+ * (latin-1) or with `json` render_json's; `pairing(duplicates, old anonymous roots, new
+ * anonymous roots)` pairs what names do not (diff._CompiledPairing). None where the
+ * reference must make it. */
+PyObject *diff_report_object(diff_side_t plan[2], PyObject *pairing, int json);
 
 #endif
