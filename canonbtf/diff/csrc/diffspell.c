@@ -131,7 +131,7 @@ static int diff_expr(ctx_t *c, uint32_t id, int depth)
 {
     if (c->spelled[id] == 2) {
         if (c->touches && c->touches[id]) c->touched = 1;
-        return put(c, c->memo.p + c->memo_at[id], c->memo_len[id]);
+        return put(c, AT(c->memo, c->memo_at[id]), c->memo_len[id]);
     }
     if (c->spelled[id] == 1 || depth > DIFF_DEPTH) return fail(c, "left to the reference");
     c->spelled[id] = 1;
@@ -146,7 +146,7 @@ static int diff_expr(ctx_t *c, uint32_t id, int depth)
     size_t len = keep.len - from;
     c->out = c->memo;
     c->memo_at[id] = c->out.len;
-    int rc = put(c, keep.p + from, len);
+    int rc = put(c, AT(keep, from), len);   /* keep.p is NULL while nothing was put */
     c->memo = c->out;
     c->out = keep;
     if (rc) return -1;
