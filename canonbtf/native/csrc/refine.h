@@ -1,6 +1,7 @@
 /* Partition refinement: canon/refine.py's Partition in C, the one both extensions use
- * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/order.c)
- * and the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c).
+ * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/order.c),
+ * the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c) and diff's joint
+ * classes (diff/csrc/diffjoint.c, dedup._refined with its after-round settle).
  *
  * Nodes are handles 0..nslots-1; `nodes` of them are refined, the others keep the rank
  * they have (their handle) and must not fall in the positions' range. The same
