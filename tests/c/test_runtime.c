@@ -1,5 +1,6 @@
-/* native/csrc/'s runtime without Python: the growth helper (grow.c), the hash (hash.c)
- * and the interning table (intern.c), as grow.h, hash.h and intern.h promise them. */
+/* native/csrc/'s runtime without Python: the growth helper (grow.c), the hash (hash.c),
+ * the interning table (intern.c) and partition refinement's hooks (refine.c), as grow.h,
+ * hash.h, intern.h and refine.h promise them. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "intern.h"
+#include "refine.h"
 
 static void grow_doubles_from_16(void)
 {
@@ -115,6 +117,69 @@ static void intern_numbers_in_order(void)
     CHECK(t.count == 0 && t.slot == NULL);
 }
 
+/* Nodes 1..5, keys 0 0 0 0 1; edges 1 -> 3 and 2 -> 4. */
+static int five_nodes(refine_t *p)
+{
+    static const uint32_t nodes[] = {1, 2, 3, 4, 5};
+    static const uint8_t fresh[] = {1, 0, 0, 0, 1};
+    if (refine_init(p, 6, 1, 1, nodes, 5)) return -1;
+    static const uint32_t eoff[] = {0, 1, 2, 2, 2, 2};
+    memcpy(p->eoff, eoff, sizeof eoff);
+    if (!(p->edge = malloc(2 * sizeof *p->edge))) return -1;
+    p->edge[0] = 3, p->edge[1] = 4;
+    if (refine_referrers(p)) return -1;
+    refine_blocks(p, fresh);
+    return 0;
+}
+
+static void refine_reads_through(void)
+{
+    refine_t p;
+    uint32_t reads[6] = {0, 1, 2, 3, 4, 5};
+    CHECK(five_nodes(&p) == 0 && refine_run(&p, REFINE_FORWARD, 1) == 0);
+    CHECK(p.rank[1] == p.rank[2] && p.rank[3] == p.rank[4] && p.rank[1] != p.rank[3]);
+    refine_free(&p);
+    /* An edge to 4 reads 5's rank: 1 and 2 read different blocks. */
+    reads[4] = 5;
+    CHECK(five_nodes(&p) == 0);
+    p.reads = reads;
+    CHECK(refine_run(&p, REFINE_FORWARD, 1) == 0);
+    CHECK(p.rank[1] != p.rank[2] && p.rank[3] == p.rank[4]);
+    refine_free(&p);
+}
+
+typedef struct {
+    uint32_t reads[6];
+    int calls;
+} redirect_t;
+
+/* After the first round, edges to 4 read 5 and what reads 4 is touched again. */
+static int redirect_after_round(void *ctx, refine_t *p)
+{
+    redirect_t *r = ctx;
+    if (r->calls++) return 0;
+    r->reads[4] = 5;
+    return refine_add_referrers(p, 4);
+}
+
+static int stop_after_round(void *ctx, refine_t *p) { return -1; }
+
+static void refine_after_round_hook(void)
+{
+    refine_t p;
+    redirect_t r = {{0, 1, 2, 3, 4, 5}, 0};
+    CHECK(five_nodes(&p) == 0);
+    p.reads = r.reads, p.after_round = redirect_after_round, p.after_ctx = &r;
+    CHECK(refine_run(&p, REFINE_FORWARD, 1) == 0);
+    /* Round 1 splits {1,2} from {3,4}; the hook's readers make round 2 split 1 from 2. */
+    CHECK(r.calls == 2 && p.rank[1] != p.rank[2] && p.rank[3] == p.rank[4]);
+    refine_free(&p);
+    CHECK(five_nodes(&p) == 0);
+    p.after_round = stop_after_round;
+    CHECK(refine_run(&p, REFINE_FORWARD, 1) == -1);
+    refine_free(&p);
+}
+
 int main(void)
 {
     big_alloc_setup();
@@ -123,5 +188,7 @@ int main(void)
     RUN(big_alloc_bounds);
     RUN(hash_is_of_the_bytes);
     RUN(intern_numbers_in_order);
+    RUN(refine_reads_through);
+    RUN(refine_after_round_hook);
     return ctest_status("test_runtime");
 }

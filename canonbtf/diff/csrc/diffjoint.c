@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "refine.h"
+
 typedef struct {
     uint32_t *words;
     size_t nwords;
@@ -128,80 +130,142 @@ static int is_declaration_of(const types_t *t, uint32_t i)
     return kind == K_FWD || ((kind == K_ENUM || kind == K_ENUM64) && !t_vlen(t, i));
 }
 
+/* The names dedup._refined settles (_named_groups): by token, its declarations and (for
+ * the tokens some declaration has) its definitions, ids ascending, CSR. */
 typedef struct {
-    const types_t *t;
     const uint32_t *token;      /* by own index: token number (abstract_keys), 0 none */
-    uint8_t *declares;          /* by own index */
-    uint32_t *first_def;        /* by token: the lowest id defining it, 0 none */
-    uint32_t *def_class;        /* by token: its definitions' one class, 0 when several */
+    const uint8_t *declares;    /* by own index */
     uint32_t ntokens;
-} names_ctx_t;
+    uint32_t *decl_off, *decl, *def_off, *def;
+    uint32_t *stamp, epoch;     /* by token: settled in the current round */
+} names_t;
 
-/* Each token's definitions' class while they share one (dedup._refined's `settle`). */
-static void settle(names_ctx_t *c, const uint32_t *cls)
+/* Ids 1..n of `token` with `declares` as `want`, into off (count + 2 entries, zeroed)
+ * and out; only the tokens `only` has (NULL: every one). */
+static uint32_t *token_lists(const names_t *c, uint32_t n, int want, const uint32_t *only,
+                             uint32_t *off)
 {
-    memset(c->def_class, 0xFF, (size_t)c->ntokens * sizeof *c->def_class);
-    for (uint32_t i = 0; i < c->t->count; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         uint32_t tok = c->token[i];
-        if (!tok || c->declares[i]) continue;
-        uint32_t *d = &c->def_class[tok];
-        *d = *d == UINT32_MAX ? cls[i + 1] : *d == cls[i + 1] ? *d : 0;
+        if (tok && c->declares[i] == want && (!only || only[tok + 1] > only[tok]))
+            off[tok + 2]++;
     }
+    for (uint32_t k = 0; k < c->ntokens; k++) off[k + 2] += off[k + 1];
+    uint32_t *out = big_alloc((size_t)off[c->ntokens + 1] + 1, sizeof *out);
+    if (!out) return NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t tok = c->token[i];
+        if (tok && c->declares[i] == want && (!only || only[tok + 1] > only[tok]))
+            out[off[tok + 1]++] = i + 1;
+    }
+    return out;
 }
 
-/* What a reference to `id` reads: the class of the definition a declaration stands for
- * (its name's definitions share a class), else the class of `id`. */
-static uint32_t read_class(const names_ctx_t *c, const uint32_t *cls, uint32_t id)
+static int names_init(names_t *c, uint32_t n)
 {
-    if (!id) return 0;
-    uint32_t i = id - 1, tok = c->token[i];
-    if (tok && c->declares[i] && c->first_def[tok] && c->def_class[tok])
-        return c->def_class[tok];
-    return cls[id];
+    size_t slots = (size_t)c->ntokens + 2;
+    c->decl_off = big_zalloc(slots, sizeof *c->decl_off);
+    c->def_off = big_zalloc(slots, sizeof *c->def_off);
+    c->stamp = big_zalloc(slots, sizeof *c->stamp);
+    if (!c->decl_off || !c->def_off || !c->stamp
+        || !(c->decl = token_lists(c, n, 1, NULL, c->decl_off))
+        || !(c->def = token_lists(c, n, 0, c->decl_off, c->def_off)))
+        return -1;
+    return 0;
 }
 
-/* dedup._refined's partition on the joint graph: from the abstract keys, split by the
- * classes the edges read until nothing splits (the greatest fixpoint the reference's
- * rounds reach too: classes only split); then each declaration takes the class of the
- * definition it stands for. cls: by id, 0 for void. */
-static int refine_joint(const types_t *t, const uint32_t *key, names_ctx_t *c, uint32_t *cls)
+static void names_free(names_t *c)
 {
-    uint32_t n = t->count, most = 0, *item = NULL, *next_cls = NULL;
-    for (uint32_t i = 0; i < n; i++)
-        if (edge_count(t, i) > most) most = edge_count(t, i);
-    item = big_alloc((size_t)most + 2, sizeof *item);
-    next_cls = big_alloc((size_t)n + 1, sizeof *next_cls);
-    intern_t in;
-    memset(&in, 0, sizeof in);
+    free(c->decl_off), free(c->decl), free(c->def_off), free(c->def), free(c->stamp);
+}
+
+/* dedup._refined's settle: a name's declarations stand for (read the rank of) its first
+ * definition while its definitions share a class. */
+static void settle(const names_t *c, refine_t *p, uint32_t tok)
+{
+    uint32_t target = 0, d0 = c->def_off[tok], d1 = c->def_off[tok + 1];
+    if (d0 < d1) {
+        target = c->def[d0];
+        for (uint32_t j = d0 + 1; j < d1 && target; j++)
+            if (p->rank[c->def[j]] != p->rank[target]) target = 0;
+    }
+    for (uint32_t j = c->decl_off[tok]; j < c->decl_off[tok + 1]; j++)
+        p->reads[c->decl[j]] = target ? target : c->decl[j];
+}
+
+/* dedup._refined's after_round: the names whose definitions changed rank are settled
+ * again, and what reads their declarations is touched. */
+static int resettle(void *ctx, refine_t *p)
+{
+    names_t *c = ctx;
+    uint32_t epoch = ++c->epoch;
+    for (size_t j = 0; j < p->changed_n; j++) {
+        uint32_t i = p->changed[j] - 1, tok = c->token[i];
+        if (!tok || c->declares[i] || c->decl_off[tok] == c->decl_off[tok + 1]
+            || c->stamp[tok] == epoch)
+            continue;
+        c->stamp[tok] = epoch;
+        settle(c, p, tok);
+        for (uint32_t k = c->decl_off[tok]; k < c->decl_off[tok + 1]; k++)
+            if (refine_add_referrers(p, c->decl[k])) return -1;
+    }
+    return 0;
+}
+
+static int by_key(const void *ctx, uint32_t a, uint32_t b)
+{
+    const uint32_t *key = ctx;
+    if (key[a - 1] != key[b - 1]) return key[a - 1] < key[b - 1] ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The edges of ids 1..n (handles are ids, CSR by own index) and their referrers. */
+static int joint_edges(refine_t *p, const types_t *t)
+{
+    uint32_t n = t->count;
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        p->eoff[i] = (uint32_t)total;
+        total += edge_count(t, i);
+    }
+    if (total > UINT32_MAX) return -1;
+    p->eoff[n] = (uint32_t)total;
+    p->edge = big_alloc(total ? total : 1, sizeof *p->edge);
+    if (!p->edge) return -1;
+    for (uint32_t i = 0; i < n; i++) type_edges(t, i, p->edge + p->eoff[i]);
+    return refine_referrers(p);
+}
+
+/* dedup._refined's partition on the joint graph, on the shared refinement (refine.c):
+ * blocks from the abstract keys, split by the ranks the edges read (a declaration's
+ * readers read the definition it stands for) until nothing splits; then each
+ * declaration takes the class of the definition it stands for. cls: by id, 0 for void;
+ * equal numbers, one class. */
+static int refine_joint(const types_t *t, const uint32_t *key, names_t *c, uint32_t *cls)
+{
+    uint32_t n = t->count, *nodes = big_alloc((size_t)n + 1, sizeof *nodes);
+    uint8_t *fresh = big_alloc((size_t)n + 1, 1);
+    refine_t p;
+    memset(&p, 0, sizeof p);
     int rc = -1;
-    if (!item || !next_cls) goto done;
-    cls[0] = next_cls[0] = 0;
-    for (uint32_t i = 0; i < n; i++) cls[i + 1] = key[i];
-    size_t count = 0;
-    for (;;) {
-        settle(c, cls);
-        intern_clear(&in);
-        if (intern_reserve(&in, n)) goto done;  /* a class per type at most */
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t m = type_edges(t, i, item + 1);
-            item[0] = cls[i + 1];
-            for (uint32_t j = 1; j <= m; j++) item[j] = read_class(c, cls, item[j]);
-            int is_new;
-            int64_t id = intern_bytes(&in, item, ((size_t)m + 1) * sizeof *item, &is_new);
-            if (id < 0) goto done;
-            next_cls[i + 1] = (uint32_t)id + 1;  /* classes from 1, in order of first use */
-        }
-        memcpy(cls, next_cls, ((size_t)n + 1) * sizeof *cls);
-        if (in.count == count) break;  /* a refinement with as many classes: the same */
-        count = in.count;
-    }
-    settle(c, cls);
-    for (uint32_t i = 0; i < n; i++) next_cls[i + 1] = read_class(c, cls, i + 1);
-    memcpy(cls, next_cls, ((size_t)n + 1) * sizeof *cls);
+    if (!nodes || !fresh || names_init(c, n)) goto done;
+    for (uint32_t j = 0; j < n; j++) nodes[j] = j + 1;
+    if (sort_u32(nodes, n, by_key, key) || refine_init(&p, n + 1, 1, 1, nodes, n)
+        || joint_edges(&p, t) || !(p.reads = big_alloc((size_t)n + 1, sizeof *p.reads)))
+        goto done;
+    for (uint32_t j = 0; j < n; j++) fresh[j] = !j || key[nodes[j] - 1] != key[nodes[j - 1] - 1];
+    refine_blocks(&p, fresh);
+    for (uint32_t id = 0; id <= n; id++) p.reads[id] = id;
+    for (uint32_t tok = 1; tok < c->ntokens; tok++) settle(c, &p, tok);
+    p.after_round = resettle;
+    p.after_ctx = c;
+    if (refine_run(&p, REFINE_FORWARD, 1)) goto done;
+    for (uint32_t id = 0; id <= n; id++) cls[id] = p.rank[p.reads[id]];
     rc = 0;
 done:
-    free(item), free(next_cls);
-    intern_free(&in);
+    free(nodes), free(fresh), free(p.reads);
+    refine_free(&p);
+    names_free(c);
     return rc;
 }
 
@@ -211,21 +275,17 @@ static int joint_classes(const types_t *t, uint32_t *cls)
     uint32_t n = t->count;
     uint32_t *key = big_alloc((size_t)n + 1, sizeof *key);
     uint32_t *token = big_alloc((size_t)n + 1, sizeof *token);
-    names_ctx_t c = {.t = t, .token = token, .declares = big_alloc((size_t)n + 1, 1)};
+    uint8_t *declares = big_alloc((size_t)n + 1, 1);
+    names_t c = {.token = token, .declares = declares};
     int rc = -1;
-    if (!key || !token || !c.declares || abstract_keys(t, 0, key, token)) goto done;
+    if (!key || !token || !declares || abstract_keys(t, 0, key, token)) goto done;
     for (uint32_t i = 0; i < n; i++) {
-        c.declares[i] = (uint8_t)is_declaration_of(t, i);
+        declares[i] = (uint8_t)is_declaration_of(t, i);
         if (token[i] + 1 > c.ntokens) c.ntokens = token[i] + 1;
     }
-    c.first_def = big_zalloc((size_t)c.ntokens + 1, sizeof *c.first_def);
-    c.def_class = big_alloc((size_t)c.ntokens + 1, sizeof *c.def_class);
-    if (!c.first_def || !c.def_class) goto done;
-    for (uint32_t i = 0; i < n; i++)
-        if (token[i] && !c.declares[i] && !c.first_def[token[i]]) c.first_def[token[i]] = i + 1;
     rc = refine_joint(t, key, &c, cls);
 done:
-    free(key), free(token), free(c.declares), free(c.first_def), free(c.def_class);
+    free(key), free(token), free(declares);
     return rc;
 }
 

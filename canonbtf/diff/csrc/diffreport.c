@@ -1,6 +1,6 @@
-/* canonbtf._btf.diff_report: diff's report (diff.diff_btfs, then diff/text.py's
- * render_text or render_json) made in C, the pairing of duplicated names and anonymous
- * roots left to Python.
+/* diff's report (diff.diff_btfs, then diff/text.py's render_text or render_json) made in
+ * plain C (diffreport.h), the pairing of duplicated names and anonymous roots left to a
+ * callback (diff_bindings.c: diff._CompiledPairing, for canonbtf._btf.diff_report).
  *
  * diff/ and diff/text.py are the reference. Here: diff_plan (diffkeys.c) marks the
  * names with one root on each side and the same record on both; the roots are grouped by
@@ -10,22 +10,17 @@
  * described with tags (difffacts.c), compared, written (diffwrite.c), and sorted as the
  * reference sorts its changes. Decl tags of one text are paired in order (the reference
  * gives them no tags: their names are not duplicated names, and their facts are empty).
- * Any spelling the reference would make with a placeholder gives up with ValueError: the
- * caller then runs the reference. The GIL is held; no global state. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
+ * Any spelling the reference would make with a placeholder is declined (failure.h): the
+ * caller then runs the reference. No global state. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "difffacts.h"
+#include "diffreport.h"
 #include "diffwrite.h"
+#include "failure.h"
 #include "grow.h"
-#include "pyparts.h"
-
-/* What the pairing calls the entries it gives. */
-enum { P_PAIR, P_REMOVED, P_ADDED };
 
 /* Roots of one family and name (decl tags: of one text) on both sides. */
 typedef struct {
@@ -80,7 +75,7 @@ static int grow_table(report_t *r)
     size_t slots = r->mask ? 2 * (r->mask + 1) : 1024;
     size_t *slot = calloc(slots, sizeof *slot);
     if (!slot) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         return -1;
     }
     for (size_t g = 0; g < r->ngroups; g++) {
@@ -100,7 +95,7 @@ static int grow_table(report_t *r)
 static int new_group(report_t *r, int family, const void *name, size_t len, size_t *at)
 {
     if (GROW(r->group, r->cap_groups, r->ngroups + 1)) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         return -1;
     }
     group_t *e = &r->group[r->ngroups];
@@ -149,7 +144,7 @@ static int join_planned_group(report_t *r, int n, uint32_t id, int family)
     const side_t *d = &r->side[n];
     uint32_t planned = d->planned[id], len;
     if (!planned || planned > r->nplanned) {
-        PyErr_SetString(PyExc_ValueError, "diff_plan left a named root out of its groups");
+        failed_declined("diff_plan left a named root out of its groups");
         return -1;
     }
     uint32_t *at = &r->of_planned[planned];
@@ -229,12 +224,7 @@ static int is_dup(const group_t *e)
     return e->family != F_DECL_TAG && (e->count[0] > 1 || e->count[1] > 1);
 }
 
-/* ---- what Python pairs ---- */
-
-static PyObject *str_of(const char *p, size_t n)
-{
-    return PyUnicode_DecodeLatin1(p, (Py_ssize_t)n, NULL);
-}
+/* ---- what the pairing is told ---- */
 
 /* Side d's root `id` described by speller `sp` into its list, emptied first; *dup, whether
  * the facts spell a duplicated name. */
@@ -248,39 +238,25 @@ static int describe(side_t *d, cdump_speller_t *sp, uint32_t id, int *dup)
     return rc;
 }
 
-/* (id, facts, spells a duplicated name) of root `id`, facts without tags. */
-static PyObject *root_tuple(side_t *d, uint32_t id)
+/* Each duplicated name and its roots (facts without tags), side 0's then side 1's. */
+static int tell_duplicates(report_t *r, const diff_pairer_t *pairer)
 {
-    int dup;
-    PyObject *facts = describe(d, d->plain, id, &dup) ? NULL : facts_tuple(&d->facts, 0, d->facts.n);
-    return facts ? Py_BuildValue("(kNN)", (unsigned long)id, facts, PyBool_FromLong(dup)) : NULL;
-}
-
-static PyObject *group_roots(report_t *r, const group_t *e, int n)
-{
-    PyObject *list = PyList_New(0);
-    for (uint32_t id = e->head[n], k = 0; list && k < e->count[n]; k++, id = r->side[n].next[id]) {
-        PyObject *root = root_tuple(&r->side[n], id);
-        if (!root || PyList_Append(list, root)) Py_CLEAR(list);
-        Py_XDECREF(root);
-    }
-    return list;
-}
-
-/* [(family, name, old roots, new roots)] of the duplicated names. */
-static PyObject *duplicates(report_t *r)
-{
-    PyObject *list = PyList_New(0);
-    for (size_t g = 0; list && g < r->ngroups; g++) {
+    for (size_t g = 0; g < r->ngroups; g++) {
         const group_t *e = &r->group[g];
         if (!is_dup(e)) continue;
-        PyObject *name = str_of(AT(r->names, e->name), e->nlen);
-        PyObject *olds = name ? group_roots(r, e, 0) : NULL, *news = olds ? group_roots(r, e, 1) : NULL;
-        PyObject *item = news ? Py_BuildValue("(iOOO)", e->family, name, olds, news) : NULL;
-        if (!item || PyList_Append(list, item)) Py_CLEAR(list);
-        Py_XDECREF(item), Py_XDECREF(name), Py_XDECREF(olds), Py_XDECREF(news);
+        if (pairer->dup_name(pairer->ctx, e->family, AT(r->names, e->name), e->nlen)) return -1;
+        for (int n = 0; n < 2; n++) {
+            side_t *d = &r->side[n];
+            uint32_t id = e->head[n];
+            for (uint32_t k = 0; k < e->count[n]; k++, id = d->next[id]) {
+                int dup;
+                if (describe(d, d->plain, id, &dup)
+                    || pairer->dup_root(pairer->ctx, n, id, &d->facts, 0, d->facts.n, dup))
+                    return -1;
+            }
+        }
     }
-    return list;
+    return 0;
 }
 
 /* One side's anonymous roots: their facts without tags (in the side's list, kept), and
@@ -304,7 +280,7 @@ static int anonymous_roots(side_t *d, anon_root_t **out, size_t *nout)
     anon_root_t *roots = malloc((d->nanon + 1) * sizeof *roots);
     size_t n = 0, nleft = 0, nroots = 0;
     int rc = mark && left && order && roots ? 0 : -1;
-    if (rc) PyErr_NoMemory();
+    if (rc) failed_out_of_memory();
     for (size_t k = 0; !rc && k < d->nanon; k++) {
         uint32_t id = d->anon[k], i = id - 1;
         if (d->expanded[id]) continue;
@@ -353,7 +329,7 @@ static int spare_alike(report_t *r, anon_root_t *roots[2], size_t n[2])
     class_t *cls = malloc((total + 1) * sizeof *cls);
     uint32_t *of[2] = {malloc((n[0] + 1) * sizeof(uint32_t)), malloc((n[1] + 1) * sizeof(uint32_t))};
     int rc = slot && cls && of[0] && of[1] ? 0 : -1;
-    if (rc) PyErr_NoMemory();
+    if (rc) failed_out_of_memory();
     else memset(slot, 0xFF, slots * sizeof *slot);
     for (int s = 0; !rc && s < 2; s++) {
         const side_t *d = &r->side[s];
@@ -392,21 +368,18 @@ static int spare_alike(report_t *r, anon_root_t *roots[2], size_t n[2])
     return rc;
 }
 
-/* [(id, family, facts, spells a duplicated name)] of the anonymous roots not spared. */
-static PyObject *anonymous_list(side_t *d, const anon_root_t *roots, size_t n)
+/* Side n's anonymous roots not spared, facts without tags. */
+static int tell_anonymous(report_t *r, int n, const anon_root_t *roots, size_t nroots,
+                          const diff_pairer_t *pairer)
 {
-    PyObject *list = PyList_New(0);
-    for (size_t k = 0; list && k < n; k++) {
+    const side_t *d = &r->side[n];
+    for (size_t k = 0; k < nroots; k++) {
         const anon_root_t *a = &roots[k];
-        if (a->spared) continue;
-        PyObject *facts = facts_tuple(&d->facts, a->from, a->to);
-        PyObject *root = facts ? Py_BuildValue("(kiNN)", (unsigned long)a->id,
-                                               diff_family(t_kind(d->t, a->id - 1)), facts,
-                                               PyBool_FromLong(a->spells_dup)) : NULL;
-        if (!root || PyList_Append(list, root)) Py_CLEAR(list);
-        Py_XDECREF(root);
+        if (!a->spared && pairer->anon_root(pairer->ctx, n, a->id, diff_family(t_kind(d->t, a->id - 1)),
+                                            &d->facts, a->from, a->to, a->spells_dup))
+            return -1;
     }
-    return list;
+    return 0;
 }
 
 /* ---- the report ---- */
@@ -414,7 +387,7 @@ static PyObject *anonymous_list(side_t *d, const anon_root_t *roots, size_t n)
 static int add_change(report_t *r, int family, int status, size_t name, size_t nlen, size_t text)
 {
     if (GROW(r->change, r->cap_changes, r->nchanges + 1)) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         return -1;
     }
     r->change[r->nchanges++] = (change_t){(uint8_t)family, (uint8_t)status, name, nlen, text,
@@ -533,32 +506,32 @@ static int pair(report_t *r, const group_t *e, uint32_t old, uint32_t new, uint3
     return add_change(r, family, S_CHANGED, name, nlen, text);
 }
 
-/* An entry the pairing gave: (ordinal, status, old id, new id). */
-static int paired_entry(report_t *r, const group_t *e, PyObject *entry)
+/* An entry the pairing gave. */
+static int paired_entry(report_t *r, const group_t *e, const diff_entry_t *x)
 {
-    unsigned long ordinal, status, old, new;
-    if (!PyArg_ParseTuple(entry, "kkkk", &ordinal, &status, &old, &new)) return -1;
-    if (status > P_ADDED || (status != P_ADDED && (old < r->side[0].own_first || old >= r->side[0].nids))
-        || (status != P_REMOVED && (new < r->side[1].own_first || new >= r->side[1].nids))) {
-        PyErr_SetString(PyExc_ValueError, "pairing: an id out of range");
+    uint64_t status = x->status, old = x->old, new = x->new;
+    if (status > DIFF_ADDED
+        || (status != DIFF_ADDED && (old < r->side[0].own_first || old >= r->side[0].nids))
+        || (status != DIFF_REMOVED && (new < r->side[1].own_first || new >= r->side[1].nids))) {
+        failed_declined("pairing: an id out of range");
         return -1;
     }
-    if (status == P_PAIR) return pair(r, e, (uint32_t)old, (uint32_t)new, (uint32_t)ordinal);
-    return status == P_REMOVED ? one_sided(r, e, 0, (uint32_t)old, (uint32_t)ordinal)
-                               : one_sided(r, e, 1, (uint32_t)new, (uint32_t)ordinal);
+    uint32_t ordinal = (uint32_t)x->ordinal;
+    if (status == DIFF_PAIR) return pair(r, e, (uint32_t)old, (uint32_t)new, ordinal);
+    return status == DIFF_REMOVED ? one_sided(r, e, 0, (uint32_t)old, ordinal)
+                                  : one_sided(r, e, 1, (uint32_t)new, ordinal);
 }
 
-/* The tags the pairing gave to the roots of one duplicated name. */
-static int tag_group(report_t *r, PyObject *entries)
+/* The tags the pairing gave to the roots of one duplicated name: entries [from, to). */
+static void tag_group(report_t *r, const diff_entry_t *entry, size_t from, size_t to)
 {
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
-        unsigned long ordinal, status, old, new;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(entries, k), "kkkk", &ordinal, &status, &old, &new))
-            return -1;
-        if (status != P_ADDED && old < r->side[0].nids) r->side[0].tags[old] = (uint32_t)ordinal;
-        if (status != P_REMOVED && new < r->side[1].nids) r->side[1].tags[new] = (uint32_t)ordinal;
+    for (size_t k = from; k < to; k++) {
+        const diff_entry_t *x = &entry[k];
+        if (x->status != DIFF_ADDED && x->old < r->side[0].nids)
+            r->side[0].tags[x->old] = (uint32_t)x->ordinal;
+        if (x->status != DIFF_REMOVED && x->new < r->side[1].nids)
+            r->side[1].tags[x->new] = (uint32_t)x->ordinal;
     }
-    return 0;
 }
 
 /* The entries of one group without duplicates (diff._named_entries). */
@@ -590,14 +563,17 @@ static int by_report_order(const void *ctx, uint32_t x, uint32_t y)
     return a->nlen < b->nlen ? -1 : a->nlen > b->nlen;
 }
 
-/* render_text or render_json: (the report, how many changes). */
-static PyObject *render(report_t *r)
+/* render_text or render_json into *out. */
+static int render(report_t *r, text_t *out)
 {
     uint32_t *order = malloc((r->nchanges + 1) * sizeof *order);
     uint32_t counts[F_COUNT][3], totals[3] = {0, 0, 0};
-    text_t b = {0};
-    PyObject *result = NULL;
-    if (!order) return PyErr_NoMemory();
+    text_t *b = out;
+    int rc = -1;
+    if (!order) {
+        failed_out_of_memory();
+        return -1;
+    }
     memset(counts, 0, sizeof counts);
     for (size_t k = 0; k < r->nchanges; k++) {
         order[k] = (uint32_t)k;
@@ -605,57 +581,55 @@ static PyObject *render(report_t *r)
         totals[r->change[k].status]++;
     }
     if (sort_u32(order, r->nchanges, by_report_order, r)) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         goto done;
     }
-    if (write_head(&b, r->nchanges, totals, (const uint32_t (*)[3])counts, r->json)) goto done;
+    if (write_head(b, r->nchanges, totals, (const uint32_t (*)[3])counts, r->json)) goto done;
     int family = -1;
     for (size_t k = 0; k < r->nchanges; k++) {
         const change_t *c = &r->change[order[k]];
-        if (k && write_between(&b, r->json)) goto done;
+        if (k && write_between(b, r->json)) goto done;
         if (c->family != family) {
             family = c->family;
-            if (write_section(&b, family, counts[family], r->json)) goto done;
+            if (write_section(b, family, counts[family], r->json)) goto done;
         }
-        if (text_put(&b, AT(r->out, c->text), c->tlen)) goto done;
+        if (text_put(b, AT(r->out, c->text), c->tlen)) goto done;
     }
-    if (write_end(&b, r->nchanges, r->json)) goto done;
-    result = Py_BuildValue("(y#n)", AT(b, 0), (Py_ssize_t)b.len, (Py_ssize_t)r->nchanges);
+    rc = write_end(b, r->nchanges, r->json);
 done:
-    free(order), free(b.p);
-    return result;
+    free(order);
+    return rc;
 }
 
 /* Every entry, in the reference's order: the named groups (duplicated names as the
  * pairing gave them), then the anonymous roots. */
-static PyObject *report_entries(report_t *r, PyObject *paired)
+static int report_entries(report_t *r, const diff_paired_t *paired)
 {
-    PyObject *named, *anon;
-    if (!PyArg_ParseTuple(paired, "O!O!", &PyList_Type, &named, &PyList_Type, &anon)) return NULL;
-    Py_ssize_t k = 0;
+    size_t k = 0, from = 0;
     for (size_t g = 0; g < r->ngroups; g++) {
-        const group_t *e = &r->group[g];
-        if (!is_dup(e)) continue;
-        if (k >= PyList_GET_SIZE(named) || !PyList_Check(PyList_GET_ITEM(named, k))) {
-            PyErr_SetString(PyExc_ValueError, "pairing: one list of entries per duplicated name");
-            return NULL;
+        if (!is_dup(&r->group[g])) continue;
+        if (k >= paired->nnamed || paired->named_end[k] < from || paired->named_end[k] > paired->n) {
+            failed_declined("pairing: one list of entries per duplicated name");
+            return -1;
         }
-        if (tag_group(r, PyList_GET_ITEM(named, k++))) return NULL;
+        tag_group(r, paired->entry, from, paired->named_end[k]);
+        from = paired->named_end[k++];
     }
-    k = 0;
+    k = from = 0;
     for (size_t g = 0; g < r->ngroups; g++) {
         const group_t *e = &r->group[g];
         if (!is_dup(e)) {
-            if (plain_group(r, e)) return NULL;
+            if (plain_group(r, e)) return -1;
             continue;
         }
-        PyObject *entries = PyList_GET_ITEM(named, k++);
-        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries); j++)
-            if (paired_entry(r, e, PyList_GET_ITEM(entries, j))) return NULL;
+        for (size_t j = from; j < paired->named_end[k]; j++)
+            if (paired_entry(r, e, &paired->entry[j])) return -1;
+        from = paired->named_end[k++];
     }
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(anon); j++)
-        if (paired_entry(r, NULL, PyList_GET_ITEM(anon, j))) return NULL;
-    return render(r);
+    from = paired->nnamed ? paired->named_end[paired->nnamed - 1] : 0;
+    for (size_t j = from; j < paired->n; j++)
+        if (paired_entry(r, NULL, &paired->entry[j])) return -1;
+    return 0;
 }
 
 static int side_init(side_t *d, const diff_side_t *plan)
@@ -670,7 +644,7 @@ static int side_init(side_t *d, const diff_side_t *plan)
     d->anon = plan->anon;
     d->nanon = plan->nanon;
     if (ZALLOC_EACH(d->nids, ZSLOT(d->dup), ZSLOT(d->seen), ZSLOT(d->tags), ZSLOT(d->next))) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         return -1;
     }
     return 0;
@@ -683,54 +657,60 @@ static void side_free(side_t *d)
     free(d->facts.arena.p), free(d->facts.f);
 }
 
-PyObject *diff_report(diff_side_t plan[2], PyObject *pairing, int json)
+/* Groups both sides' roots and marks the duplicated names' roots. */
+static int group_roots(report_t *r, diff_side_t plan[2])
 {
-    report_t r;
-    PyObject *result = NULL, *dups = NULL, *anon[2] = {NULL, NULL}, *paired = NULL;
-    anon_root_t *roots[2] = {NULL, NULL};
-    size_t nroots[2] = {0, 0};
-    memset(&r, 0, sizeof r);
-    r.json = json;
-    if (side_init(&r.side[0], &plan[0]) || side_init(&r.side[1], &plan[1])) goto done;
-    r.nplanned = plan[0].ngroups;
-    if (!plan[0].group || !plan[1].group || plan[1].ngroups != r.nplanned || r.nplanned >= UINT32_MAX
-        || !(r.of_planned = calloc(r.nplanned + 1, sizeof *r.of_planned))) {
-        PyErr_NoMemory();
-        goto done;
+    r->nplanned = plan[0].ngroups;
+    if (!plan[0].group || !plan[1].group || plan[1].ngroups != r->nplanned
+        || r->nplanned >= UINT32_MAX
+        || !(r->of_planned = calloc(r->nplanned + 1, sizeof *r->of_planned))) {
+        failed_out_of_memory();
+        return -1;
     }
     for (int n = 0; n < 2; n++) {
-        side_t *d = &r.side[n];
+        side_t *d = &r->side[n];
         if (!(d->plain = cdump_speller_new(d->t, d->dup, NULL))
             || !(d->tagged = cdump_speller_new(d->t, d->dup, d->tags)))
-            goto done;
+            return -1;
     }
-    if (group_side(&r, 0) || group_side(&r, 1)) goto done;
-    for (size_t g = 0; g < r.ngroups; g++) {
-        const group_t *e = &r.group[g];
+    if (group_side(r, 0) || group_side(r, 1)) return -1;
+    for (size_t g = 0; g < r->ngroups; g++) {
+        const group_t *e = &r->group[g];
         if (!is_dup(e)) continue;
         for (int n = 0; n < 2; n++) {
             uint32_t id = e->head[n];
-            for (uint32_t k = 0; k < e->count[n]; k++, id = r.side[n].next[id]) r.side[n].dup[id] = 1;
+            for (uint32_t k = 0; k < e->count[n]; k++, id = r->side[n].next[id]) r->side[n].dup[id] = 1;
         }
     }
-    if (!(dups = duplicates(&r)) || anonymous_roots(&r.side[0], &roots[0], &nroots[0])
+    return 0;
+}
+
+int diff_report(diff_side_t plan[2], const diff_pairer_t *pairer, int json, text_t *out,
+                size_t *nchanges)
+{
+    report_t r;
+    diff_paired_t paired = {0};
+    anon_root_t *roots[2] = {NULL, NULL};
+    size_t nroots[2] = {0, 0};
+    int rc = -1;
+    memset(&r, 0, sizeof r);
+    r.json = json;
+    out->len = 0;
+    if (side_init(&r.side[0], &plan[0]) || side_init(&r.side[1], &plan[1])
+        || group_roots(&r, plan) || tell_duplicates(&r, pairer)
+        || anonymous_roots(&r.side[0], &roots[0], &nroots[0])
         || anonymous_roots(&r.side[1], &roots[1], &nroots[1]) || spare_alike(&r, roots, nroots)
-        || !(anon[0] = anonymous_list(&r.side[0], roots[0], nroots[0]))
-        || !(anon[1] = anonymous_list(&r.side[1], roots[1], nroots[1])))
+        || tell_anonymous(&r, 0, roots[0], nroots[0], pairer)
+        || tell_anonymous(&r, 1, roots[1], nroots[1], pairer) || pairer->pair(pairer->ctx, &paired)
+        || report_entries(&r, &paired) || render(&r, out))
         goto done;
-    if (!(paired = PyObject_CallFunctionObjArgs(pairing, dups, anon[0], anon[1], NULL))) goto done;
-    result = report_entries(&r, paired);
+    *nchanges = r.nchanges;
+    rc = 0;
 done:
-    if (!result && PyErr_ExceptionMatches(PyExc_ValueError)) {
-        /* left to the reference */
-        PyErr_Clear();
-        result = Py_None;
-        Py_INCREF(result);
-    }
-    Py_XDECREF(dups), Py_XDECREF(anon[0]), Py_XDECREF(anon[1]), Py_XDECREF(paired);
+    free(paired.entry), free(paired.named_end);
     free(roots[0]), free(roots[1]);
     side_free(&r.side[0]), side_free(&r.side[1]);
     free(r.group), free(r.of_planned), free(r.slot), free(r.names.p), free(r.out.p), free(r.line.p), free(r.change);
     free(r.details.d);
-    return result;
+    return rc;
 }

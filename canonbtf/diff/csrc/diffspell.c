@@ -1,19 +1,16 @@
 /* diff's spelling of type references and one-line descriptions (btf/declarator.py's
  * ReferenceSpeller and diff/speller.py's _Speller are the reference), on the same
- * declarator chains as the C header's (emit/c/csrc/cspell.h): cdump_diff_spell for the
- * plan (any BTF, a base's types included), cdump_speller_* for the compiled report
- * (diffreport.c, difffacts.c). Moved out of cdump.c unchanged. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
+ * declarator chains as the C header's (emit/c/csrc/cspell.h): cdump_speller_* for the
+ * plan's spellings (diff_bindings.c's cdump_diff_spell) and the compiled report
+ * (diffreport.c, difffacts.c). Plain C: failures are reported through failure.h. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cspell.h"
 #include "diffspell.h"
+#include "failure.h"
 #include "grow.h"
-#include "pyparts.h"
 
 /* ---- diff's spelling (btf/declarator.py ReferenceSpeller, cdump_diff_spell) ----
  * The same chains as the header's, but a named type reads as its label (an anonymous one
@@ -134,7 +131,7 @@ static int diff_expr(ctx_t *c, uint32_t id, int depth)
 {
     if (c->spelled[id] == 2) {
         if (c->touches && c->touches[id]) c->touched = 1;
-        return put(c, c->memo.p + c->memo_at[id], c->memo_len[id]);
+        return put(c, AT(c->memo, c->memo_at[id]), c->memo_len[id]);
     }
     if (c->spelled[id] == 1 || depth > DIFF_DEPTH) return fail(c, "left to the reference");
     c->spelled[id] = 1;
@@ -149,7 +146,7 @@ static int diff_expr(ctx_t *c, uint32_t id, int depth)
     size_t len = keep.len - from;
     c->out = c->memo;
     c->memo_at[id] = c->out.len;
-    int rc = put(c, keep.p + from, len);
+    int rc = put(c, AT(keep, from), len);   /* keep.p is NULL while nothing was put */
     c->memo = c->out;
     c->out = keep;
     if (rc) return -1;
@@ -186,7 +183,7 @@ static int diff_brief(ctx_t *c, uint32_t id)
     size_t flen = c->out.len - from;
     uint8_t *fname = malloc(flen);
     if (!fname) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         c->failed = 1;
         return -1;
     }
@@ -208,7 +205,10 @@ struct cdump_speller {
 cdump_speller_t *cdump_speller_new(const types_t *t, const uint8_t *dup, const uint32_t *tags)
 {
     cdump_speller_t *s = calloc(1, sizeof *s);
-    if (!s) return (cdump_speller_t *)PyErr_NoMemory();
+    if (!s) {
+        failed_out_of_memory();
+        return NULL;
+    }
     ctx_t *c = &s->c;
     if (ctx_init(c, t, 8)) {
         ctx_free(c);
@@ -220,7 +220,7 @@ cdump_speller_t *cdump_speller_new(const types_t *t, const uint8_t *dup, const u
     c->tags = tags;
     if (ZALLOC_EACH(c->nids, ZSLOT(c->spelled), ZSLOT(c->touches), ZSLOT(c->memo_at),
                     ZSLOT(c->memo_len))) {
-        PyErr_NoMemory();
+        failed_out_of_memory();
         cdump_speller_free(s);
         return NULL;
     }
@@ -234,14 +234,14 @@ void cdump_speller_free(cdump_speller_t *s)
     free(s);
 }
 
-/* After a failure: with ValueError (a loop, deep nesting) the spellings under way are
- * forgotten and the speller goes on; after MemoryError it refuses every later call. */
+/* After a failure (reported: failure.h) the spellings under way are forgotten and the
+ * speller goes on: a memo entry is only made whole, so what is memoized stays true. A
+ * caller goes on after a declined spelling (a loop, deep nesting) and stops after any
+ * other failure. */
 static int speller_failed(ctx_t *c)
 {
-    if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-        while (c->nunder) c->spelled[c->under[--c->nunder]] = 0;
-        c->failed = c->dropped = 0;
-    }
+    while (c->nunder) c->spelled[c->under[--c->nunder]] = 0;
+    c->failed = c->dropped = 0;
     return -1;
 }
 
@@ -280,37 +280,4 @@ int cdump_speller_label(cdump_speller_t *s, uint32_t id, const char **text, size
     *text = c->out.p ? c->out.p : "";
     *len = c->out.len;
     return 0;
-}
-
-PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
-                           int briefs)
-{
-    cdump_speller_t *sp = cdump_speller_new(t, NULL, NULL);
-    PyObject *result = sp ? PyList_New((Py_ssize_t)n) : NULL;
-    for (size_t k = 0; result && k < n; k++) {
-        uint32_t id;
-        memcpy(&id, (const char *)ids + 4 * k, 4);
-        const char *p;
-        size_t len;
-        int touches;
-        PyObject *text = NULL;
-        if (id < sp->c.nids && safe[id] & (briefs ? 2 : 1)) {
-            if (!(briefs ? cdump_speller_brief(sp, id, &p, &len)
-                         : cdump_speller_expr(sp, id, &p, &len, &touches))) {
-                text = PyUnicode_DecodeLatin1(p, (Py_ssize_t)len, NULL);
-                if (!text) Py_CLEAR(result);
-            } else if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-                PyErr_Clear();   /* left to the reference */
-            } else {
-                Py_CLEAR(result);
-            }
-        }
-        if (result && !text) {
-            Py_INCREF(Py_None);
-            text = Py_None;
-        }
-        if (result) PyList_SET_ITEM(result, (Py_ssize_t)k, text);
-    }
-    cdump_speller_free(sp);
-    return result;
 }

@@ -949,7 +949,7 @@ static PyObject *py_diff_report(PyObject *self, PyObject *args)
             d[k].same = calloc((size_t)v[k].t.count + 1, 1);
         }
         if (!d[0].key || !d[1].key || !d[0].same || !d[1].same || diff_plan(d)) PyErr_NoMemory();
-        else result = diff_report(d, pairing, json);
+        else result = diff_report_object(d, pairing, json);
     }
     for (int k = 0; k < 2; k++) plan_free(&v[k], &d[k]);
     return result;

@@ -1,9 +1,6 @@
 /* What the binding files call that builds or takes Python objects: records_bindings.c's,
- * cdump_bindings.c's and diff_bindings.c's conversions (binding files), and the
- * functions outside the binding files that still do so (issue 29: each is to be split into a plain-C algorithm
- * in its package's csrc/ and the part that makes Python objects, in a binding file). Only
- * the binding files and the files that define or call these include this header; every
- * other header of the extension is plain C. */
+ * cdump_bindings.c's and diff_bindings.c's conversions. Only the binding files include
+ * this header; every other header of the extension is plain C. */
 #ifndef CANONBTF_PYPARTS_H
 #define CANONBTF_PYPARTS_H
 
@@ -49,7 +46,10 @@ PyObject *header_declarations(const types_t *t, unsigned long ptr_size, PyObject
 PyObject *header_placement(const types_t *t, unsigned long ptr_size, PyObject *defs,
                            PyObject *refs, PyObject *ranks);
 
-/* ---- diff/csrc/diffspell.c ---- */
+/* ---- diff_bindings.c (a binding file): diff's facts, spellings and report ---- */
+
+/* The reference's tuple of facts [from, to) of `o`. */
+PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
 
 /* diff's spellings (btf/declarator.py ReferenceSpeller.expr) of types `ids` (n u32), or
  * with `briefs` the one-line descriptions of FUNCs and VARs (diff._Speller.brief), types
@@ -59,17 +59,11 @@ PyObject *header_placement(const types_t *t, unsigned long ptr_size, PyObject *d
 PyObject *cdump_diff_spell(const types_t *t, const void *ids, size_t n, const uint8_t *safe,
                            int briefs);
 
-/* ---- diff_bindings.c (a binding file): difffacts.c's facts for Python ---- */
-
-/* The reference's tuple of facts [from, to) of `o`. */
-PyObject *facts_tuple(const facts_t *o, size_t from, size_t to);
-
-/* ---- diff/csrc/diffreport.c: canonbtf._btf.diff_report ---- */
-
-/* The report of two sides planned by diff_plan (with keys): (bytes, number of changes),
- * the text render_text writes (latin-1) or with `json` render_json's;
- * `pairing(duplicates, old anonymous roots, new anonymous roots)` pairs what names do
- * not (diff._CompiledPairing). None where the reference must make it. */
-PyObject *diff_report(diff_side_t plan[2], PyObject *pairing, int json);
+/* canonbtf._btf.diff_report (diff/csrc/diffreport.c): the report of two sides planned by
+ * diff_plan (with keys): (bytes, number of changes), the text render_text writes
+ * (latin-1) or with `json` render_json's; `pairing(duplicates, old anonymous roots, new
+ * anonymous roots)` pairs what names do not (diff._CompiledPairing). None where the
+ * reference must make it. */
+PyObject *diff_report_object(diff_side_t plan[2], PyObject *pairing, int json);
 
 #endif

@@ -46,7 +46,11 @@ static int add_sig(refine_t *p, uint32_t node, size_t k)
      * NULL, and NULL + 0 is undefined behaviour (UBSan stops on it). */
     if (GROW(p->sig, p->sig_cap, p->sig_n + ne + 2 * (size_t)np + 1)) return -1;
     uint32_t *s = p->sig + p->sig_n;
-    for (uint32_t j = 0; j < ne; j++) s[j] = p->rank[p->edge[p->eoff[o] + j]];
+    const uint32_t *edge = p->edge + p->eoff[o];
+    if (p->reads)
+        for (uint32_t j = 0; j < ne; j++) s[j] = p->rank[p->reads[edge[j]]];
+    else
+        for (uint32_t j = 0; j < ne; j++) s[j] = p->rank[edge[j]];
     if (np) {
         if (GROW(p->pairs, p->pairs_cap, np)) return -1;
         for (uint32_t j = 0; j < np; j++) {
@@ -290,6 +294,16 @@ int refine_collect_readers(refine_t *p, int both)
     return 0;
 }
 
+int refine_add_referrers(refine_t *p, uint32_t node)
+{
+    uint32_t o = own(p, node), np = p->poff[o + 1] - p->poff[o];
+    if (!np) return 0;
+    if (GROW(p->readers, p->readers_cap, p->readers_n + np)) return -1;
+    memcpy(p->readers + p->readers_n, p->pred + p->poff[o], (size_t)np * sizeof *p->readers);
+    p->readers_n += np;
+    return 0;
+}
+
 int refine_init(refine_t *p, uint32_t nslots, uint32_t first, uint32_t offset,
                 const uint32_t *nodes, uint32_t n)
 {
@@ -374,6 +388,7 @@ int refine_run(refine_t *p, int mode, int full)
         for (size_t j = 0; j < p->plans_n; j++)
             if (apply_plan(p, &p->plans[j])) return -1;
         if (refine_collect_readers(p, mode == REFINE_BOTH)) return -1;
+        if (p->after_round && p->changed_n && p->after_round(p->after_ctx, p)) return -1;
         if (!p->readers_n) return 0;
     }
 }

@@ -1,6 +1,7 @@
 /* Partition refinement: canon/refine.py's Partition in C, the one both extensions use
- * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/order.c)
- * and the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c).
+ * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/order.c),
+ * the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c) and diff's joint
+ * classes (diff/csrc/diffjoint.c, dedup._refined with its after-round settle).
  *
  * Nodes are handles 0..nslots-1; `nodes` of them are refined, the others keep the rank
  * they have (their handle) and must not fall in the positions' range. The same
@@ -21,7 +22,8 @@ enum { REFINE_FORWARD, REFINE_BOTH };
 typedef struct { uint32_t first, count; } refine_range_t;
 typedef struct { uint32_t value, gfirst, gcount; int rest; } refine_plan_t;
 
-typedef struct {
+typedef struct refine refine_t;
+struct refine {
     uint32_t offset, n, nslots, first; /* positions [offset, offset + n); CSR by handle - first */
     uint32_t *order, *where, *rank;    /* by position - offset; by handle; by handle */
     uint32_t *bstart, *bend;           /* by rank value - offset; bend 0: no block */
@@ -41,7 +43,15 @@ typedef struct {
     refine_plan_t *plans; size_t plans_n, plans_cap;
     uint32_t *tmp; size_t tmp_cap;
     int mode;
-} refine_t;
+    /* Set by the caller after refine_init, or left NULL (canon, dwarf): by handle, the
+     * handle whose rank an edge to it reads (diff's declarations read the definition they
+     * stand for); and a hook called after each round that changed ranks, with p->changed
+     * and the readers collected, which may change `reads` and add readers
+     * (refine_add_referrers) (dedup._refined's after_round). 0, or -1 to stop. */
+    uint32_t *reads;
+    int (*after_round)(void *ctx, refine_t *p);
+    void *after_ctx;
+};
 
 /* Room for `nodes` (handles below nslots, each once; p->order gets them in this order),
  * every handle's rank its own. The caller then writes the edges, CSR for handles
@@ -65,11 +75,13 @@ static inline uint32_t refine_at(const refine_t *p, uint32_t position)
 }
 /* Partition.refine: rounds until no block splits. With `full` every block is dirty in
  * the first round; otherwise the readers collected (refine_collect_readers) are touched.
- * 0, or -1 out of memory. */
+ * 0, or -1 out of memory or stopped by the after_round hook. */
 int refine_run(refine_t *p, int mode, int full);
 /* The nodes that read the ranks of p->changed (their referrers; with `both`, also the
  * nodes they reference) into p->readers. */
 int refine_collect_readers(refine_t *p, int both);
+/* The referrers of `node` (the nodes whose edges read it) added to p->readers. */
+int refine_add_referrers(refine_t *p, uint32_t node);
 /* Partition.discretize: every member of block `value` a block of its own, by handle. */
 int refine_discretize(refine_t *p, uint32_t value);
 /* Partition.individualize: `node` first in its block; p->changed gets the nodes whose
