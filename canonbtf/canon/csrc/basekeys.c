@@ -10,8 +10,9 @@
  * are found there by hash and compared in full, so the module continues the numbering
  * exactly as one walk over base and module would (tests/test_compiled_order.py).
  *
- * The file is untrusted: a header (magic, version, counts) and a checksum of the rest
- * are checked before use, and every entry is bounds-checked where it is read. */
+ * The file is untrusted: its header (magic, version, counts, sizes that add up to the
+ * file's) and a checksum of all its words are checked before use, and every entry is
+ * bounds-checked where it is read. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,14 @@ enum { H_MAGIC, H_VERSION, H_COUNT, H_NEXT, H_CLASSES, H_NAMES, H_NAME_SLOTS, H_
 static uint32_t hash32(const void *p, size_t n)
 {
     return (uint32_t)(hash_bytes(p, n) >> 32);
+}
+
+/* The checksum of a file of n words: its header before the checksum, and all after it
+ * (a change of any one word changes either hash). */
+static uint64_t checksum(const uint32_t *w, size_t n)
+{
+    return hash_bytes(w, H_SUM_LO * 4) * 0x9E3779B97F4A7C15ULL
+         ^ hash_bytes(w + H_WORDS, (n - H_WORDS) * 4);
 }
 
 /* ---- Writing ---- */
@@ -203,7 +212,7 @@ static int keep_base(buf_t *b, const types_t *t, const keyed_state_t *st, const 
     h[H_ITEMS] = (uint32_t)st->in.table.count;
     h[H_ITEM_SLOTS] = (uint32_t)(pool_at - items_at - (size_t)h[H_ITEMS] * ITEM_WIDTH);
     h[H_POOL] = (uint32_t)pool.n;
-    uint64_t sum = hash_bytes(b->w + H_WORDS, (b->n - H_WORDS) * 4);
+    uint64_t sum = checksum(b->w, b->n);
     h[H_SUM_LO] = (uint32_t)sum, h[H_SUM_HI] = (uint32_t)(sum >> 32);
     rc = 0;
 done:
@@ -257,7 +266,7 @@ int base_keys_read(const types_t *base, const uint8_t *data, size_t len, base_ke
                     + (uint64_t)w[H_LABELS] * LABEL_WIDTH + (uint64_t)w[H_ITEMS] * ITEM_WIDTH
                     + (uint64_t)slots[0] + slots[1] + slots[2] + w[H_POOL];
     if (need != n || w[H_POOL] > ITEM_POOL - 1) return -1;
-    uint64_t sum = hash_bytes(w + H_WORDS, (n - H_WORDS) * 4);
+    uint64_t sum = checksum(w, n);
     if ((uint32_t)sum != w[H_SUM_LO] || (uint32_t)(sum >> 32) != w[H_SUM_HI]) return -1;
     size_t at = H_WORDS, count = w[H_COUNT];
     bk->count = w[H_COUNT], bk->next = w[H_NEXT], bk->classes = w[H_CLASSES];
