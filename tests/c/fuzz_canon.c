@@ -69,17 +69,34 @@ static void fixed_point(const types_t *t, int by_name, const uint32_t *order, ui
     free(once.words), free(once.strings), free(twice.words), free(twice.strings);
 }
 
+/* The largest prefix of t's types, up to `most`, that refers to none after it (a base). */
+static uint32_t self_contained(const types_t *t, uint32_t most)
+{
+    uint32_t best = 0, reach = 0, *edges = NULL;
+    for (uint32_t i = 0; i < t->count && i < most; i++) {
+        free(edges);
+        if (!(edges = malloc(((size_t)edge_count(t, i) + 1) * sizeof *edges))) abort();
+        uint32_t n = type_edges(t, i, edges);
+        for (uint32_t j = 0; j < n; j++)
+            if (edges[j] > reach) reach = edges[j];
+        if (reach <= i + 1) best = i + 1;
+    }
+    free(edges);
+    return best;
+}
+
 /* The module's keys over the kept base agree with the one section's; a kept file with a
  * byte changed is refused (and reading it never goes out of bounds). */
 static void kept(const types_t *t, const uint8_t *trailer, size_t ntrailer)
 {
     uint8_t *blob;
     size_t len;
-    int agree = kept_keys_agree(t, trailer[0], &blob, &len);
+    uint32_t base_count = self_contained(t, 1 + trailer[0] % (t->count ? t->count : 1));
+    int agree = kept_keys_agree(t, base_count, &blob, &len);
     if (agree < 0) return;
     if (!agree) abort();
     types_t base, module;
-    if (split_views(t, trailer[0], &base, &module)) abort();
+    if (split_views(t, base_count, &base, &module)) abort();
     if (ntrailer > 2) {
         size_t at = ((size_t)trailer[1] << 8 | trailer[2]) % len;
         base_keys_t bk;
