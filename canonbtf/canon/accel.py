@@ -171,8 +171,8 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
 
 def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
                 ) -> KeyedTypes | None:
-    """keyed_types of a split BTF from its base's keys kept at `path` (read, or made and
-    kept there): only the module's own types are keyed."""
+    """keyed_types of a split BTF from its base's keys kept at `path` (mapped by the
+    compiled part, or made and kept there): only the module's own types are keyed."""
     from . import basecache
 
     base = btf.base
@@ -182,7 +182,7 @@ def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
         base_view = _view(module, base) if base.packed is not None else base_words
         view = _view(module, btf)
         *done, made = module.keys_over(base_view, base_sections, view, btf.first_id,
-                                       sections, basecache.read_kept(path))
+                                       sections, path)
     except ValueError:
         return None
     if made is not None:

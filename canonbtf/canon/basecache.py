@@ -7,7 +7,7 @@ what they read of them under $XDG_CACHE_HOME/canonbtf (else ~/.cache/canonbtf):
   kinds), marshalled, in `base-<sha256>.idx`: the sha256 of the base's bytes, of the code
   that computes the index and of the interpreter (marshal's format);
 - the compiled part, the base's abstract keys as flat u32 arrays with the tables a
-  module's keys continue them from (canon/csrc/basekeys.c), read in place by C, in
+  module's keys continue them from (canon/csrc/basekeys.c), mapped and read in place by C, in
   `keys-<hash>.bin`: named after hash_bytes of the base's words and strings and of the
   compiled part's file (its size and mtime) and the interpreter. C checks the file's
   header and checksum and compares every entry it finds in full. Where no cache can be
@@ -188,15 +188,6 @@ def kept_keys_path(module: ModuleType, base_words: object,
     salt = f"{sys.version}:{built.st_size}:{built.st_mtime_ns}".encode()
     data = b"".join(bytes(section) for _, section in base_strings)
     return os.path.join(directory, f"keys-{module.keys_name(base_words, data, salt)}.bin")
-
-
-def read_kept(path: str) -> bytes | None:
-    """The bytes of a kept file, None when it cannot be read (basekeys.c checks them)."""
-    try:
-        with open(path, "rb") as kept:
-            return kept.read()
-    except OSError:
-        return None
 
 
 def keep_keys(path: str, data: bytes) -> None:

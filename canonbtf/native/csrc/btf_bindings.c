@@ -8,8 +8,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "basekeys.h"
 #include "check.h"
@@ -701,18 +705,40 @@ static void declares_and_kinds(const types_t *t, size_t at, uint8_t *flag, uint8
     }
 }
 
-/* The keys of a module over its base's kept part (basekeys.c): `kept` the kept bytes or
- * None; they are made anew when None or not whole (damaged, of another version). */
-static PyObject *keys_over(const view_t *b, const view_t *v, PyObject *kept_obj)
+/* A kept file mapped read-only (its pages are the page cache's: read() into new memory
+ * cost 6-8 ms of faults for vmlinux's 4 MB); len 0 where it cannot be (missing, not a
+ * regular file, empty). Kept files are replaced by renaming, never rewritten in place. */
+typedef struct {
+    void *data;
+    size_t len;
+} mapped_t;
+
+static void map_kept(const char *path, mapped_t *m)
+{
+    struct stat st;
+    m->data = NULL, m->len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0
+        && (uint64_t)st.st_size <= SIZE_MAX / 2) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) m->data = p, m->len = (size_t)st.st_size;
+    }
+    close(fd);
+}
+
+/* The keys of a module over its base's kept part (basekeys.c), read from `path`; they
+ * are made anew when it cannot be read or is not whole (damaged, of another version). */
+static PyObject *keys_over(const view_t *b, const view_t *v, const char *path)
 {
     PyObject *result = NULL, *keys = NULL, *tokens = NULL, *declares = NULL, *kinds = NULL;
     PyObject *made = NULL;
-    Py_buffer kept = {0};
+    mapped_t kept = {NULL, 0};
     base_keys_t bk;
     uint8_t *blob = NULL;
     size_t blob_len = 0;
-    if (kept_obj != Py_None && PyObject_GetBuffer(kept_obj, &kept, PyBUF_SIMPLE)) return NULL;
-    if (!kept.obj || base_keys_read(&b->t, kept.buf, (size_t)kept.len, &bk)) {
+    map_kept(path, &kept);
+    if (!kept.len || base_keys_read(&b->t, kept.data, kept.len, &bk)) {
         if (base_keys_make(&b->t, &blob, &blob_len)) goto nomem;
         if (base_keys_read(&b->t, blob, blob_len, &bk)) {
             bad("keys over a base: the base's keys as made do not read back");
@@ -739,7 +765,7 @@ static PyObject *keys_over(const view_t *b, const view_t *v, PyObject *kept_obj)
 nomem:
     PyErr_NoMemory();
 done:
-    if (kept.obj) PyBuffer_Release(&kept);
+    if (kept.len) munmap(kept.data, kept.len);
     free(blob);
     Py_XDECREF(keys), Py_XDECREF(tokens), Py_XDECREF(declares), Py_XDECREF(kinds);
     Py_XDECREF(made);
@@ -761,22 +787,23 @@ static int same_chain(const types_t *base, const types_t *t)
 
 static PyObject *py_keys_over(PyObject *self, PyObject *args)
 {
-    PyObject *base_words, *base_strings, *words, *strings, *kept;
+    PyObject *base_words, *base_strings, *words, *strings, *path;
     unsigned long first_id;
-    if (!PyArg_ParseTuple(args, "OOOkOO", &base_words, &base_strings, &words, &first_id,
-                          &strings, &kept))
+    if (!PyArg_ParseTuple(args, "OOOkOO&", &base_words, &base_strings, &words, &first_id,
+                          &strings, PyUnicode_FSConverter, &path))
         return NULL;
     view_t b, v;
     PyObject *result = NULL;
     memset(&v, 0, sizeof v);
-    if (view_init(&b, base_words, 1, base_strings)) return NULL;
+    if (view_init(&b, base_words, 1, base_strings)) return Py_DECREF(path), NULL;
     if (!view_init(&v, words, first_id, strings)) {
         if (first_id != (unsigned long)b.t.count + 1 || !same_chain(&b.t, &v.t))
             bad("keys over a base: the section does not follow the base");
         else
-            result = keys_over(&b, &v, kept);
+            result = keys_over(&b, &v, PyBytes_AS_STRING(path));
     }
     view_free(&v), view_free(&b);
+    Py_DECREF(path);
     return result;
 }
 
@@ -1240,9 +1267,9 @@ static PyMethodDef methods[] = {
     {"sharing", py_sharing, METH_O,
      "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
     {"keys_over", py_keys_over, METH_VARARGS,
-     "keys_over(base words, base strings, words, first_id, strings, kept) -> (u32 keys, u32 "
+     "keys_over(base words, base strings, words, first_id, strings, path) -> (u32 keys, u32 "
      "token keys, declares, kinds, the base's kept keys made anew or None), as abstract_keys "
-     "gives them for base and module as one section; kept: the base's kept keys or None"},
+     "gives them for base and module as one section; path: the base's kept keys' file"},
     {"keys_name", py_keys_name, METH_VARARGS,
      "keys_name(base words, base strings, salt) -> hex name of the base's kept keys"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
