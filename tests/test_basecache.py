@@ -98,13 +98,7 @@ def test_compiled_cold_warm_and_damaged_kept_keys_give_the_same_bytes(tmp_path, 
 def test_compiled_kept_keys_over_a_real_base(tmp_path, monkeypatch, compiled, which):
     """Over a kernel's base: cold, warm and without a cache, the module's bytes are the
     pure path's."""
-    if which == "golden":
-        base, path = golden_base(), GOLDEN / "funcs_b.gcc-dwarf5.o"
-    else:
-        if not VIRTIO.exists():
-            pytest.skip(f"{VIRTIO} not fetched")
-        base, path = load_cached(corpus_path(BASE_61.name)), VIRTIO
-    btf = merged_over(path, base)
+    _, btf = split_case(which)
     made = [writer.write(canonicalize(btf, dedup=True)) for _ in range(2)]
     assert kept_file(tmp_path).exists()
     monkeypatch.setenv(basecache.CACHE_ENV, "0")
@@ -121,6 +115,18 @@ def encode_split(base, path=GOLDEN / "funcs_b.gcc-dwarf5.o") -> bytes:
     return writer.write(encode_file(str(path), 1, base=base)[0])
 
 
+def split_case(which: str):
+    """(base, a module's merged types over it): the golden pair, or virtio_net over the
+    6.1 kernel (skipped where not fetched)."""
+    if which == "golden":
+        base, path = golden_base(), GOLDEN / "funcs_b.gcc-dwarf5.o"
+    elif VIRTIO.exists():
+        base, path = load_cached(corpus_path(BASE_61.name)), VIRTIO
+    else:
+        pytest.skip(f"{VIRTIO} not fetched")
+    return base, merged_over(path, base)
+
+
 def merged_over(path, base):
     dwarf = open_dwarf(str(path))
     groups, _ = encode_fragments(dwarf, 1)
@@ -131,13 +137,7 @@ def merged_over(path, base):
 def test_dedup_with_a_base_index_is_the_dedup_without(which):
     """The classes found from a base's index continue its abstract keys: the merged and
     ordered types are those of a dedup that computes everything."""
-    if which == "golden":
-        base, path = golden_base(), GOLDEN / "funcs_b.gcc-dwarf5.o"
-    else:
-        if not VIRTIO.exists():
-            pytest.skip(f"{VIRTIO} not fetched")
-        base, path = load_cached(corpus_path(BASE_61.name)), VIRTIO
-    btf = merged_over(path, base)
+    base, btf = split_case(which)
     plain = canonicalize(btf, dedup=True)
     indexed, _ = canonicalize_checked(btf, dedup=True, index=BaseIndex.of(base))
     assert len(indexed) < len(btf)  # something merged into the base
