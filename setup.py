@@ -86,7 +86,7 @@ BTF_CSRC = {
                     *RUNTIME_C],
     "btf/csrc": ["types.c"],
     "check/csrc": ["check.c"],
-    "canon/csrc": ["labelsort.c", "order.c", "renumber.c", "abstract.c"],
+    "canon/csrc": ["labelsort.c", "order.c", "renumber.c", "abstract.c", "basekeys.c"],
     "emit/csrc": ["rawdump.c"],
     "emit/c/csrc": ["cdump.c"],
     "diff/csrc": ["diffkeys.c", "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c",

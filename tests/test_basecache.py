@@ -1,13 +1,14 @@
-"""The base index a module's dedup reads (canon/dedup.BaseIndex) and its disk cache
-(canon/basecache.py): the same bytes with no index, a cold cache, a warm one and a
-damaged one. Only the pure path reads the index (the compiled part keys the base itself,
-compiled.keyed_types), so the cache's tests run it."""
+"""What a module's dedup keeps of its base on disk (canon/basecache.py): the pure path's
+index (canon/dedup.BaseIndex) and the compiled part's kept keys (canon/csrc/basekeys.c).
+Either way the same bytes with no cache, a cold cache, a warm one and a damaged one.
+The tests run the pure path unless they say otherwise (`compiled`)."""
 
 from __future__ import annotations
 
 import hashlib
 import marshal
 import os
+import sys
 
 import pytest
 
@@ -30,19 +31,80 @@ def pure_path(monkeypatch):
     monkeypatch.setenv(native.PURE_ENV, "1")
 
 
-def test_the_compiled_path_needs_no_index(tmp_path, monkeypatch):
-    """A module's encode by the compiled part neither reads nor writes the cache."""
+def test_the_compiled_path_keeps_only_its_keys(tmp_path, monkeypatch, compiled):
+    """A module's encode by the compiled part keeps its base's keys (one file, mode 0600)
+    and not the pure path's index; the bytes are the pure path's."""
+    base = golden_base()
+    expected = encode_split(base)
+    [kept] = (tmp_path / "canonbtf").iterdir()
+    assert kept.name.startswith("keys-") and kept.name.endswith(".bin")
+    assert kept.stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv(native.PURE_ENV, "1")
+    assert encode_split(base) == expected
+    assert basecache.cache_path(base).exists()
+
+
+@pytest.fixture
+def compiled(tmp_path, monkeypatch):
+    """The compiled part, with a cache of its own under tmp_path."""
     monkeypatch.delenv(native.PURE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
     if native.compiled("canonbtf._btf", "order") is None:
         pytest.skip("the compiled part is not built")
+
+
+def kept_file(tmp_path):
+    [kept] = (tmp_path / "canonbtf").glob("keys-*.bin")
+    return kept
+
+
+def damaged(good: bytes) -> dict[str, bytes]:
+    """The ways a kept file may come back: cut short, a bit flipped in each part, another
+    version, another base's, empty, not one at all."""
+    words = len(good) // 4
+    flips = {f"bit {at}": at for at in (4 * 13 + 1, 4 * 20, len(good) // 2, len(good) - 1)}
+    out = {name: good[:at] + bytes([good[at] ^ 1]) + good[at + 1:] for name, at in flips.items()}
+    version = (int.from_bytes(good[4:8], sys.byteorder) + 1).to_bytes(4, sys.byteorder)
+    count = (int.from_bytes(good[8:12], sys.byteorder) - 1).to_bytes(4, sys.byteorder)
+    out.update({"cut": good[:-7], "cut to a word": good[:4 * (words - 1)],
+                "header only": good[:56], "version": good[:4] + version + good[8:],
+                "count": good[:8] + count + good[12:], "empty": b"", "garbage": b"garbage"})
+    return out
+
+
+def test_compiled_cold_warm_and_damaged_kept_keys_give_the_same_bytes(tmp_path, monkeypatch,
+                                                                     compiled):
     base = golden_base()
-    compiled = encode_split(base)
-    assert not (tmp_path / "canonbtf").exists()
+    cold = encode_split(base)
+    kept = kept_file(tmp_path)
+    good = kept.read_bytes()
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    assert encode_split(base) == cold  # no cache at all
+    monkeypatch.delenv(basecache.CACHE_ENV)
+    kept_again = []
+    keep = basecache._keep
+    monkeypatch.setattr(basecache, "_keep", lambda *args: kept_again.append(args))
+    assert encode_split(base) == cold  # warm: read, never made again
+    assert kept_again == []
+    monkeypatch.setattr(basecache, "_keep", keep)
+    for name, bad in damaged(good).items():
+        kept.write_bytes(bad)
+        assert encode_split(base) == cold, name
+        assert kept.read_bytes() == good, name  # replaced by a whole one
+
+
+@pytest.mark.parametrize("which", ["golden", "virtio_net"])
+def test_compiled_kept_keys_over_a_real_base(tmp_path, monkeypatch, compiled, which):
+    """Over a kernel's base: cold, warm and without a cache, the module's bytes are the
+    pure path's."""
+    _, btf = split_case(which)
+    made = [writer.write(canonicalize(btf, dedup=True)) for _ in range(2)]
+    assert kept_file(tmp_path).exists()
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    made.append(writer.write(canonicalize(btf, dedup=True)))
     monkeypatch.setenv(native.PURE_ENV, "1")
-    assert encode_split(base) == compiled
-    assert basecache.cache_path(base).exists()
+    assert made == [writer.write(canonicalize(btf, dedup=True))] * 3
 
 
 def golden_base():
@@ -51,6 +113,18 @@ def golden_base():
 
 def encode_split(base, path=GOLDEN / "funcs_b.gcc-dwarf5.o") -> bytes:
     return writer.write(encode_file(str(path), 1, base=base)[0])
+
+
+def split_case(which: str):
+    """(base, a module's merged types over it): the golden pair, or virtio_net over the
+    6.1 kernel (skipped where not fetched)."""
+    if which == "golden":
+        base, path = golden_base(), GOLDEN / "funcs_b.gcc-dwarf5.o"
+    elif VIRTIO.exists():
+        base, path = load_cached(corpus_path(BASE_61.name)), VIRTIO
+    else:
+        pytest.skip(f"{VIRTIO} not fetched")
+    return base, merged_over(path, base)
 
 
 def merged_over(path, base):
@@ -63,13 +137,7 @@ def merged_over(path, base):
 def test_dedup_with_a_base_index_is_the_dedup_without(which):
     """The classes found from a base's index continue its abstract keys: the merged and
     ordered types are those of a dedup that computes everything."""
-    if which == "golden":
-        base, path = golden_base(), GOLDEN / "funcs_b.gcc-dwarf5.o"
-    else:
-        if not VIRTIO.exists():
-            pytest.skip(f"{VIRTIO} not fetched")
-        base, path = load_cached(corpus_path(BASE_61.name)), VIRTIO
-    btf = merged_over(path, base)
+    base, btf = split_case(which)
     plain = canonicalize(btf, dedup=True)
     indexed, _ = canonicalize_checked(btf, dedup=True, index=BaseIndex.of(base))
     assert len(indexed) < len(btf)  # something merged into the base
@@ -141,10 +209,15 @@ def test_old_indexes_are_pruned(tmp_path, monkeypatch):
     assert f"base-{0:064x}.idx" not in left
 
 
+@pytest.mark.parametrize("path", ["pure", "compiled"])
 @pytest.mark.parametrize("where", ["relative", "missing home"])
-def test_no_cache_without_a_usable_directory(tmp_path, monkeypatch, where):
+def test_no_cache_without_a_usable_directory(tmp_path, monkeypatch, where, path):
     """A relative $XDG_CACHE_HOME is not a place to write to, nor a HOME that does not
     exist (Debian's sbuild): no index is kept, nothing is created, the bytes are the same."""
+    if path == "compiled":
+        monkeypatch.delenv(native.PURE_ENV)
+        if native.compiled("canonbtf._btf", "order") is None:
+            pytest.skip("the compiled part is not built")
     monkeypatch.chdir(tmp_path)
     if where == "relative":
         monkeypatch.setenv("XDG_CACHE_HOME", "relative")
@@ -161,19 +234,25 @@ def test_no_cache_without_a_usable_directory(tmp_path, monkeypatch, where):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_parallel_cold_cache_encodes_give_the_bytes_of_no_cache(tmp_path):
-    """12 processes encoding a module over one base at once, the cache cold (the pure path
-    writes it; each process may find it half-made by another): every output is the bytes
-    of an encode with no cache, and the cache left behind is whole."""
+@pytest.mark.parametrize("path", ["pure", "compiled"])
+def test_parallel_cold_cache_encodes_give_the_bytes_of_no_cache(tmp_path, monkeypatch, path):
+    """12 processes encoding a module over one base at once, the cache cold (each process
+    may find it half-made by another): every output is the bytes of an encode with no
+    cache, and the cache left behind is whole."""
     import subprocess
-    import sys
 
+    if path == "compiled":
+        monkeypatch.delenv(native.PURE_ENV)
+        if native.compiled("canonbtf._btf", "order") is None:
+            pytest.skip("the compiled part is not built")
     base = golden_base()
     (tmp_path / "base.btf").write_bytes(writer.write(base))
     module = GOLDEN / "funcs_b.gcc-dwarf5.o"
-    env = {**os.environ, native.PURE_ENV: "1", "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
     env.pop(basecache.CACHE_ENV, None)
+    env.pop(native.PURE_ENV, None)
+    if path == "pure":
+        env[native.PURE_ENV] = "1"
     command = [sys.executable, "-m", "canonbtf", "encode", "-j1", "--base",
                str(tmp_path / "base.btf"), str(module), "-o"]
     runs = [subprocess.Popen([*command, str(tmp_path / f"out{i}.btf")], env=env,
@@ -181,5 +260,17 @@ def test_parallel_cold_cache_encodes_give_the_bytes_of_no_cache(tmp_path):
     assert all(run.wait() == 0 for run in runs), [run.stderr.read() for run in runs]
     expected = encode_split(base, module)
     assert all((tmp_path / f"out{i}.btf").read_bytes() == expected for i in range(12))
-    [index] = (tmp_path / "cache" / "canonbtf").glob("base-*.idx")
-    assert basecache._read(index, base) is not None
+    left = sorted(p.name for p in (tmp_path / "cache" / "canonbtf").iterdir())
+    if path == "pure":
+        [index] = (tmp_path / "cache" / "canonbtf").glob("base-*.idx")
+        assert basecache._read(index, base) is not None
+        return
+    assert len(left) == 1 and left[0].startswith("keys-"), left  # no temporary left
+    from canonbtf.canon import accel
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    kept = []
+    monkeypatch.setattr(basecache, "_keep", lambda *args: kept.append(args))
+    assert accel.keyed_types(merged_over(module, base)) is not None
+    assert kept == []  # the file left behind is read, not made again

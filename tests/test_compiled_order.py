@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from array import array
+from pathlib import Path
 
 import pytest
 
@@ -401,6 +402,40 @@ def _keyed_alike(btf: Btf) -> None:
     reference_edges = reference.edges_of(ids)
     assert {n: tuple(e) for n, e in fast.edges_of(ids).items()} == {
         n: tuple(reference_edges[n]) for n in ids}
+    if btf.base is not None:
+        _kept_alike(btf, fast, ids)
+
+
+def _kept_alike(btf: Btf, fast, ids: list[int]) -> None:
+    """Over a base, the keys from the base's kept keys (basecache.kept_keys_path: made
+    cold, read warm) are the numbers of the base and module keyed as one section
+    (CANONBTF_CACHE=0)."""
+    import os
+    import tempfile
+
+    from canonbtf.canon import basecache
+
+    saved = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", basecache.CACHE_ENV)}
+    ways = []
+    try:
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["XDG_CACHE_HOME"] = cache
+            os.environ.pop(basecache.CACHE_ENV, None)
+            ways += [accel.keyed_types(btf), accel.keyed_types(btf)]  # cold, then warm
+            assert [p.name[:5] for p in (Path(cache) / "canonbtf").iterdir()] == ["keys-"]
+            os.environ[basecache.CACHE_ENV] = "0"
+            ways.append(accel.keyed_types(btf))
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    for way in ways:
+        assert list(way.keys) == list(fast.keys) and list(way.tokens) == list(fast.tokens)
+        assert bytes(way.declares) == bytes(fast.declares)
+        assert bytes(way.kinds) == bytes(fast.kinds)
+        assert way.edges_of(ids) == fast.edges_of(ids)
 
 
 @pytest.mark.parametrize("seed", range(20))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 
 from .. import native
@@ -133,38 +133,80 @@ def labels(btf: Btf) -> list[tuple] | None:
 def keyed_types(btf: Btf) -> KeyedTypes | None:
     """What the dedup's refinement reads of a BTF (dedup.KeyedTypes): `_abstract_keys`'
     keys with the same numbers, and no `Type` decoded. Split BTF over a base without a
-    base of its own is read as one section, the base's types first, numbered as
-    `_reference_inputs` numbers them with the base's index: its 95 k base types took
-    0.04 s here, against 0.06 s to load the index from the cache and 0.1 s to continue
-    it in Python, so a module needs no cache (basecache.py serves the pure path)."""
+    base of its own is numbered as `_reference_inputs` numbers it with the base's index:
+    from the base's keys kept in the cache (basecache.kept_keys_path; made and kept when
+    missing or damaged), else with its base as one section, the base's types first."""
     module = _module()
     if module is None or not _applies(btf) or (btf.base is not None
                                                and btf.base.base is not None):
         return None
     btf = packed(btf)  # the words are read again for the edges
     words = _words(btf)
-    base_count = 0
     if words is None:
         return None
     if btf.base is not None:
         base_words = _words(btf.base)
         if base_words is None:
             return None
+        from . import basecache  # only a module's run keeps a base's keys
+
+        path = basecache.kept_keys_path(module, base_words, btf.base.string_sections())
+        if path is not None:
+            return _keyed_over(module, btf, base_words, path)
         words, base_count = bytes(base_words) + bytes(words), btf.base.last_id
+    else:
+        base_count = 0
     sections = btf.string_sections()
     try:
         words = module.view(words, 1, sections)  # indexed once for the keys and the edges
         done = module.abstract_keys(words, 1, sections, base_count)
     except ValueError:
         return None
-    raw_keys, raw_tokens, declares, kinds = done
-    keys, tokens = array("I"), array("I")
-    keys.frombytes(raw_keys)
-    tokens.frombytes(raw_tokens)
 
     def edges_of(nodes: list[int]) -> dict[int, tuple]:
         return dict(zip(nodes, module.edges(words, 1, sections, array("I", nodes))))
 
+    return _keyed(done, edges_of)
+
+
+def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
+                ) -> KeyedTypes | None:
+    """keyed_types of a split BTF from its base's keys kept at `path` (mapped by the
+    compiled part, or made and kept there): only the module's own types are keyed."""
+    from . import basecache
+
+    base = btf.base
+    base_sections = base.string_sections()
+    sections = btf.string_sections()
+    try:
+        base_view = _view(module, base) if base.packed is not None else base_words
+        view = _view(module, btf)
+        *done, made = module.keys_over(base_view, base_sections, view, btf.first_id,
+                                       sections, path)
+    except ValueError:
+        return None
+    if made is not None:
+        basecache.keep_keys(path, made)
+    first = btf.first_id
+
+    def edges_of(nodes: list[int]) -> dict[int, tuple]:
+        below = [node for node in nodes if node < first]
+        own = [node for node in nodes if node >= first]
+        found = dict(zip(own, module.edges(view, first, sections, array("I", own))))
+        if below:
+            found.update(zip(below, module.edges(base_view, 1, base_sections,
+                                                 array("I", below))))
+        return found
+
+    return _keyed(done, edges_of)
+
+
+def _keyed(done: tuple, edges_of: Callable[[list[int]], dict[int, tuple]]) -> KeyedTypes:
+    """KeyedTypes of the compiled part's (keys, token keys, declares, kinds)."""
+    raw_keys, raw_tokens, declares, kinds = done
+    keys, tokens = array("I"), array("I")
+    keys.frombytes(raw_keys)
+    tokens.frombytes(raw_tokens)
     # The arrays as they are (0: no token): a list of each, and None for 0, were 5-7 ms
     # over a module's base, each run.
     return KeyedTypes(keys, tokens, declares, kinds, edges_of)

@@ -1,27 +1,29 @@
 """The base's part of a module's dedup, kept on disk between runs.
 
 Encoding a kernel module (split BTF over vmlinux's) spends most of its dedup on the
-base's 95 k types, which are the same for every module of that kernel: their labels,
-edges, abstract keys, declaration flags and kinds (dedup.BaseIndex). They are computed
-once and kept under $XDG_CACHE_HOME/canonbtf (else ~/.cache/canonbtf), in a file named
-after the sha256 of the base's bytes, of the code that computes the index and of the
-interpreter (marshal's format). Only the pure path reads it: the compiled part keys the
-base itself in a module's every run (accel.keyed_types, 0.04 s for vmlinux's 95 k
-types), so a build where no cache can be written (HOME missing) is no slower.
+base's 95 k types, which are the same for every module of that kernel. Both paths keep
+what they read of them under $XDG_CACHE_HOME/canonbtf (else ~/.cache/canonbtf):
+- the pure path, dedup.BaseIndex (labels, edges, abstract keys, declaration flags and
+  kinds), marshalled, in `base-<sha256>.idx`: the sha256 of the base's bytes, of the code
+  that computes the index and of the interpreter (marshal's format);
+- the compiled part, the base's abstract keys as flat u32 arrays with the tables a
+  module's keys continue them from (canon/csrc/basekeys.c), mapped and read in place by C, in
+  `keys-<hash>.bin`: named after hash_bytes of the base's words and strings and of the
+  compiled part's file (its size and mtime) and the interpreter. C checks the file's
+  header and checksum and compares every entry it finds in full. Where no cache can be
+  written the compiled part keys the base with the module in one section, as before.
 
 The cache can only save time: a file that is missing, unreadable, damaged (its own
-sha256 does not match) or of the wrong shape is computed again and replaced, and what is
-read is exactly what would be computed. `CANONBTF_CACHE=0` turns it off.
+sha256 or checksum does not match) or of the wrong shape is computed again and replaced,
+and what is read is exactly what would be computed. `CANONBTF_CACHE=0` turns it off.
+Files are written whole under a temporary name (O_EXCL, mode 0600) and renamed, so 12
+modules encoded at once over a cold cache each read a whole file or none.
 """
 
 from __future__ import annotations
 
-import hashlib
-import marshal
 import os
 import sys
-import tempfile
-from pathlib import Path
 
 from ..btf import format as f
 from ..btf import model, writer
@@ -32,6 +34,10 @@ from .dedup import BaseIndex
 CACHE_ENV = "CANONBTF_CACHE"
 MAGIC = b"canonbtf base index 4\n"
 KEEP = 4
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import ModuleType
 
 
 def cache_dir() -> Path | None:
@@ -39,17 +45,29 @@ def cache_dir() -> Path | None:
     when the home directory does not exist (Debian's sbuild sets HOME to such a path: a
     cache is not made there, nor anywhere shared such as /tmp, where another user could
     plant one)."""
+    from pathlib import Path  # not at import: the compiled part's module runs need no pathlib
+
+    root = _cache_root()
+    return None if root is None else Path(root)
+
+
+def _cache_root() -> str | None:
+    """cache_dir as a string."""
     root = os.environ.get("XDG_CACHE_HOME")
     if not root:
         home = os.path.expanduser("~")
         if not os.path.isdir(home):
             return None
         root = os.path.join(home, ".cache")
-    return Path(root) / "canonbtf" if os.path.isabs(root) else None
+    return os.path.join(root, "canonbtf") if os.path.isabs(root) else None
 
 
 def _code_digest() -> bytes:
     """What the index depends on besides the base: the code that computes it."""
+    import hashlib
+    import marshal
+    from pathlib import Path
+
     h = hashlib.sha256(sys.version.encode())
     h.update(str(marshal.version).encode())
     for module in (dedup, labels, model, f, sys.modules[__name__]):
@@ -60,6 +78,8 @@ def _code_digest() -> bytes:
 def cache_path(base: Btf) -> Path | None:
     """The file that holds `base`'s index (None: no cache directory, or no code files to
     tell this version's index from another's)."""
+    import hashlib
+
     directory = cache_dir()
     if directory is None:
         return None
@@ -84,6 +104,9 @@ def base_index(base: Btf) -> BaseIndex:
 
 
 def _read(path: Path, base: Btf) -> BaseIndex | None:
+    import hashlib
+    import marshal
+
     try:
         data = path.read_bytes()
     except OSError:
@@ -102,26 +125,71 @@ def _read(path: Path, base: Btf) -> BaseIndex | None:
 def _write(path: Path, index: BaseIndex) -> None:
     """Store `index` atomically (a temporary file renamed); a cache that cannot be written
     is only a slower next run."""
+    import hashlib
+    import marshal
+
     payload = marshal.dumps(tuple(index))
+    _keep(str(path), MAGIC + hashlib.sha256(payload).digest() + payload, "base-", ".idx")
+
+
+def _keep(path: str, data: bytes, prefix: str, suffix: str) -> None:
+    """`data` written to `path` atomically (a new temporary file in its directory, O_EXCL
+    and mode 0600, renamed over it), then old files of its kind pruned; a cache that
+    cannot be written is only a slower next run."""
+    from ..output import new_temporary
+
+    directory = os.path.dirname(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".base-", suffix=".tmp")
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = new_temporary(directory, ".tmp")
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+                out.write(data)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
             raise
-        _prune(path.parent)
+        _prune(directory, prefix, suffix)
     except OSError:
         pass
 
 
-def _prune(directory: Path) -> None:
-    """Keep the KEEP most recently written indexes: each base, and each version of the code,
-    writes one of about 10 MB."""
-    files = sorted(directory.glob("base-*.idx"), key=lambda p: p.stat().st_mtime,
-                   reverse=True)
-    for old in files[KEEP:]:
-        old.unlink(missing_ok=True)
+def _prune(directory: str, prefix: str, suffix: str) -> None:
+    """Keep the KEEP most recently written files `prefix`*`suffix`: each base, and each
+    version of the code, writes one of a few MB."""
+    kept = []
+    for name in os.listdir(directory):
+        if name.startswith(prefix) and name.endswith(suffix):
+            path = os.path.join(directory, name)
+            try:
+                kept.append((os.stat(path).st_mtime, path))
+            except OSError:
+                continue
+    for _, old in sorted(kept, reverse=True)[KEEP:]:
+        try:
+            os.unlink(old)
+        except OSError:
+            pass
+
+
+def kept_keys_path(module: ModuleType, base_words: object,
+                   base_strings: list[tuple[int, bytes]]) -> str | None:
+    """The file of the compiled part's kept keys of a base (canon/csrc/basekeys.c): None
+    without a cache directory or with `CANONBTF_CACHE=0`."""
+    if os.environ.get(CACHE_ENV) == "0":
+        return None
+    directory = _cache_root()
+    if directory is None:
+        return None
+    try:
+        built = os.stat(module.__file__)
+    except (OSError, TypeError):
+        return None
+    salt = f"{sys.version}:{built.st_size}:{built.st_mtime_ns}".encode()
+    data = b"".join(bytes(section) for _, section in base_strings)
+    return os.path.join(directory, f"keys-{module.keys_name(base_words, data, salt)}.bin")
+
+
+def keep_keys(path: str, data: bytes) -> None:
+    """Store the compiled part's kept keys (see _keep)."""
+    _keep(path, data, "keys-", ".bin")

@@ -1,6 +1,9 @@
 /* libFuzzer target: canon/csrc/ (labels, partition refinement, renumbering, the dedup's
  * abstract keys) on untrusted bytes. The input is a BTF blob; its trailing bytes, when
  * there are any, redirect some ids as a dedup would (each byte the target of one id).
+ * The first trailing byte also splits the types into a base and a module: the module's
+ * keys over the base's kept keys (basekeys.c) must be those of the one section, and the
+ * kept bytes with one byte changed (at the second trailing byte's position) are refused.
  *
  * Without a redirect the canonical order must be a fixed point: the section renumbered in
  * its canonical order, indexed again and ordered again, comes out in the same order and
@@ -10,6 +13,7 @@
 #include <string.h>
 
 #include "btfblob.h"
+#include "keptkeys.h"
 
 /* The canonical order of every own id of t (nodes: those redirect keeps); 0, -2, or abort. */
 static int order_all(const types_t *t, const uint32_t *redirect, int by_name, uint32_t *out,
@@ -65,6 +69,44 @@ static void fixed_point(const types_t *t, int by_name, const uint32_t *order, ui
     free(once.words), free(once.strings), free(twice.words), free(twice.strings);
 }
 
+/* The largest prefix of t's types, up to `most`, that refers to none after it (a base). */
+static uint32_t self_contained(const types_t *t, uint32_t most)
+{
+    uint32_t best = 0, reach = 0, *edges = NULL;
+    for (uint32_t i = 0; i < t->count && i < most; i++) {
+        free(edges);
+        if (!(edges = malloc(((size_t)edge_count(t, i) + 1) * sizeof *edges))) abort();
+        uint32_t n = type_edges(t, i, edges);
+        for (uint32_t j = 0; j < n; j++)
+            if (edges[j] > reach) reach = edges[j];
+        if (reach <= i + 1) best = i + 1;
+    }
+    free(edges);
+    return best;
+}
+
+/* The module's keys over the kept base agree with the one section's; a kept file with a
+ * byte changed is refused (and reading it never goes out of bounds). */
+static void kept(const types_t *t, const uint8_t *trailer, size_t ntrailer)
+{
+    uint8_t *blob;
+    size_t len;
+    uint32_t base_count = self_contained(t, 1 + trailer[0] % (t->count ? t->count : 1));
+    int agree = kept_keys_agree(t, base_count, &blob, &len);
+    if (agree < 0) return;
+    if (!agree) abort();
+    types_t base, module;
+    if (split_views(t, base_count, &base, &module)) abort();
+    if (ntrailer > 2) {
+        size_t at = ((size_t)trailer[1] << 8 | trailer[2]) % len;
+        base_keys_t bk;
+        blob[at] ^= ntrailer > 3 && trailer[3] ? trailer[3] : 1;
+        if (!base_keys_read(&base, blob, len, &bk)) abort();
+        if (!base_keys_read(&base, blob, at & ~(size_t)3, &bk)) abort();  /* cut short */
+    }
+    free(blob), free(base.start), free(module.start);
+}
+
 static void canon(const blob_t *b, const uint8_t *trailer)
 {
     const types_t *t = &b->t;
@@ -75,6 +117,7 @@ static void canon(const blob_t *b, const uint8_t *trailer)
     uint32_t *redirect = NULL;
     if (!key || !token || !out) abort();
     if (abstract_keys(t, b->trailer ? trailer[0] : 0, key, token)) abort();
+    if (b->trailer) kept(t, trailer, b->trailer);
     if (b->trailer) {
         if (!(redirect = malloc((size_t)nids * sizeof *redirect))) abort();
         for (uint32_t id = 0; id < nids; id++)

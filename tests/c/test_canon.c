@@ -8,6 +8,7 @@
 
 #include "btfblob.h"
 #include "ctest.h"
+#include "keptkeys.h"
 #include "minibtf.h"
 
 static uint8_t buf[MINI_BLOB_MAX], buf2[MINI_BLOB_MAX];
@@ -203,6 +204,49 @@ static void abstract_keys_by_shape(void)
     blob_free(&b);
 }
 
+/* A base and a module keyed over its kept keys as the one section is keyed; the kept
+ * bytes cut short anywhere or with any one byte changed are refused. */
+static void kept_keys_continue_the_base(void)
+{
+    mini_t m;
+    mini_init(&m);
+    uint32_t s = mini_str(&m, "s"), v = mini_str(&m, "v"), u = mini_str(&m, "u");
+    mini_type(&m, 4, mini_str(&m, "int"), mini_info(K_INT, 0, 0), 4u, 1u << 24 | 32); /* 1 */
+    mini_type(&m, 6, s, mini_info(K_STRUCT, 1, 0), 8u, v, 3u, 0u);                     /* 2 */
+    mini_type(&m, 3, 0u, mini_info(K_PTR, 0, 0), 2u);                                  /* 3 */
+    mini_type(&m, 3, 0u, mini_info(K_PTR, 0, 0), 5u);                 /* 4: a cycle of two */
+    mini_type(&m, 3, 0u, mini_info(K_PTR, 0, 0), 4u);                                  /* 5 */
+    mini_type(&m, 3, s, mini_info(K_FWD, 0, 0), 0u);                                   /* 6 */
+    /* the module: the base's struct again, a new one, another pointer cycle */
+    mini_type(&m, 6, s, mini_info(K_STRUCT, 1, 0), 8u, v, 8u, 0u);                     /* 7 */
+    mini_type(&m, 3, 0u, mini_info(K_PTR, 0, 0), 7u);                                  /* 8 */
+    mini_type(&m, 6, u, mini_info(K_UNION, 1, 0), 8u, v, 3u, 0u);                      /* 9 */
+    mini_type(&m, 3, 0u, mini_info(K_PTR, 0, 0), 11u);                                /* 10 */
+    mini_type(&m, 3, 0u, mini_info(K_PTR, 0, 0), 10u);                                /* 11 */
+    mini_type(&m, 4, mini_str(&m, "int"), mini_info(K_INT, 0, 0), 4u, 1u << 24 | 32); /* 12 */
+    blob_t b;
+    CHECK(mini_open(&m, buf, &b) == BLOB_OK);
+    uint8_t *kept;
+    size_t len;
+    CHECK(kept_keys_agree(&b.t, 6, &kept, &len) == 1);
+    for (uint32_t at = 1; at <= b.t.count; at++) CHECK(kept_keys_agree(&b.t, at, NULL, NULL) != 0);
+    types_t base, module;
+    base_keys_t bk;
+    CHECK(split_views(&b.t, 6, &base, &module) == 0);
+    CHECK(base_keys_read(&base, kept, len, &bk) == 0);
+    for (size_t cut = 0; cut < len; cut += 4) CHECK(base_keys_read(&base, kept, cut, &bk) == -1);
+    for (size_t at = 0; at < len; at++) {
+        kept[at] ^= 0x10;
+        CHECK(base_keys_read(&base, kept, len, &bk) == -1);
+        kept[at] ^= 0x10;
+    }
+    types_t other = base;
+    other.count = 5;                                     /* another base's count */
+    CHECK(base_keys_read(&other, kept, len, &bk) == -1);
+    free(kept), free(base.start), free(module.start);
+    blob_free(&b);
+}
+
 int main(void)
 {
     big_alloc_setup();
@@ -210,5 +254,6 @@ int main(void)
     RUN(permutation_invariant);
     RUN(renumber_identity);
     RUN(abstract_keys_by_shape);
+    RUN(kept_keys_continue_the_base);
     return ctest_status("test_canon");
 }

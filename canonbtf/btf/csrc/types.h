@@ -78,6 +78,11 @@ void ranks_free(ranks_t *r);
  * the one before. `names`: name_ranks of the same ids. 0, or -1 when out of memory. */
 int label_sort(const types_t *t, const uint32_t *ids, uint32_t n, const ranks_t *names,
                int by_name, uint32_t *out, uint8_t *fresh);
+/* What follows kind_flag in own type i's label, as label_sort compares it: tail_count
+ * words, names[0] its name and names[1 + j] item j's, as numbers equal where the names
+ * are (name ranks, or basekeys.c's name ids). */
+size_t tail_count(uint32_t kind, uint32_t vlen);
+void label_tail(const types_t *t, uint32_t i, const uint32_t *names, uint32_t *out);
 
 /* The canonical order of `nodes` (own ids) with edges redirected through `redirect`
  * (indexed by id, NULL: none): written to `out` (count of nodes). Sets *alone when

@@ -276,7 +276,7 @@ static int sized(uint32_t kind)
 }
 
 /* Words of label_tail for a type of `kind` with `vlen` items; 0 for the kinds without. */
-static size_t tail_count(uint32_t kind, uint32_t vlen)
+size_t tail_count(uint32_t kind, uint32_t vlen)
 {
     size_t n = sized(kind);
     switch (kind) {
@@ -292,7 +292,7 @@ static size_t tail_count(uint32_t kind, uint32_t vlen)
 /* What follows kind_flag in type i's label (its size, then labels.scalars) as u32 words
  * that compare as the label does (names as ranks, signed values biased); `names` are
  * its name ranks (its own, then its items'). Writes tail_count words. */
-static void label_tail(const types_t *t, uint32_t i, const uint32_t *names, uint32_t *out)
+void label_tail(const types_t *t, uint32_t i, const uint32_t *names, uint32_t *out)
 {
     uint32_t kind = t_kind(t, i), vlen = t_vlen(t, i), kflag = t_kflag(t, i), n = 0;
     const uint32_t *r = t_rest(t, i);

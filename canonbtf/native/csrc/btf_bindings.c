@@ -8,9 +8,14 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "basekeys.h"
 #include "check.h"
 #include "diffjoint.h"
 #include "diffkeys.h"
@@ -691,6 +696,133 @@ done:
     return result;
 }
 
+/* Declaration flags and kinds of types [0, t->count) at flag[at..], kind_of[at..]. */
+static void declares_and_kinds(const types_t *t, size_t at, uint8_t *flag, uint8_t *kind_of)
+{
+    for (uint32_t i = 0; i < t->count; i++) {
+        uint32_t kind = t_kind(t, i);
+        kind_of[at + i] = (uint8_t)kind;
+        flag[at + i] = kind == K_FWD || ((kind == K_ENUM || kind == K_ENUM64) && !t_vlen(t, i));
+    }
+}
+
+/* A kept file mapped read-only (its pages are the page cache's: read() into new memory
+ * cost 6-8 ms of faults for vmlinux's 4 MB); len 0 where it cannot be (missing, not a
+ * regular file, empty). Kept files are replaced by renaming, never rewritten in place. */
+typedef struct {
+    void *data;
+    size_t len;
+} mapped_t;
+
+static void map_kept(const char *path, mapped_t *m)
+{
+    struct stat st;
+    m->data = NULL, m->len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0
+        && (uint64_t)st.st_size <= SIZE_MAX / 2) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) m->data = p, m->len = (size_t)st.st_size;
+    }
+    close(fd);
+}
+
+/* The keys of a module over its base's kept part (basekeys.c), read from `path`; they
+ * are made anew when it cannot be read or is not whole (damaged, of another version). */
+static PyObject *keys_over(const view_t *b, const view_t *v, const char *path)
+{
+    PyObject *result = NULL, *keys = NULL, *tokens = NULL, *declares = NULL, *kinds = NULL;
+    PyObject *made = NULL;
+    mapped_t kept = {NULL, 0};
+    base_keys_t bk;
+    uint8_t *blob = NULL;
+    size_t blob_len = 0;
+    map_kept(path, &kept);
+    if (!kept.len || base_keys_read(&b->t, kept.data, kept.len, &bk)) {
+        if (base_keys_make(&b->t, &blob, &blob_len)) goto nomem;
+        if (base_keys_read(&b->t, blob, blob_len, &bk)) {
+            bad("keys over a base: the base's keys as made do not read back");
+            goto done;
+        }
+        if (!(made = PyBytes_FromStringAndSize((const char *)blob, (Py_ssize_t)blob_len))) goto done;
+    }
+    size_t nb = b->t.count, total = nb + v->t.count + 1;
+    keys = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * 4));
+    tokens = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(total * 4));
+    declares = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    kinds = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!keys || !tokens || !declares || !kinds) goto done;
+    uint32_t *key = (uint32_t *)PyBytes_AS_STRING(keys), *token = (uint32_t *)PyBytes_AS_STRING(tokens);
+    key[0] = token[0] = 0;
+    memcpy(key + 1, bk.key, nb * 4), memcpy(token + 1, bk.token_key, nb * 4);
+    if (abstract_keys_over(&b->t, &bk, &v->t, key + 1 + nb, token + 1 + nb)) goto nomem;
+    uint8_t *flag = (uint8_t *)PyBytes_AS_STRING(declares), *kind_of = (uint8_t *)PyBytes_AS_STRING(kinds);
+    flag[0] = kind_of[0] = 0;
+    declares_and_kinds(&b->t, 1, flag, kind_of);
+    declares_and_kinds(&v->t, 1 + nb, flag, kind_of);
+    result = Py_BuildValue("(OOOOO)", keys, tokens, declares, kinds, made ? made : Py_None);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    if (kept.len) munmap(kept.data, kept.len);
+    free(blob);
+    Py_XDECREF(keys), Py_XDECREF(tokens), Py_XDECREF(declares), Py_XDECREF(kinds);
+    Py_XDECREF(made);
+    return result;
+}
+
+/* Whether the string chain of `t` starts with `base`'s whole chain. */
+static int same_chain(const types_t *base, const types_t *t)
+{
+    if (t->ntabs != base->ntabs + 1) return 0;
+    for (int k = 0; k < base->ntabs; k++) {
+        const strtab_t *a = &base->tabs[k], *c = &t->tabs[k];
+        if (a->start != c->start || a->len != c->len
+            || (a->data != c->data && memcmp(a->data, c->data, a->len)))
+            return 0;
+    }
+    return 1;
+}
+
+static PyObject *py_keys_over(PyObject *self, PyObject *args)
+{
+    PyObject *base_words, *base_strings, *words, *strings, *path;
+    unsigned long first_id;
+    if (!PyArg_ParseTuple(args, "OOOkOO&", &base_words, &base_strings, &words, &first_id,
+                          &strings, PyUnicode_FSConverter, &path))
+        return NULL;
+    view_t b, v;
+    PyObject *result = NULL;
+    memset(&v, 0, sizeof v);
+    if (view_init(&b, base_words, 1, base_strings)) return Py_DECREF(path), NULL;
+    if (!view_init(&v, words, first_id, strings)) {
+        if (first_id != (unsigned long)b.t.count + 1 || !same_chain(&b.t, &v.t))
+            bad("keys over a base: the section does not follow the base");
+        else
+            result = keys_over(&b, &v, PyBytes_AS_STRING(path));
+    }
+    view_free(&v), view_free(&b);
+    Py_DECREF(path);
+    return result;
+}
+
+/* A name for the kept keys of a base (words, strings) and `salt`: 32 hex digits of
+ * hash_bytes of each (not a digest: basekeys.c compares all it finds). */
+static PyObject *py_keys_name(PyObject *self, PyObject *args)
+{
+    Py_buffer parts[3];
+    if (!PyArg_ParseTuple(args, "y*y*y*", &parts[0], &parts[1], &parts[2])) return NULL;
+    uint64_t h[3];
+    for (int k = 0; k < 3; k++) h[k] = hash_bytes(parts[k].buf, (size_t)parts[k].len);
+    for (int k = 0; k < 3; k++) PyBuffer_Release(&parts[k]);
+    char name[48];
+    snprintf(name, sizeof name, "%016llx%016llx%08x", (unsigned long long)h[0],
+             (unsigned long long)h[1], (unsigned)(h[2] >> 32));
+    return PyUnicode_FromString(name);
+}
+
 /* The edges (Type.refs) of each of `nodes` (own ids, u32), as tuples of ids. */
 static PyObject *py_edges(PyObject *self, PyObject *args)
 {
@@ -1132,6 +1264,12 @@ static PyMethodDef methods[] = {
      "when a value is too large."},
     {"sharing", py_sharing, METH_O,
      "sharing(u32 values) -> u32 bytes: the indexes 1.. whose value another index 1.. has, or None"},
+    {"keys_over", py_keys_over, METH_VARARGS,
+     "keys_over(base words, base strings, words, first_id, strings, path) -> (u32 keys, u32 "
+     "token keys, declares, kinds, the base's kept keys made anew or None), as abstract_keys "
+     "gives them for base and module as one section; path: the base's kept keys' file"},
+    {"keys_name", py_keys_name, METH_VARARGS,
+     "keys_name(base words, base strings, salt) -> hex name of the base's kept keys"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
      "abstract_keys(words, 1, strings, base_count=0) -> (u32 keys, u32 token keys, declaration "
      "flags, kinds), by id; the first base_count types are a split BTF's base"},
