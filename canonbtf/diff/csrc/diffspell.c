@@ -182,11 +182,7 @@ static int diff_brief(ctx_t *c, uint32_t id)
     if ((c->out.len == params && puts_(c, "void")) || put(c, ")", 1)) return -1;
     size_t flen = c->out.len - from;
     uint8_t *fname = malloc(flen);
-    if (!fname) {
-        failed_out_of_memory();
-        c->failed = 1;
-        return -1;
-    }
+    if (!fname) return fail_nomem(c);
     memcpy(fname, c->out.p + from, flen);
     c->out.len = from;
     int rc = diff_decl(c, sot_of(c, proto), fname, (uint32_t)flen, 0);
