@@ -25,10 +25,14 @@ typedef struct { size_t group, first, count; } unit_rec_t;  /* keys in `unit_key
  * through a Python mapping (records: their final type ids). */
 typedef struct { const int64_t *a; size_t n; PyObject *seq; } refmap_t;
 
+/* Objects numbered in the order first seen: `ids` maps one to its number, `list` holds
+ * them by number. */
+typedef struct { PyObject *ids, *list; } numbering_t;
+
 typedef struct {
     PyObject_HEAD
-    PyObject *names, *name_list;   /* str -> id, id -> str */
-    PyObject *objs, *obj_list;     /* other values and tokens -> id, id -> object */
+    numbering_t names;             /* of str */
+    numbering_t objs;              /* of other values and tokens */
     PyObject *unit_offsets;        /* per unit, as the worker gave it */
     intern_t entries;              /* cells; key id = intern id + 1 */
     VEC(cell_t) ser;
@@ -76,23 +80,37 @@ static int put(merge_t *m, int64_t tag, int64_t v)
 }
 
 /* The id of `o` in a numbering dict (new ones appended to `list`). */
-static int64_t number(PyObject *dict, PyObject *list, PyObject *o)
+static int numbering_init(numbering_t *t)
 {
-    PyObject *found = PyDict_GetItemWithError(dict, o);
+    t->ids = PyDict_New();
+    t->list = PyList_New(0);
+    return t->ids && t->list ? 0 : -1;
+}
+
+static void numbering_free(numbering_t *t)
+{
+    Py_XDECREF(t->ids);
+    Py_XDECREF(t->list);
+}
+
+/* The number of `o` in `t`, numbering it when new; -1 with an exception set. */
+static int64_t number(numbering_t *t, PyObject *o)
+{
+    PyObject *found = PyDict_GetItemWithError(t->ids, o);
     if (found) return PyLong_AsLongLong(found);
     if (PyErr_Occurred()) return -1;
-    Py_ssize_t id = PyList_GET_SIZE(list);
+    Py_ssize_t id = PyList_GET_SIZE(t->list);
     PyObject *key = PyLong_FromSsize_t(id);
-    int rc = key ? PyDict_SetItem(dict, o, key) : -1;
+    int rc = key ? PyDict_SetItem(t->ids, o, key) : -1;
     Py_XDECREF(key);
-    if (rc || PyList_Append(list, o)) return -1;
+    if (rc || PyList_Append(t->list, o)) return -1;
     return id;
 }
 
 static int put_name(merge_t *m, PyObject *o)
 {
     if (!PyUnicode_CheckExact(o)) return shape_error("a name that is no str");
-    int64_t id = number(m->names, m->name_list, o);
+    int64_t id = number(&m->names, o);
     return id < 0 ? -1 : put(m, C_STR, id);
 }
 
@@ -106,14 +124,14 @@ static int put_value(merge_t *m, PyObject *o)
     } else if (PyUnicode_CheckExact(o)) {
         return put_name(m, o);
     }
-    int64_t id = number(m->objs, m->obj_list, o);
+    int64_t id = number(&m->objs, o);
     return id < 0 ? -1 : put(m, C_OBJ, id);
 }
 
 static int put_ref(merge_t *m, PyObject *o, const refmap_t *map)
 {
     if (PyTuple_CheckExact(o) && !map->seq) {
-        int64_t id = number(m->objs, m->obj_list, o);
+        int64_t id = number(&m->objs, o);
         return id < 0 ? -1 : put(m, C_TOK, id);
     }
     if (!PyLong_Check(o)) return shape_error("a reference that is no int");
@@ -295,7 +313,7 @@ static int64_t token_id(merge_t *m, const view_t *v)
     if (kind != K_STRUCT && kind != K_UNION && kind != K_FWD && kind != K_ENUM
         && kind != K_ENUM64)
         return -1;
-    PyObject *name = PyList_GET_ITEM(m->name_list, v->name->v);
+    PyObject *name = PyList_GET_ITEM(m->names.list, v->name->v);
     if (!PyUnicode_GET_LENGTH(name)) return -1;
     PyObject *t;
     if (kind == K_ENUM || kind == K_ENUM64) {
@@ -305,14 +323,14 @@ static int64_t token_id(merge_t *m, const view_t *v)
         if (kind == K_FWD) {
             const cell_t *f = v->kflag;
             if (f->tag == C_INT) is_union = f->v != 0;
-            else if (f->tag == C_STR) is_union = PyUnicode_GET_LENGTH(PyList_GET_ITEM(m->name_list, f->v)) != 0;
-            else is_union = PyObject_IsTrue(PyList_GET_ITEM(m->obj_list, f->v));
+            else if (f->tag == C_STR) is_union = PyUnicode_GET_LENGTH(PyList_GET_ITEM(m->names.list, f->v)) != 0;
+            else is_union = PyObject_IsTrue(PyList_GET_ITEM(m->objs.list, f->v));
             if (is_union < 0) return -2;
         }
         t = Py_BuildValue("(sOO)", "aggregate", name, is_union ? Py_True : Py_False);
     }
     if (!t) return -2;
-    int64_t id = number(m->objs, m->obj_list, t);
+    int64_t id = number(&m->objs, t);
     Py_DECREF(t);
     return id < 0 ? -2 : id;
 }
@@ -436,7 +454,7 @@ static int find_unsafe(merge_t *m)
         view_of(entry_cells(m, k), &v);
         if ((m->token.a[k] = token_id(m, &v)) == -2) return -1;
     }
-    size_t nobj = (size_t)PyList_GET_SIZE(m->obj_list);
+    size_t nobj = (size_t)PyList_GET_SIZE(m->objs.list);
     readers_t r = {.nkeys = nkeys, .nodes = nkeys + 1 + nobj};
     uint8_t *unsafe_token = calloc(nobj ? nobj : 1, 1);
     int rc = !unsafe_token ? nomem()
@@ -558,7 +576,7 @@ static int emit(merge_t *m)
 static int mark_name(merge_t *m, const cell_t *c)
 {
     if (c->tag != C_STR) return shape_error("a name that is no str");
-    size_t need = (size_t)PyList_GET_SIZE(m->name_list);
+    size_t need = (size_t)PyList_GET_SIZE(m->names.list);
     if (m->used.n < need) {
         if (VEC_RESERVE(m->used, need)) return nomem();
         memset(m->used.a + m->used.n, 0, need - m->used.n);
@@ -630,13 +648,13 @@ static PyObject *Merge_strings(merge_t *m, PyObject *records)
         if (mark_names(m, entry_cells(m, m->emitted.a[i]))) return NULL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++)
         if (record_cells(m, records, i) || mark_names(m, m->ser.a)) return NULL;
-    size_t count = 0, nnames = (size_t)PyList_GET_SIZE(m->name_list);
+    size_t count = 0, nnames = (size_t)PyList_GET_SIZE(m->names.list);
     named_t *sorted = malloc((m->used.n + 1) * sizeof *sorted);
     if (!sorted || VEC_RESERVE(m->name_offset, nnames + 1)) { free(sorted); return PyErr_NoMemory(); }
     m->name_offset.n = nnames;
     memset(m->name_offset.a, 0, nnames * sizeof *m->name_offset.a);
     for (size_t id = 0; id < m->used.n; id++) {
-        PyObject *name = PyList_GET_ITEM(m->name_list, id);
+        PyObject *name = PyList_GET_ITEM(m->names.list, id);
         if (m->used.a[id] && PyUnicode_GET_LENGTH(name))
             sorted[count++] = (named_t){name, (uint32_t)id};
     }
@@ -725,7 +743,7 @@ static int ref_word(merge_t *m, const cell_t *c, int keyed, uint64_t *out)
 static int low_bits(merge_t *m, const cell_t *c, uint64_t *out)
 {
     if (c->tag == C_INT) { *out = (uint64_t)c->v; return 0; }
-    PyObject *o = c->tag == C_OBJ ? PyList_GET_ITEM(m->obj_list, c->v) : NULL;
+    PyObject *o = c->tag == C_OBJ ? PyList_GET_ITEM(m->objs.list, c->v) : NULL;
     if (!o || !PyLong_Check(o)) return shape_error("a value that is no int");
     *out = PyLong_AsUnsignedLongLongMask(o);
     return *out == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
@@ -735,7 +753,7 @@ static int low_bits(merge_t *m, const cell_t *c, uint64_t *out)
 static int u64_value(merge_t *m, const cell_t *c, uint64_t *out)
 {
     if (c->tag == C_INT && c->v >= 0) { *out = (uint64_t)c->v; return 0; }
-    PyObject *o = c->tag == C_OBJ ? PyList_GET_ITEM(m->obj_list, c->v) : NULL;
+    PyObject *o = c->tag == C_OBJ ? PyList_GET_ITEM(m->objs.list, c->v) : NULL;
     if (!o || !PyLong_Check(o)) return shape_error("an ENUM64 value no two words hold");
     *out = PyLong_AsUnsignedLongLong(o);
     if (*out == (uint64_t)-1 && PyErr_Occurred()) {
@@ -750,8 +768,8 @@ static int fixed_word(merge_t *m, const view_t *v, uint64_t type_id, PyObject *p
                       uint64_t *out)
 {
     const cell_t *c = v->extra;
-    if (v->kind == K_VAR && c->tag == C_OBJ && PyTuple_Check(PyList_GET_ITEM(m->obj_list, c->v))) {
-        PyObject *place = PyList_GET_ITEM(m->obj_list, c->v);
+    if (v->kind == K_VAR && c->tag == C_OBJ && PyTuple_Check(PyList_GET_ITEM(m->objs.list, c->v))) {
+        PyObject *place = PyList_GET_ITEM(m->objs.list, c->v);
         if (PyTuple_GET_SIZE(place) != 4) return shape_error("a VAR's placement not of 4");
         PyObject *linkage = PyTuple_GET_ITEM(place, 0);
         if (!PyLong_Check(linkage)) return shape_error("a VAR's linkage that is no int");
@@ -855,22 +873,16 @@ static PyObject *Merge_type_of(merge_t *m, void *closure)
 static int Merge_init(merge_t *m, PyObject *args, PyObject *kw)
 {
     if (!PyArg_ParseTuple(args, ":KeyedMerge")) return -1;
-    if (m->names) return 0;
-    m->names = PyDict_New();
-    m->name_list = PyList_New(0);
-    m->objs = PyDict_New();
-    m->obj_list = PyList_New(0);
+    if (m->names.ids) return 0;
     m->unit_offsets = PyList_New(0);
-    if (!m->names || !m->name_list || !m->objs || !m->obj_list || !m->unit_offsets) return -1;
+    if (!m->unit_offsets || numbering_init(&m->names) || numbering_init(&m->objs)) return -1;
     return 0;
 }
 
 static void Merge_dealloc(merge_t *m)
 {
-    Py_XDECREF(m->names);
-    Py_XDECREF(m->name_list);
-    Py_XDECREF(m->objs);
-    Py_XDECREF(m->obj_list);
+    numbering_free(&m->names);
+    numbering_free(&m->objs);
     Py_XDECREF(m->unit_offsets);
     intern_free(&m->entries);
     FREE_VEC(m->ser); FREE_VEC(m->maps); FREE_VEC(m->groups); FREE_VEC(m->units);
