@@ -13,12 +13,7 @@
 #include "diffjoint.h"
 #include "diffkeys.h"
 #include "diffreport.h"
-#include "failure.h"
 #include "grow.h"
-
-/* failure.h: the report declines or runs out of memory; its return code says so. */
-void failed_out_of_memory(void) {}
-void failed_declined(const char *why) { (void)why; }
 
 static void joint(const types_t *a, const types_t *b)
 {
@@ -130,41 +125,11 @@ static int answer(void *ctx, diff_paired_t *out)
     return 0;
 }
 
-/* The report of a against b (planned), with the pairing above: -1 declined or out of
- * memory, else the number of changes. */
-static long report(const types_t *a, const types_t *b, int json)
+/* Both sides of a against b set up for diff_plan (with `keys`, also what the report
+ * needs) and planned. */
+static void planned(diff_side_t d[2], const types_t *a, const types_t *b, int keys)
 {
-    diff_side_t d[2];
-    memset(d, 0, sizeof d);
-    const types_t *t[2] = {a, b};
-    for (int k = 0; k < 2; k++) {
-        size_t count = (size_t)t[k]->count + 1;
-        d[k].t = t[k];
-        d[k].own_first = 1;
-        d[k].spell = calloc(count, 1), d[k].expanded = calloc(count, 1);
-        d[k].safe = calloc(count, 1), d[k].key = calloc(count, sizeof *d[k].key);
-        d[k].same = calloc(count, 1);
-        if (!d[k].spell || !d[k].expanded || !d[k].safe || !d[k].key || !d[k].same) abort();
-    }
-    if (diff_plan(d)) abort();
-    pairer_ctx_t c = {.t = {a, b}};
-    diff_pairer_t pairer = {&c, told_name, told_root, told_anon, answer};
-    text_t out = {0};
-    size_t nchanges = 0;
-    long rc = diff_report(d, &pairer, json, &out, &nchanges) ? -1 : (long)nchanges;
-    if (rc >= 0 && (json || rc) && !out.len) abort();   /* JSON or changes: some text */
-    free(out.p), free(c.ids[0]), free(c.ids[1]), free(c.name_end);
-    for (int k = 0; k < 2; k++) {
-        free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots);
-        free(d[k].anon), free(d[k].need), free(d[k].key), free(d[k].same), free(d[k].group);
-    }
-    return rc;
-}
-
-static void plan(const types_t *a, const types_t *b)
-{
-    diff_side_t d[2];
-    memset(d, 0, sizeof d);
+    memset(d, 0, 2 * sizeof *d);
     const types_t *t[2] = {a, b};
     for (int k = 0; k < 2; k++) {
         size_t count = (size_t)t[k]->count + 1;
@@ -172,17 +137,50 @@ static void plan(const types_t *a, const types_t *b)
         d[k].own_first = 1;
         d[k].spell = calloc(count, 1), d[k].expanded = calloc(count, 1);
         d[k].safe = calloc(count, 1);
-        if (!d[k].spell || !d[k].expanded || !d[k].safe) abort();
+        if (keys) d[k].key = calloc(count, sizeof *d[k].key), d[k].same = calloc(count, 1);
+        if (!d[k].spell || !d[k].expanded || !d[k].safe || (keys && (!d[k].key || !d[k].same)))
+            abort();
     }
     if (diff_plan(d)) abort();
+}
+
+static void sides_free(diff_side_t d[2])
+{
+    for (int k = 0; k < 2; k++) {
+        free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots);
+        free(d[k].anon), free(d[k].need), free(d[k].key), free(d[k].same), free(d[k].group);
+    }
+}
+
+/* The report of a against b (planned), with the pairing above: -1 declined or out of
+ * memory, else the number of changes. */
+static long report(const types_t *a, const types_t *b, int json)
+{
+    diff_side_t d[2];
+    planned(d, a, b, 1);
+    pairer_ctx_t c = {.t = {a, b}};
+    diff_pairer_t pairer = {&c, told_name, told_root, told_anon, answer};
+    text_t out = {0};
+    size_t nchanges = 0;
+    long rc = diff_report(d, &pairer, json, &out, &nchanges) ? -1 : (long)nchanges;
+    if (rc >= 0 && (json || rc) && !out.len) abort();   /* JSON or changes: some text */
+    free(out.p), free(c.ids[0]), free(c.ids[1]), free(c.name_end);
+    sides_free(d);
+    return rc;
+}
+
+static void plan(const types_t *a, const types_t *b)
+{
+    diff_side_t d[2];
+    const types_t *t[2] = {a, b};
+    planned(d, a, b, 0);
     for (int k = 0; k < 2; k++) {
         for (size_t j = 0; j < d[k].nroots; j++)
             if (!d[k].roots[j] || d[k].roots[j] > t[k]->count) abort();
         for (size_t j = 0; j < d[k].nneed; j++)
             if (d[k].need[j] > t[k]->count) abort();
-        free(d[k].spell), free(d[k].expanded), free(d[k].safe), free(d[k].roots);
-        free(d[k].anon), free(d[k].need), free(d[k].key), free(d[k].same), free(d[k].group);
     }
+    sides_free(d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
