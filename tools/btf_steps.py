@@ -20,8 +20,11 @@ before the build's step), in a directory whose `vmlinux` is the base, so `-J` ne
 touches the build. canonbtf-pahole runs twice per step: with a cache directory of its own
 (warmed by one untimed module first, as every module after a build's first finds it) and
 as Debian's sbuild runs it, with HOME a directory that does not exist, XDG_CACHE_HOME
-unset and a TMPDIR new for each run. Each run prints every step's wall time, then the
-sums, the smallest module and the ratios to pahole 1.24 and 1.31 of the same run.
+unset and a TMPDIR new for each run. Beside them runs the floor of a module's run: the
+interpreter of canonbtf-pahole importing what that untimed module's run imported (read
+from `-X importtime`) and doing nothing else. Each run prints every step's wall time,
+then the sums, the smallest module and the ratios to pahole 1.24 and 1.31 of the same
+run.
 Exit status 0, or 2 when a tool fails or a log has no pahole step.
 """
 
@@ -77,8 +80,12 @@ class Tool:
     vmlinux_flags: list[str]
     module_flags: list[str]
     env: dict[str, str]
+    last_stderr = ""
+    fixed: list[str] | None = None  # the same command for every step (the floor)
 
     def argv(self, step: Step) -> list[str]:
+        if self.fixed is not None:
+            return self.fixed
         if step.base is None:
             return [self.argv0, "-J", *self.vmlinux_flags, step.target]
         return [self.argv0, "-J", *self.module_flags, "--btf_base", "vmlinux", step.target]
@@ -143,8 +150,10 @@ def pristine_copy(step: Step, store: Path) -> Path:
     return copy
 
 
-def run_step(tool: Tool, step: Step, pristine: Path, scratch: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of `tool` doing `step` on a fresh copy of its target."""
+def run_step(tool: Tool, step: Step, pristine: Path, scratch: Path,
+             argv: list[str] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds of `tool` doing `step` on a fresh copy of its target (with
+    `argv`, that command in the tool's place)."""
     if scratch.exists():
         shutil.rmtree(scratch)
     (scratch / Path(step.target).parent).mkdir(parents=True)
@@ -152,15 +161,34 @@ def run_step(tool: Tool, step: Step, pristine: Path, scratch: Path) -> tuple[flo
     if step.base is not None:
         (scratch / "vmlinux").symlink_to(step.base)
     start = time.perf_counter()
-    proc = subprocess.Popen(tool.argv(step), cwd=scratch, env=tool.env,
+    proc = subprocess.Popen(argv or tool.argv(step), cwd=scratch, env=tool.env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace").strip()
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
-        fail(f"{tool.label} on {step.target} failed: {err.splitlines()[-1:] or status}")
+        fail(f"{tool.label} on {step.target} failed: {err.strip().splitlines()[-1:] or status}")
+    tool.last_stderr = err
     return wall, usage.ru_utime + usage.ru_stime
+
+
+def floor_tool(ours: Tool, step: Step, pristine: Path, scratch: Path) -> Tool:
+    """The interpreter of `ours` importing what its run of module `step` imports, and
+    nothing else: what any module's run costs before its work begins."""
+    with open(ours.argv0, "rb") as script:
+        first = script.readline()
+    if not first.startswith(b"#!"):
+        fail(f"{ours.argv0}: not a script with an interpreter line")
+    python = first[2:].decode().split()
+    run_step(ours, step, pristine, scratch, [*python, "-X", "importtime", *ours.argv(step)])
+    names = [line.rsplit("|", 1)[1].strip() for line in ours.last_stderr.splitlines()
+             if line.startswith("import time:") and line.count("|") == 2]
+    names = [n for n in names if all(part.isidentifier() for part in n.split("."))]
+    names.reverse()  # a package before its parts
+    return Tool("start+imports", python[0], [], [], ours.env,
+                [*python, "-c", f"for name in {tuple(dict.fromkeys(names))}:\n"
+                 "    try:\n        __import__(name)\n    except ImportError:\n        pass"])
 
 
 def tool_env(work: Path, label: str) -> dict[str, str]:
@@ -196,7 +224,8 @@ def report_run(number: int, steps: list[Step], tools: list[Tool],
     width = max(len(s.name) for s in steps) + 2
     print(f"\nrun {number}: wall seconds" + "".join(f"{t.label:>19}" for t in tools))
     for i, step in enumerate(steps):
-        cells = "".join(f"{times[t.label, i][0]:>19.3f}" for t in tools)
+        cells = "".join(f"{times[t.label, i][0]:>19.3f}" if (t.label, i) in times
+                        else f"{'-':>19}" for t in tools)
         print(f"  {step.name:<{width}}{sizes[i] / 1e6:>8.1f} MB{cells}")
     modules = [i for i, s in enumerate(steps) if s.base is not None]
     vmlinux = [i for i, s in enumerate(steps) if s.base is None]
@@ -204,16 +233,18 @@ def report_run(number: int, steps: list[Step], tools: list[Tool],
     for title, chosen in (("vmlinux", vmlinux), (f"{len(modules)} modules", modules)):
         if not chosen:
             continue
-        wall = {t.label: sum(times[t.label, i][0] for i in chosen) for t in tools}
-        cpu = {t.label: sum(times[t.label, i][1] for i in chosen) for t in tools}
+        timed = [t for t in tools if all((t.label, i) in times for i in chosen)]
+        wall = {t.label: sum(times[t.label, i][0] for i in chosen) for t in timed}
+        cpu = {t.label: sum(times[t.label, i][1] for i in chosen) for t in timed}
         print(f"  {title} sum: wall " + ", ".join(f"{k} {v:.2f} s" for k, v in wall.items())
               + "; CPU " + ", ".join(f"{k} {v:.2f} s" for k, v in cpu.items()))
-        for ours in ("canonbtf", "canonbtf no-cache"):
-            summary.append(f"{title} {ours}: {ratio(wall[ours], wall['pahole 1.31'])} 1.31, "
-                           f"{ratio(wall[ours], wall['pahole 1.24'])} 1.24")
+        for ours in ("canonbtf", "canonbtf no-cache", "start+imports"):
+            if ours in wall:
+                summary.append(f"{title} {ours}: {ratio(wall[ours], wall['pahole 1.31'])} "
+                               f"1.31, {ratio(wall[ours], wall['pahole 1.24'])} 1.24")
     if modules:
         small = min(modules, key=lambda i: sizes[i])
-        for ours in ("canonbtf", "canonbtf no-cache"):
+        for ours in ("canonbtf", "canonbtf no-cache", "start+imports"):
             summary.append(f"smallest ({steps[small].name}) {ours}: "
                            f"{ratio(times[ours, small][0], times['pahole 1.31', small][0])} "
                            f"1.31, {ratio(times[ours, small][0], times['pahole 1.24', small][0])}"
@@ -260,9 +291,15 @@ def main() -> None:
         modules = [i for i, s in enumerate(steps) if s.base is not None]
         if modules:  # the cache a build's first module leaves for the rest
             run_step(ours, steps[modules[0]], pristine[modules[0]], work / "scratch")
+            tools.append(floor_tool(ours, steps[modules[0]], pristine[modules[0]],
+                                    work / "scratch"))
         print(f"btf_steps: {len(steps)} steps ({len(modules)} modules), Kbuild's flags:")
         for t in tools[1:]:
-            print(f"  {t.label}: {' '.join(t.argv(steps[modules[0] if modules else 0])[1:])}")
+            if t.fixed is None:
+                print(f"  {t.label}: {' '.join(t.argv(steps[modules[0] if modules else 0])[1:])}")
+            else:
+                print(f"  {t.label}: {t.fixed[0]} importing what a run on "
+                      f"{steps[modules[0]].name} imported, and nothing else")
         for number in range(1, args.runs + 1):
             for t in tools:
                 if t.label == "canonbtf no-cache":
@@ -271,7 +308,8 @@ def main() -> None:
             for i, step in enumerate(steps):
                 order = tools[i % len(tools):] + tools[:i % len(tools)]
                 for t in order:
-                    times[t.label, i] = run_step(t, step, pristine[i], work / "scratch")
+                    if t.fixed is None or step.base is not None:  # the floor: modules'
+                        times[t.label, i] = run_step(t, step, pristine[i], work / "scratch")
             report_run(number, steps, tools, times, sizes)
 
 
