@@ -14,7 +14,7 @@ import pytest
 
 from canonbtf import native
 from canonbtf.btf import writer
-from canonbtf.canon import basecache, canonicalize, canonicalize_checked
+from canonbtf.canon import basecache, cachefiles, canonicalize, canonicalize_checked
 from canonbtf.canon.dedup import BaseIndex
 from canonbtf.dwarf.encode import encode_file, encode_fragments, merge_fragments
 from canonbtf.dwarf.sections import open_dwarf
@@ -83,11 +83,11 @@ def test_compiled_cold_warm_and_damaged_kept_keys_give_the_same_bytes(tmp_path, 
     assert encode_split(base) == cold  # no cache at all
     monkeypatch.delenv(basecache.CACHE_ENV)
     kept_again = []
-    keep = basecache._keep
-    monkeypatch.setattr(basecache, "_keep", lambda *args: kept_again.append(args))
+    keep = cachefiles.keep
+    monkeypatch.setattr(cachefiles, "keep", lambda *args: kept_again.append(args))
     assert encode_split(base) == cold  # warm: read, never made again
     assert kept_again == []
-    monkeypatch.setattr(basecache, "_keep", keep)
+    monkeypatch.setattr(cachefiles, "keep", keep)
     for name, bad in damaged(good).items():
         kept.write_bytes(bad)
         assert encode_split(base) == cold, name
@@ -197,14 +197,14 @@ def test_old_indexes_are_pruned(tmp_path, monkeypatch):
     monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
     directory = tmp_path / "canonbtf"
     directory.mkdir()
-    for i in range(basecache.KEEP + 3):
+    for i in range(cachefiles.KEEP + 3):
         stale = directory / f"base-{i:064x}.idx"
         stale.write_bytes(b"old")
         os.utime(stale, (1000 + i, 1000 + i))
     base = golden_base()
     encode_split(base)
     left = sorted(p.name for p in directory.glob("base-*.idx"))
-    assert len(left) == basecache.KEEP
+    assert len(left) == cachefiles.KEEP
     assert basecache.cache_path(base).name in left
     assert f"base-{0:064x}.idx" not in left
 
@@ -271,6 +271,6 @@ def test_parallel_cold_cache_encodes_give_the_bytes_of_no_cache(tmp_path, monkey
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
     kept = []
-    monkeypatch.setattr(basecache, "_keep", lambda *args: kept.append(args))
+    monkeypatch.setattr(cachefiles, "keep", lambda *args: kept.append(args))
     assert accel.keyed_types(merged_over(module, base)) is not None
     assert kept == []  # the file left behind is read, not made again

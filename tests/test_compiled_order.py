@@ -407,7 +407,7 @@ def _keyed_alike(btf: Btf) -> None:
 
 
 def _kept_alike(btf: Btf, fast, ids: list[int]) -> None:
-    """Over a base, the keys from the base's kept keys (basecache.kept_keys_path: made
+    """Over a base, the keys from the base's kept keys (cachefiles.kept_keys_path: made
     cold, read warm) are the numbers of the base and module keyed as one section
     (CANONBTF_CACHE=0)."""
     import os

@@ -134,7 +134,7 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
     """What the dedup's refinement reads of a BTF (dedup.KeyedTypes): `_abstract_keys`'
     keys with the same numbers, and no `Type` decoded. Split BTF over a base without a
     base of its own is numbered as `_reference_inputs` numbers it with the base's index:
-    from the base's keys kept in the cache (basecache.kept_keys_path; made and kept when
+    from the base's keys kept in the cache (cachefiles.kept_keys_path; made and kept when
     missing or damaged), else with its base as one section, the base's types first."""
     module = _module()
     if module is None or not _applies(btf) or (btf.base is not None
@@ -148,9 +148,9 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
         base_words = _words(btf.base)
         if base_words is None:
             return None
-        from . import basecache  # only a module's run keeps a base's keys
+        from . import cachefiles  # only a module's run keeps a base's keys
 
-        path = basecache.kept_keys_path(module, base_words, btf.base.string_sections())
+        path = cachefiles.kept_keys_path(module, base_words, btf.base.string_sections())
         if path is not None:
             return _keyed_over(module, btf, base_words, path)
         words, base_count = bytes(base_words) + bytes(words), btf.base.last_id
@@ -173,7 +173,7 @@ def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
                 ) -> KeyedTypes | None:
     """keyed_types of a split BTF from its base's keys kept at `path` (mapped by the
     compiled part, or made and kept there): only the module's own types are keyed."""
-    from . import basecache
+    from . import cachefiles
 
     base = btf.base
     base_sections = base.string_sections()
@@ -186,7 +186,7 @@ def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
     except ValueError:
         return None
     if made is not None:
-        basecache.keep_keys(path, made)
+        cachefiles.keep_keys(path, made)
     first = btf.first_id
 
     def edges_of(nodes: list[int]) -> dict[int, tuple]:

@@ -17,7 +17,8 @@ The cache can only save time: a file that is missing, unreadable, damaged (its o
 sha256 or checksum does not match) or of the wrong shape is computed again and replaced,
 and what is read is exactly what would be computed. `CANONBTF_CACHE=0` turns it off.
 Files are written whole under a temporary name (O_EXCL, mode 0600) and renamed, so 12
-modules encoded at once over a cold cache each read a whole file or none.
+modules encoded at once over a cold cache each read a whole file or none (the directory
+and the writing: canon/cachefiles.py).
 """
 
 from __future__ import annotations
@@ -29,37 +30,13 @@ from ..btf import format as f
 from ..btf import model, writer
 from ..btf.model import Btf
 from . import dedup, labels
+from .cachefiles import CACHE_ENV, cache_dir, keep
 from .dedup import BaseIndex
 
-CACHE_ENV = "CANONBTF_CACHE"
 MAGIC = b"canonbtf base index 4\n"
-KEEP = 4
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from pathlib import Path
-    from types import ModuleType
-
-
-def cache_dir() -> Path | None:
-    """$XDG_CACHE_HOME/canonbtf, else ~/.cache/canonbtf; None without an absolute one, or
-    when the home directory does not exist (Debian's sbuild sets HOME to such a path: a
-    cache is not made there, nor anywhere shared such as /tmp, where another user could
-    plant one)."""
-    from pathlib import Path  # not at import: the compiled part's module runs need no pathlib
-
-    root = _cache_root()
-    return None if root is None else Path(root)
-
-
-def _cache_root() -> str | None:
-    """cache_dir as a string."""
-    root = os.environ.get("XDG_CACHE_HOME")
-    if not root:
-        home = os.path.expanduser("~")
-        if not os.path.isdir(home):
-            return None
-        root = os.path.join(home, ".cache")
-    return os.path.join(root, "canonbtf") if os.path.isabs(root) else None
 
 
 def _code_digest() -> bytes:
@@ -129,67 +106,6 @@ def _write(path: Path, index: BaseIndex) -> None:
     import marshal
 
     payload = marshal.dumps(tuple(index))
-    _keep(str(path), MAGIC + hashlib.sha256(payload).digest() + payload, "base-", ".idx")
+    keep(str(path), MAGIC + hashlib.sha256(payload).digest() + payload, "base-", ".idx")
 
 
-def _keep(path: str, data: bytes, prefix: str, suffix: str) -> None:
-    """`data` written to `path` atomically (a new temporary file in its directory, O_EXCL
-    and mode 0600, renamed over it), then old files of its kind pruned; a cache that
-    cannot be written is only a slower next run."""
-    from ..output import new_temporary
-
-    directory = os.path.dirname(path)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = new_temporary(directory, ".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        _prune(directory, prefix, suffix)
-    except OSError:
-        pass
-
-
-def _prune(directory: str, prefix: str, suffix: str) -> None:
-    """Keep the KEEP most recently written files `prefix`*`suffix`: each base, and each
-    version of the code, writes one of a few MB."""
-    kept = []
-    for name in os.listdir(directory):
-        if name.startswith(prefix) and name.endswith(suffix):
-            path = os.path.join(directory, name)
-            try:
-                kept.append((os.stat(path).st_mtime, path))
-            except OSError:
-                continue
-    for _, old in sorted(kept, reverse=True)[KEEP:]:
-        try:
-            os.unlink(old)
-        except OSError:
-            pass
-
-
-def kept_keys_path(module: ModuleType, base_words: object,
-                   base_strings: list[tuple[int, bytes]]) -> str | None:
-    """The file of the compiled part's kept keys of a base (canon/csrc/basekeys.c): None
-    without a cache directory or with `CANONBTF_CACHE=0`."""
-    if os.environ.get(CACHE_ENV) == "0":
-        return None
-    directory = _cache_root()
-    if directory is None:
-        return None
-    try:
-        built = os.stat(module.__file__)
-    except (OSError, TypeError):
-        return None
-    salt = f"{sys.version}:{built.st_size}:{built.st_mtime_ns}".encode()
-    data = b"".join(bytes(section) for _, section in base_strings)
-    return os.path.join(directory, f"keys-{module.keys_name(base_words, data, salt)}.bin")
-
-
-def keep_keys(path: str, data: bytes) -> None:
-    """Store the compiled part's kept keys (see _keep)."""
-    _keep(path, data, "keys-", ".bin")
