@@ -80,7 +80,6 @@ class Tool:
     vmlinux_flags: list[str]
     module_flags: list[str]
     env: dict[str, str]
-    last_stderr = ""
     fixed: list[str] | None = None  # the same command for every step (the floor)
 
     def argv(self, step: Step) -> list[str]:
@@ -150,39 +149,48 @@ def pristine_copy(step: Step, store: Path) -> Path:
     return copy
 
 
-def run_step(tool: Tool, step: Step, pristine: Path, scratch: Path,
-             argv: list[str] | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds of `tool` doing `step` on a fresh copy of its target (with
-    `argv`, that command in the tool's place)."""
+def stage(step: Step, pristine: Path, scratch: Path) -> None:
+    """`scratch` as the step's directory: a fresh copy of its target, and the base."""
     if scratch.exists():
         shutil.rmtree(scratch)
     (scratch / Path(step.target).parent).mkdir(parents=True)
     shutil.copyfile(pristine, scratch / step.target)
     if step.base is not None:
         (scratch / "vmlinux").symlink_to(step.base)
+
+
+def run_step(tool: Tool, step: Step, pristine: Path, scratch: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of `tool` doing `step` on a fresh copy of its target."""
+    stage(step, pristine, scratch)
     start = time.perf_counter()
-    proc = subprocess.Popen(argv or tool.argv(step), cwd=scratch, env=tool.env,
+    proc = subprocess.Popen(tool.argv(step), cwd=scratch, env=tool.env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace").strip()
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
-        fail(f"{tool.label} on {step.target} failed: {err.strip().splitlines()[-1:] or status}")
-    tool.last_stderr = err
+        fail(f"{tool.label} on {step.target} failed: {err.splitlines()[-1:] or status}")
     return wall, usage.ru_utime + usage.ru_stime
 
 
 def floor_tool(ours: Tool, step: Step, pristine: Path, scratch: Path) -> Tool:
     """The interpreter of `ours` importing what its run of module `step` imports, and
-    nothing else: what any module's run costs before its work begins."""
+    nothing else: what any module's run costs before its work begins. That run, untimed,
+    also fills `ours`' cache."""
     with open(ours.argv0, "rb") as script:
         first = script.readline()
     if not first.startswith(b"#!"):
         fail(f"{ours.argv0}: not a script with an interpreter line")
     python = first[2:].decode().split()
-    run_step(ours, step, pristine, scratch, [*python, "-X", "importtime", *ours.argv(step)])
-    names = [line.rsplit("|", 1)[1].strip() for line in ours.last_stderr.splitlines()
+    stage(step, pristine, scratch)
+    done = subprocess.run([*python, "-X", "importtime", *ours.argv(step)], cwd=scratch,
+                          env=ours.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, errors="replace")
+    if done.returncode != 0:
+        fail(f"{ours.label} -X importtime on {step.target} failed: "
+             f"{done.stderr.strip().splitlines()[-1:] or done.returncode}")
+    names = [line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
              if line.startswith("import time:") and line.count("|") == 2]
     names = [n for n in names if all(part.isidentifier() for part in n.split("."))]
     names.reverse()  # a package before its parts
@@ -289,8 +297,7 @@ def main() -> None:
         pristine = [pristine_copy(s, work / "pristine") for s in steps]
         sizes = [p.stat().st_size for p in pristine]
         modules = [i for i, s in enumerate(steps) if s.base is not None]
-        if modules:  # the cache a build's first module leaves for the rest
-            run_step(ours, steps[modules[0]], pristine[modules[0]], work / "scratch")
+        if modules:  # its untimed run leaves the cache a build's first module leaves
             tools.append(floor_tool(ours, steps[modules[0]], pristine[modules[0]],
                                     work / "scratch"))
         print(f"btf_steps: {len(steps)} steps ({len(modules)} modules), Kbuild's flags:")
