@@ -609,17 +609,6 @@ static int compare_copies(const void *x, const void *y)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static int address_in(PyObject *addresses, i128 address, int *found)
-{
-    PyObject *value = py_from_i128(address);
-    if (!value) return -1;
-    int r = PySet_Contains(addresses, value);
-    Py_DECREF(value);
-    if (r < 0) return -1;
-    if (r) *found = 1;
-    return 0;
-}
-
 /* `_moved`: whether a parameter of node t is in an unexpected register. */
 static int moved(const encoder_t *e, int t)
 {
@@ -753,9 +742,10 @@ static int add_pieces(encoder_t *e, name_t name, int64_t returns, size_t first,
     return 0;
 }
 
-/* `_function(...)`: a FUNC candidate and its FUNC_PROTO for definition node t. */
-static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *name_obj,
-                    PyObject *addresses, const copy_t *copies, size_t ncopies)
+/* `_function(...)`: a FUNC candidate and its FUNC_PROTO for definition node t; `linked`:
+ * a symbol of its name is at its address or at one of its copies'. */
+static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], int linked,
+                    const copy_t *copies, size_t ncopies)
 {
     e->decl_tags.n = 0;
     size_t first = e->items.n;
@@ -781,10 +771,6 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
         return skip(e, R_FUNC_RET, 0);
     }
     if (collect_decl_tags(e, t, -1)) return -1;
-    int linked = 0;
-    if (view[S_LOW_PC] && address_in(addresses, view[S_LOW_PC]->v, &linked)) return -2;
-    for (size_t i = 0; i < ncopies && !linked; i++)
-        if (address_in(addresses, copies[i].low_pc, &linked)) return -2;
     i128 flags = FUNC_CANDIDATE | (linked ? FUNC_LINKED : 0);
     if (view[S_CALLING_CONVENTION] && view[S_CALLING_CONVENTION]->v == CC_nocall)
         flags |= FUNC_NOCALL;
@@ -797,8 +783,8 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
     size_t nparams = e->items.n - first;
     int64_t func_number = add_function(e, view[S_NAME]->s, returns, first, flags);
     if (func_number == ERR) return -1;
-    if (e->has_symbols && (e->features & F_DECL_TAG_KFUNCS) && e->kfuncs != Py_None) {
-        int r = PySequence_Contains(e->kfuncs, name_obj);
+    if (e->has_symbols && (e->features & F_DECL_TAG_KFUNCS)) {
+        int r = e->calls.is_kfunc(e->calls.ctx, view[S_NAME]->s);
         if (r < 0) return -2;
         if (r) {
             static const char kfunc[] = "bpf_kfunc";
@@ -810,7 +796,28 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
     return add_pieces(e, view[S_NAME]->s, returns, first, nparams, copies, ncopies);
 }
 
-/* `_functions()`. Returns -2 when a Python call raised. */
+enum { NO_SYMBOL = 2 };
+
+/* Whether definition node t (`view`) is linked: a function symbol of its name at its
+ * address or at one of its copies'. 1 linked, 0 not, NO_SYMBOL no symbol of its name (the
+ * definition is left out), -1 give the unit up, -2 the caller's lookup failed. */
+static int linked_to_symbol(encoder_t *e, const attr_t *view[NSLOTS], const copy_t *copies,
+                            size_t ncopies)
+{
+    if (!e->has_symbols) return view_truthy(view[S_EXTERNAL]) ? 0 : NO_SYMBOL;
+    e->low_pcs.n = 0;
+    if (view[S_LOW_PC] && VEC_PUSH(e->low_pcs, view[S_LOW_PC]->v))
+        return fail(e, "out of memory");
+    for (size_t i = 0; i < ncopies; i++)
+        if (VEC_PUSH(e->low_pcs, copies[i].low_pc)) return fail(e, "out of memory");
+    int linked = 0;
+    int r = e->calls.function_symbol(e->calls.ctx, view[S_NAME]->s, e->low_pcs.a,
+                                     e->low_pcs.n, &linked);
+    if (r < 0) return -2;
+    return r ? linked : NO_SYMBOL;
+}
+
+/* `_functions()`. Returns -2 when a call to the caller failed. */
 static int functions(encoder_t *e)
 {
     VEC(copy_t) copies = {0};
@@ -836,16 +843,6 @@ static int functions(encoder_t *e)
         const attr_t *view[NSLOTS];
         declared(e, t, view);
         if (!view[S_NAME] || !view[S_NAME]->s.len) continue;
-        PyObject *name_obj = name_object(e, view[S_NAME]->s);
-        if (!name_obj) { rc = -2; break; }
-        PyObject *addresses;
-        if (!e->has_symbols) {
-            if (!view_truthy(view[S_EXTERNAL])) continue;
-            addresses = e->empty_set;
-        } else {
-            addresses = PyDict_GetItemWithError(e->functions, name_obj);
-            if (!addresses) { if (PyErr_Occurred()) rc = -2; continue; }
-        }
         /* this definition's out-of-line copies, in DIE order */
         i128 offset = e->nodes.a[t].offset;
         size_t lo = 0, hi = copies.n;
@@ -855,9 +852,9 @@ static int functions(encoder_t *e)
         }
         size_t end = lo;
         while (end < copies.n && copies.a[end].origin == offset) end++;
-        Py_INCREF(addresses);
-        rc = function(e, t, view, name_obj, addresses, copies.a + lo, end - lo);
-        Py_DECREF(addresses);
+        int linked = linked_to_symbol(e, view, copies.a + lo, end - lo);
+        if (linked == NO_SYMBOL) continue;
+        rc = linked < 0 ? linked : function(e, t, view, linked, copies.a + lo, end - lo);
     }
     free(copies.a);
     return rc;
@@ -867,7 +864,7 @@ static int functions(encoder_t *e)
 static int variables(encoder_t *e)
 {
     if (!e->has_symbols) return 0;
-    PyObject *every = (e->features & F_GLOBAL_VAR) ? Py_True : Py_False;
+    int every = (e->features & F_GLOBAL_VAR) != 0;
     for (size_t i = 0; i < e->programs.n; i++) {
         int t = e->programs.a[i];
         const node_t *n = &e->nodes.a[t];
@@ -877,57 +874,38 @@ static int variables(encoder_t *e)
         const attr_t *view[NSLOTS];
         declared(e, t, view);
         if (!view[S_NAME] || !view[S_NAME]->s.len) continue;
-        PyObject *name_obj = name_object(e, view[S_NAME]->s);
-        if (!name_obj) return -2;
-        PyObject *address = py_from_i128(location->v);
-        if (!address) return -2;
-        PyObject *place = PyObject_CallFunctionObjArgs(e->place_variable, name_obj, address,
-                                                       every, NULL);
-        Py_DECREF(address);
-        if (!place) return -2;
-        if (place == Py_None) { Py_DECREF(place); continue; }
+        uint32_t slot;
+        int placed = e->calls.place_variable(e->calls.ctx, view[S_NAME]->s, location->v,
+                                             every, &slot);
+        if (placed < 0) return -2;
+        if (!placed) continue;
         int64_t type = ref_number(e, view[S_TYPE]);
-        if (type == ERR) { Py_DECREF(place); return -1; }
+        if (type == ERR) return -1;
         if (type == FAILED || type == 0) {
-            Py_DECREF(place);
             if (skip(e, R_VAR, 0)) return -1;
             continue;
         }
-        PyObject *linkage = PyLong_FromLong(view_truthy(view[S_EXTERNAL]) ? 1 : 0);
-        PyObject *head = linkage ? PyTuple_Pack(1, linkage) : NULL;
-        Py_XDECREF(linkage);
-        PyObject *tail = head ? PySequence_Tuple(place) : NULL;
-        Py_DECREF(place);
-        PyObject *extra = tail ? PySequence_Concat(head, tail) : NULL;
-        Py_XDECREF(head);
-        Py_XDECREF(tail);
-        if (!extra) return -2;
+        if (e->calls.var_extra(e->calls.ctx, slot, view_truthy(view[S_EXTERNAL])) < 0)
+            return -2;
         rec_t r;
         memset(&r, 0, sizeof r);
         r.kind = K_VAR;
         r.name = view[S_NAME]->s;
         r.sot = type;
-        r.var_extra = extra;
+        r.var_extra = slot;
         int64_t var = add_rec(e, &r);
-        if (var == ERR) { Py_DECREF(extra); return -1; }
+        if (var == ERR) return -1;
         e->decl_tags.n = 0;
         if (collect_decl_tags(e, t, -1) || add_decl_tags(e, var)) return -1;
     }
     return 0;
 }
 
-static void clear_records(encoder_t *e)
-{
-    for (size_t i = 0; i < e->recs.n; i++)
-        Py_CLEAR(e->recs.a[i].var_extra);
-    e->recs.n = e->items.n = e->owners.n = 0;
-}
-
-/* Records of the unit just read. 0 done, -1 give the unit up (e->why), -2 a Python
- * exception is set. */
+/* Records of the unit just read. 0 done, -1 give the unit up (e->why), -2 a call to the
+ * caller failed (e->calls). */
 int convert_unit(encoder_t *e)
 {
-    clear_records(e);
+    e->recs.n = e->items.n = e->owners.n = 0;
     e->decl_tags.n = e->programs.n = e->pending_skips.n = 0;
     e->index_type = UNSET;
     e->depth = 0;

@@ -99,7 +99,7 @@ typedef struct {
     i128 extra;                /* INT word, FUNC flags, DECL_TAG component */
     int64_t elem, index;       /* ARRAY */
     i128 nelems;
-    PyObject *var_extra;       /* VAR: (linkage, section, offset, size), owned */
+    uint32_t var_extra;        /* VAR: the caller's slot of (linkage, section, offset, size) */
     uint32_t item_first, nitems;
     uint8_t set;
 } rec_t;
@@ -120,6 +120,24 @@ enum { P_VOID, P_KEY, P_TOKEN, P_CYCLE };
 
 typedef struct encoder encoder_t;
 
+/* What the encoder asks of its caller (the binding): the symbol table's answers and the
+ * placing of variables. Each gets `ctx`; each returns -1 when it failed (the caller keeps
+ * its own error and the unit ends), otherwise as said. */
+typedef struct {
+    void *ctx;
+    /* 1 when a function symbol bears `name` (*linked: one of its addresses is among the
+     * n given), 0 when none does */
+    int (*function_symbol)(void *ctx, name_t name, const i128 *addresses, size_t n,
+                           int *linked);
+    /* 1 when `name` is a kfunc (a BTF_ID of a kfunc set), else 0 */
+    int (*is_kfunc)(void *ctx, name_t name);
+    /* 1 when a symbol confirms variable `name` at `address` (per-CPU only unless `every`):
+     * its place is kept in the caller's *slot; 0 when none does */
+    int (*place_variable)(void *ctx, name_t name, i128 address, int every, uint32_t *slot);
+    /* the place in `slot` made the VAR's (linkage, section, offset, size): 0 */
+    int (*var_extra)(void *ctx, uint32_t slot, int linkage);
+} encoder_calls_t;
+
 typedef struct {
     uint64_t offset, end, die_offset;
     int version, offset_size, address_size;
@@ -134,12 +152,13 @@ struct encoder {
     int nregisters;
     int features;
     int has_symbols;
+    encoder_calls_t calls;
+    PyObject *places;          /* list: this unit's VAR places, by slot */
     PyObject *functions;       /* dict name -> frozenset of addresses, or None */
     PyObject *kfuncs;          /* set of names, or None */
     PyObject *place_variable;  /* callable or None */
     PyObject *tag_names;       /* dict tag -> name */
     PyObject *fallback;        /* the exception class for "read this unit in Python" */
-    PyObject *empty_set;       /* frozenset(): a function's addresses without a symtab */
     PyObject *skips;           /* dict reason -> count (committed units) */
     PyObject *skipped_tags;    /* dict tag -> count (committed units) */
     char why[160];             /* why the unit goes to the pure path */
@@ -167,6 +186,7 @@ struct encoder {
     int64_t index_type;
     VEC(item_t) decl_tags;     /* name + component (in type) */
     VEC(int32_t) programs;
+    VEC(i128) low_pcs;         /* a function's addresses: its own, its copies' */
     VEC(skip_t) pending_skips;
     int depth;
 

@@ -97,8 +97,8 @@ static PyObject *tuple_of(encoder_t *e, const rec_t *r, ref_fn ref)
     else
         sot = int_object(r->sot);
     if (kind == K_VAR) {
-        extra = r->var_extra;
-        Py_XINCREF(extra);
+        extra = PyList_GET_ITEM(e->places, r->var_extra);
+        Py_INCREF(extra);
     } else if (kind == K_ARRAY) {
         PyObject *elem = ref(e, r->elem), *index = ref(e, r->index);
         PyObject *nelems = int_object(r->nelems);
@@ -192,7 +192,7 @@ static int serialize_entry(encoder_t *e, const rec_t *r)
         return -1;
     }
     if (kind == K_VAR) {
-        PyObject *repr = PyObject_Repr(r->var_extra);
+        PyObject *repr = PyObject_Repr(PyList_GET_ITEM(e->places, r->var_extra));
         if (!repr) return -2;
         Py_ssize_t n;
         const char *text = PyUnicode_AsUTF8AndSize(repr, &n);

@@ -26,13 +26,12 @@ static void Encoder_dealloc(encoder_t *e)
     release_buffer(&e->addr);
     release_buffer(&e->loc);
     release_buffer(&e->loclists);
-    for (size_t i = 0; i < e->recs.n; i++) Py_XDECREF(e->recs.a[i].var_extra);
+    Py_XDECREF(e->places);
     Py_XDECREF(e->functions);
     Py_XDECREF(e->kfuncs);
     Py_XDECREF(e->place_variable);
     Py_XDECREF(e->tag_names);
     Py_XDECREF(e->fallback);
-    Py_XDECREF(e->empty_set);
     Py_XDECREF(e->skips);
     Py_XDECREF(e->skipped_tags);
     Py_XDECREF(e->new_entries);
@@ -41,7 +40,8 @@ static void Encoder_dealloc(encoder_t *e)
     FREE_VEC(e->types); FREE_VEC(e->type_at); FREE_VEC(e->stack);
     FREE_VEC(e->pending_tags); FREE_VEC(e->recs); FREE_VEC(e->items); FREE_VEC(e->owners);
     FREE_VEC(e->local);
-    FREE_VEC(e->decl_tags); FREE_VEC(e->programs); FREE_VEC(e->pending_skips);
+    FREE_VEC(e->decl_tags); FREE_VEC(e->programs); FREE_VEC(e->low_pcs);
+    FREE_VEC(e->pending_skips);
     FREE_VEC(e->part); FREE_VEC(e->waiting); FREE_VEC(e->on_path); FREE_VEC(e->key);
     FREE_VEC(e->dfs); FREE_VEC(e->ser); FREE_VEC(e->unit_key_list);
     intern_free(&e->nontype);
@@ -51,6 +51,70 @@ static void Encoder_dealloc(encoder_t *e)
     intern_free(&e->entries);
     keys_free(e);
     Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* -- the encoder's calls (encoder_calls_t) ------------------------------------------- */
+
+/* `name in functions`, and whether one of `addresses` is in its set. */
+static int call_function_symbol(void *ctx, name_t name, const i128 *addresses, size_t n,
+                           int *linked)
+{
+    encoder_t *e = ctx;
+    PyObject *name_obj = name_object(e, name);
+    if (!name_obj) return -1;
+    PyObject *found = PyDict_GetItemWithError(e->functions, name_obj);
+    if (!found) return PyErr_Occurred() ? -1 : 0;
+    Py_INCREF(found);
+    int r = 0;
+    for (size_t i = 0; i < n && !*linked && r >= 0; i++) {
+        PyObject *address = py_from_i128(addresses[i]);
+        r = address ? PySet_Contains(found, address) : -1;
+        Py_XDECREF(address);
+        if (r > 0) *linked = 1;
+    }
+    Py_DECREF(found);
+    return r < 0 ? -1 : 1;
+}
+
+static int call_is_kfunc(void *ctx, name_t name)
+{
+    encoder_t *e = ctx;
+    if (e->kfuncs == Py_None) return 0;
+    PyObject *name_obj = name_object(e, name);
+    return name_obj ? PySequence_Contains(e->kfuncs, name_obj) : -1;
+}
+
+/* place_variable(name, address, every): its answer kept in the unit's list of places. */
+static int call_place_variable(void *ctx, name_t name, i128 address, int every, uint32_t *slot)
+{
+    encoder_t *e = ctx;
+    PyObject *name_obj = name_object(e, name);
+    if (!name_obj) return -1;
+    PyObject *value = py_from_i128(address);
+    if (!value) return -1;
+    PyObject *place = PyObject_CallFunctionObjArgs(e->place_variable, name_obj, value,
+                                                   every ? Py_True : Py_False, NULL);
+    Py_DECREF(value);
+    if (!place) return -1;
+    if (place == Py_None) { Py_DECREF(place); return 0; }
+    *slot = (uint32_t)PyList_GET_SIZE(e->places);
+    int r = PyList_Append(e->places, place);
+    Py_DECREF(place);
+    return r < 0 ? -1 : 1;
+}
+
+/* The place in `slot` becomes (linkage, *place). */
+static int call_var_extra(void *ctx, uint32_t slot, int linkage)
+{
+    encoder_t *e = ctx;
+    PyObject *linkage_obj = PyLong_FromLong(linkage);
+    PyObject *head = linkage_obj ? PyTuple_Pack(1, linkage_obj) : NULL;
+    Py_XDECREF(linkage_obj);
+    PyObject *tail = head ? PySequence_Tuple(PyList_GET_ITEM(e->places, slot)) : NULL;
+    PyObject *extra = tail ? PySequence_Concat(head, tail) : NULL;
+    Py_XDECREF(head);
+    Py_XDECREF(tail);
+    return extra ? PyList_SetItem(e->places, slot, extra) : -1;
 }
 
 static int get_buffer(PyObject *obj, Py_buffer *b)
@@ -104,12 +168,14 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
     Py_INCREF(place_variable); e->place_variable = place_variable;
     Py_INCREF(tag_names); e->tag_names = tag_names;
     Py_INCREF(fallback); e->fallback = fallback;
-    e->empty_set = PyFrozenSet_New(NULL);
+    e->places = PyList_New(0);
+    e->calls = (encoder_calls_t){e, call_function_symbol, call_is_kfunc, call_place_variable,
+                                call_var_extra};
     e->skips = PyDict_New();
     e->skipped_tags = PyDict_New();
     e->new_entries = PyList_New(0);
     e->unit_keys = PyList_New(0);
-    if (!e->empty_set || !e->skips || !e->skipped_tags || !e->new_entries || !e->unit_keys)
+    if (!e->places || !e->skips || !e->skipped_tags || !e->new_entries || !e->unit_keys)
         return -1;
     return 0;
 }
@@ -129,6 +195,7 @@ static int parse_unit(encoder_t *e, PyObject *unit)
         PyErr_SetString(PyExc_ValueError, "offset size must be 4 or 8");
         return -1;
     }
+    if (PyList_SetSlice(e->places, 0, PyList_GET_SIZE(e->places), NULL)) return -1;
     unit_t u = {offset, end, die_offset, version, offset_size, address_size, abbrev_offset};
     e->unit = u;
     e->bad = 0;
