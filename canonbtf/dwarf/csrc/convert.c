@@ -11,11 +11,6 @@
 /* Candidate flags of a FUNC (convert.FUNC_*). */
 enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4, FUNC_MOVED = 8, FUNC_PIECE = 16 };
 
-/* Skip reasons (the reference's strings are made in commit_skips). */
-enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC,
-       R_BY_VALUE, R_MEMBER, R_IN_STRUCT, R_IN_ARRAY, R_IN_ENUM, R_IN_PROTO,
-       R_FUNC_PARAM, R_FUNC_RET, R_VAR };
-
 static const name_t EMPTY = {(const uint8_t *)"", 0};
 
 static int skip(encoder_t *e, uint32_t code, uint32_t tag)
@@ -958,77 +953,25 @@ int convert_unit(encoder_t *e)
     return 0;
 }
 
-static PyObject *reason_text(encoder_t *e, const skip_t *s)
+/* Adds `count` of (code, tag) to `counts`, a list of distinct pairs in the order first
+ * seen. */
+static int count_into(skip_counts_t *counts, const skip_t *s)
 {
-    /* By reason: its text, or with %U its format around the tag's name. */
-    static const char *const texts[] = {
-        [R_NOT_TYPE] = "reference to a DIE that is not a type of its unit",
-        [R_COMPLEX] = "complex float base type",
-        [R_IMAGINARY] = "imaginary float base type",
-        [R_DECIMAL] = "decimal float base type",
-        [R_BIG_INT] = "integer base type over 16 bytes",
-        [R_TAG] = "DW_TAG_%U",
-        [R_ATOMIC] = "_Atomic qualifier dropped",
-        [R_BY_VALUE] = "DW_TAG_%U of a skipped type",
-        [R_MEMBER] = "member of a skipped type left out",
-        [R_IN_STRUCT] = "DW_TAG_%U in a struct or union",
-        [R_IN_ARRAY] = "DW_TAG_%U in an array",
-        [R_IN_ENUM] = "DW_TAG_%U in an enum",
-        [R_IN_PROTO] = "DW_TAG_%U in a prototype",
-        [R_FUNC_PARAM] = "function with a parameter of a skipped type",
-        [R_FUNC_RET] = "function returning a skipped type",
-        [R_VAR] = "variable of a skipped or void type",
-    };
-    const char *text = texts[s->code];
-    if (!strstr(text, "%U"))
-        return PyUnicode_FromString(text);
-    PyObject *tag = PyLong_FromUnsignedLong(s->tag);
-    if (!tag) return NULL;
-    PyObject *name = PyDict_GetItemWithError(e->tag_names, tag);
-    Py_DECREF(tag);
-    if (name) {
-        Py_INCREF(name);
-    } else {
-        if (PyErr_Occurred()) return NULL;
-        name = PyUnicode_FromFormat("0x%x", s->tag);
-        if (!name) return NULL;
+    for (size_t i = 0; i < counts->n; i++) {
+        skip_t *c = &counts->a[i];
+        if (c->code == s->code && c->tag == s->tag) { c->count += s->count; return 0; }
     }
-    PyObject *made = PyUnicode_FromFormat(text, name);
-    Py_DECREF(name);
-    return made;
+    return VEC_PUSH(*counts, *s);
 }
 
-static int count_into(PyObject *dict, PyObject *key, uint64_t count)
-{
-    PyObject *old = PyDict_GetItemWithError(dict, key);
-    if (!old && PyErr_Occurred()) return -1;
-    PyObject *add = PyLong_FromUnsignedLongLong(count);
-    if (!add) return -1;
-    PyObject *sum = old ? PyNumber_Add(old, add) : (Py_INCREF(add), add);
-    Py_DECREF(add);
-    if (!sum) return -1;
-    int r = PyDict_SetItem(dict, key, sum);
-    Py_DECREF(sum);
-    return r;
-}
-
-/* A unit done: its skips and skipped tags join the encoder's counts. */
+/* A unit done: its skips and skipped tags join the encoder's counts. 0, or -2 when out
+ * of memory. */
 int commit_skips(encoder_t *e)
 {
-    for (size_t i = 0; i < e->pending_skips.n; i++) {
-        PyObject *reason = reason_text(e, &e->pending_skips.a[i]);
-        if (!reason) return -1;
-        int r = count_into(e->skips, reason, e->pending_skips.a[i].count);
-        Py_DECREF(reason);
-        if (r) return -1;
-    }
-    for (size_t i = 0; i < e->pending_tags.n; i++) {
-        PyObject *tag = PyLong_FromUnsignedLong(e->pending_tags.a[i].tag);
-        if (!tag) return -1;
-        int r = count_into(e->skipped_tags, tag, e->pending_tags.a[i].count);
-        Py_DECREF(tag);
-        if (r) return -1;
-    }
+    for (size_t i = 0; i < e->pending_skips.n; i++)
+        if (count_into(&e->skips, &e->pending_skips.a[i])) return -2;
+    for (size_t i = 0; i < e->pending_tags.n; i++)
+        if (count_into(&e->skipped_tags, &e->pending_tags.a[i])) return -2;
     e->pending_skips.n = e->pending_tags.n = 0;
     e->type_dies += e->types.n;
     return 0;

@@ -106,6 +106,14 @@ typedef struct {
 
 typedef struct { name_t name; int64_t type; i128 value; } item_t;
 
+/* Why a DIE or a part of a type is left out (the reference's texts: the binding's
+ * reason_text). */
+enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC,
+       R_BY_VALUE, R_MEMBER, R_IN_STRUCT, R_IN_ARRAY, R_IN_ENUM, R_IN_PROTO,
+       R_FUNC_PARAM, R_FUNC_RET, R_VAR, NREASONS };
+
+/* A count of skips: of reason `code` (R_*) about DW_TAG `tag` (0 when the reason names
+ * none), or of skipped DIEs of `tag` (code 0). */
 typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 
 /* Growable arrays of one element type. */
@@ -113,6 +121,8 @@ typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 #define VEC_RESERVE(v, need) (((need) <= (v).cap) ? 0 : GROW((v).a, (v).cap, (need)))
 #define VEC_PUSH(v, x) \
     (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
+
+typedef VEC(skip_t) skip_counts_t;
 
 
 typedef struct { uint8_t tag; uint32_t id; } part_t;  /* P_VOID, P_KEY, P_TOKEN, P_CYCLE */
@@ -159,8 +169,8 @@ struct encoder {
     PyObject *place_variable;  /* callable or None */
     PyObject *tag_names;       /* dict tag -> name */
     PyObject *fallback;        /* the exception class for "read this unit in Python" */
-    PyObject *skips;           /* dict reason -> count (committed units) */
-    PyObject *skipped_tags;    /* dict tag -> count (committed units) */
+    skip_counts_t skips;       /* skip reasons of the committed units */
+    skip_counts_t skipped_tags; /* DIEs skipped by tag, committed units */
     char why[160];             /* why the unit goes to the pure path */
     int bad;
 

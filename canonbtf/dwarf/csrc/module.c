@@ -32,8 +32,6 @@ static void Encoder_dealloc(encoder_t *e)
     Py_XDECREF(e->place_variable);
     Py_XDECREF(e->tag_names);
     Py_XDECREF(e->fallback);
-    Py_XDECREF(e->skips);
-    Py_XDECREF(e->skipped_tags);
     Py_XDECREF(e->new_entries);
     Py_XDECREF(e->unit_keys);
     FREE_VEC(e->abbrevs); FREE_VEC(e->specs); FREE_VEC(e->nodes); FREE_VEC(e->attrs);
@@ -41,7 +39,7 @@ static void Encoder_dealloc(encoder_t *e)
     FREE_VEC(e->pending_tags); FREE_VEC(e->recs); FREE_VEC(e->items); FREE_VEC(e->owners);
     FREE_VEC(e->local);
     FREE_VEC(e->decl_tags); FREE_VEC(e->programs); FREE_VEC(e->low_pcs);
-    FREE_VEC(e->pending_skips);
+    FREE_VEC(e->pending_skips); FREE_VEC(e->skips); FREE_VEC(e->skipped_tags);
     FREE_VEC(e->part); FREE_VEC(e->waiting); FREE_VEC(e->on_path); FREE_VEC(e->key);
     FREE_VEC(e->dfs); FREE_VEC(e->ser); FREE_VEC(e->unit_key_list);
     intern_free(&e->nontype);
@@ -134,7 +132,7 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
     Py_ssize_t nregisters;
     int little, features, has_symbols;
     PyObject *functions, *kfuncs, *place_variable, *tag_names, *fallback;
-    if (e->skips) {
+    if (e->places) {
         PyErr_SetString(PyExc_RuntimeError, "UnitEncoder is initialised once");
         return -1;
     }
@@ -171,11 +169,9 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
     e->places = PyList_New(0);
     e->calls = (encoder_calls_t){e, call_function_symbol, call_is_kfunc, call_place_variable,
                                 call_var_extra};
-    e->skips = PyDict_New();
-    e->skipped_tags = PyDict_New();
     e->new_entries = PyList_New(0);
     e->unit_keys = PyList_New(0);
-    if (!e->places || !e->skips || !e->skipped_tags || !e->new_entries || !e->unit_keys)
+    if (!e->places || !e->new_entries || !e->unit_keys)
         return -1;
     return 0;
 }
@@ -184,7 +180,7 @@ static int parse_unit(encoder_t *e, PyObject *unit)
 {
     unsigned long long offset, end, die_offset, abbrev_offset;
     int version, offset_size, address_size;
-    if (!e->skips) {
+    if (!e->places) {
         PyErr_SetString(PyExc_RuntimeError, "UnitEncoder is not initialised");
         return -1;
     }
@@ -238,7 +234,7 @@ static PyObject *Encoder_records(encoder_t *e, PyObject *unit)
         if (!r) { Py_DECREF(list); return NULL; }
         PyList_SET_ITEM(list, (Py_ssize_t)i, r);
     }
-    if (commit_skips(e)) { Py_DECREF(list); return NULL; }
+    if (commit_skips(e)) { Py_DECREF(list); return PyErr_NoMemory(); }
     return list;
 }
 
@@ -252,7 +248,8 @@ static PyObject *Encoder_add_keys(encoder_t *e, PyObject *unit)
         give_up(e);
         return NULL;
     }
-    if (rc || commit_skips(e)) return NULL;
+    if (rc) return NULL;
+    if (commit_skips(e)) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
@@ -270,18 +267,99 @@ static PyObject *Encoder_take_fragment(encoder_t *e, PyObject *noargs)
     return out;
 }
 
+/* A skip reason's text, as the reference words it: by reason its text, or with %U its
+ * format around the tag's name (tag_names, else the tag in hex). */
+static PyObject *reason_text(encoder_t *e, const skip_t *s)
+{
+    static const char *const texts[NREASONS] = {
+        [R_NOT_TYPE] = "reference to a DIE that is not a type of its unit",
+        [R_COMPLEX] = "complex float base type",
+        [R_IMAGINARY] = "imaginary float base type",
+        [R_DECIMAL] = "decimal float base type",
+        [R_BIG_INT] = "integer base type over 16 bytes",
+        [R_TAG] = "DW_TAG_%U",
+        [R_ATOMIC] = "_Atomic qualifier dropped",
+        [R_BY_VALUE] = "DW_TAG_%U of a skipped type",
+        [R_MEMBER] = "member of a skipped type left out",
+        [R_IN_STRUCT] = "DW_TAG_%U in a struct or union",
+        [R_IN_ARRAY] = "DW_TAG_%U in an array",
+        [R_IN_ENUM] = "DW_TAG_%U in an enum",
+        [R_IN_PROTO] = "DW_TAG_%U in a prototype",
+        [R_FUNC_PARAM] = "function with a parameter of a skipped type",
+        [R_FUNC_RET] = "function returning a skipped type",
+        [R_VAR] = "variable of a skipped or void type",
+    };
+    const char *text = texts[s->code];
+    if (!strstr(text, "%U"))
+        return PyUnicode_FromString(text);
+    PyObject *tag = PyLong_FromUnsignedLong(s->tag);
+    if (!tag) return NULL;
+    PyObject *name = PyDict_GetItemWithError(e->tag_names, tag);
+    Py_DECREF(tag);
+    if (name) {
+        Py_INCREF(name);
+    } else {
+        if (PyErr_Occurred()) return NULL;
+        name = PyUnicode_FromFormat("0x%x", s->tag);
+        if (!name) return NULL;
+    }
+    PyObject *made = PyUnicode_FromFormat(text, name);
+    Py_DECREF(name);
+    return made;
+}
+
+/* dict[key] += count */
+static int count_into(PyObject *dict, PyObject *key, uint64_t count)
+{
+    PyObject *old = PyDict_GetItemWithError(dict, key);
+    if (!old && PyErr_Occurred()) return -1;
+    PyObject *add = PyLong_FromUnsignedLongLong(count);
+    if (!add) return -1;
+    PyObject *sum = old ? PyNumber_Add(old, add) : (Py_INCREF(add), add);
+    Py_DECREF(add);
+    if (!sum) return -1;
+    int r = PyDict_SetItem(dict, key, sum);
+    Py_DECREF(sum);
+    return r;
+}
+
+/* The committed counts as the reference's dicts: reason text -> count, tag -> count. */
+static int counts_as_dicts(encoder_t *e, PyObject *reasons, PyObject *tags)
+{
+    for (size_t i = 0; i < e->skips.n; i++) {
+        PyObject *reason = reason_text(e, &e->skips.a[i]);
+        if (!reason) return -1;
+        int r = count_into(reasons, reason, e->skips.a[i].count);
+        Py_DECREF(reason);
+        if (r) return -1;
+    }
+    for (size_t i = 0; i < e->skipped_tags.n; i++) {
+        PyObject *tag = PyLong_FromUnsignedLong(e->skipped_tags.a[i].tag);
+        if (!tag) return -1;
+        int r = count_into(tags, tag, e->skipped_tags.a[i].count);
+        Py_DECREF(tag);
+        if (r) return -1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(Encoder_take_counts_doc,
              "take_counts() -> (skip reasons, skipped tags, type DIEs) since the last call.");
 static PyObject *Encoder_take_counts(encoder_t *e, PyObject *noargs)
 {
     (void)noargs;
+    if (!e->places) {
+        PyErr_SetString(PyExc_RuntimeError, "UnitEncoder is not initialised");
+        return NULL;
+    }
     PyObject *skips = PyDict_New(), *tags = PyDict_New();
-    if (!skips || !tags) { Py_XDECREF(skips); Py_XDECREF(tags); return NULL; }
-    PyObject *out = Py_BuildValue("(OOK)", e->skips, e->skipped_tags,
-                                  (unsigned long long)e->type_dies);
-    if (!out) { Py_DECREF(skips); Py_DECREF(tags); return NULL; }
-    Py_SETREF(e->skips, skips);
-    Py_SETREF(e->skipped_tags, tags);
+    PyObject *out = NULL;
+    if (skips && tags && !counts_as_dicts(e, skips, tags))
+        out = Py_BuildValue("(OOK)", skips, tags, (unsigned long long)e->type_dies);
+    Py_XDECREF(skips);
+    Py_XDECREF(tags);
+    if (!out) return NULL;
+    e->skips.n = e->skipped_tags.n = 0;
     e->type_dies = 0;
     return out;
 }
