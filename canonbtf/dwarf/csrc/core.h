@@ -125,8 +125,17 @@ typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 typedef VEC(skip_t) skip_counts_t;
 
 
+/* What a reference of an entry stands for: void, the key id of what it refers to, the
+ * token of a named aggregate or enum (its id), or a cycle (keys.py's parts). */
 typedef struct { uint8_t tag; uint32_t id; } part_t;  /* P_VOID, P_KEY, P_TOKEN, P_CYCLE */
 enum { P_VOID, P_KEY, P_TOKEN, P_CYCLE };
+
+/* A token: ("aggregate", name, is_union) or ("enum", name). */
+typedef struct { name_t name; uint8_t aggregate, is_union; } token_t;
+
+/* An entry new to the encoder: made of record `rec` of the unit, its references standing
+ * for the parts from entry_parts[part_first] on (none for a leaf kind). */
+typedef struct { uint32_t rec; uint32_t part_first; } new_entry_t;
 
 typedef struct encoder encoder_t;
 
@@ -146,6 +155,9 @@ typedef struct {
     int (*place_variable)(void *ctx, name_t name, i128 address, int every, uint32_t *slot);
     /* the place in `slot` made the VAR's (linkage, section, offset, size): 0 */
     int (*var_extra)(void *ctx, uint32_t slot, int linkage);
+    /* the bytes a VAR's extra in `slot` is keyed by (its repr): 0, *bytes kept by the
+     * caller until the next unit */
+    int (*var_key)(void *ctx, uint32_t slot, const uint8_t **bytes, size_t *len);
 } encoder_calls_t;
 
 typedef struct {
@@ -164,6 +176,7 @@ struct encoder {
     int has_symbols;
     encoder_calls_t calls;
     PyObject *places;          /* list: this unit's VAR places, by slot */
+    PyObject *place_keys;      /* list: this unit's reprs of VAR extras (var_key) */
     PyObject *functions;       /* dict name -> frozenset of addresses, or None */
     PyObject *kfuncs;          /* set of names, or None */
     PyObject *place_variable;  /* callable or None */
@@ -205,9 +218,12 @@ struct encoder {
     idmap_t str_names;         /* .debug_str offset + 1 -> name id (a name's bytes hashed once) */
     VEC(PyObject *) name_objs;
     intern_t tokens;
+    VEC(token_t) token_list;   /* by token id */
     VEC(PyObject *) token_objs;
     intern_t entries;
-    PyObject *new_entries;     /* list */
+    VEC(new_entry_t) new_entries;  /* the last unit's */
+    VEC(part_t) entry_parts;
+    PyObject *entries_made;    /* list of entry tuples */
     PyObject *unit_keys;       /* list of (unit offset, bytes of u32 key ids) */
     VEC(part_t) part;
     VEC(uint8_t) waiting;
@@ -215,7 +231,7 @@ struct encoder {
     VEC(uint32_t) key;
     VEC(int32_t) dfs;
     VEC(uint8_t) ser;
-    VEC(uint32_t) unit_key_list;
+    VEC(uint32_t) unit_key_list;  /* the last unit's key ids, sorted, distinct */
     uint64_t type_dies;        /* type DIEs read, committed units */
 };
 
@@ -231,10 +247,7 @@ const attr_t *node_attr(const encoder_t *e, const node_t *n, int slot);
 int commit_skips(encoder_t *e);
 /* keys.c */
 int add_unit_keys(encoder_t *e);
-PyObject *name_object(encoder_t *e, name_t name);
-PyObject *py_from_i128(i128 v);
-PyObject *record_object(encoder_t *e, const rec_t *r);
-void keys_free(encoder_t *e);
+int64_t encoder_name_id(encoder_t *e, name_t name);
 
 /* merge.c */
 extern PyTypeObject MergeType;

@@ -32,8 +32,12 @@ static void Encoder_dealloc(encoder_t *e)
     Py_XDECREF(e->place_variable);
     Py_XDECREF(e->tag_names);
     Py_XDECREF(e->fallback);
-    Py_XDECREF(e->new_entries);
+    Py_XDECREF(e->place_keys);
+    Py_XDECREF(e->entries_made);
     Py_XDECREF(e->unit_keys);
+    for (size_t i = 0; i < e->name_objs.n; i++) Py_XDECREF(e->name_objs.a[i]);
+    for (size_t i = 0; i < e->token_objs.n; i++) Py_XDECREF(e->token_objs.a[i]);
+    FREE_VEC(e->name_objs); FREE_VEC(e->token_objs);
     FREE_VEC(e->abbrevs); FREE_VEC(e->specs); FREE_VEC(e->nodes); FREE_VEC(e->attrs);
     FREE_VEC(e->types); FREE_VEC(e->type_at); FREE_VEC(e->stack);
     FREE_VEC(e->pending_tags); FREE_VEC(e->recs); FREE_VEC(e->items); FREE_VEC(e->owners);
@@ -42,13 +46,185 @@ static void Encoder_dealloc(encoder_t *e)
     FREE_VEC(e->pending_skips); FREE_VEC(e->skips); FREE_VEC(e->skipped_tags);
     FREE_VEC(e->part); FREE_VEC(e->waiting); FREE_VEC(e->on_path); FREE_VEC(e->key);
     FREE_VEC(e->dfs); FREE_VEC(e->ser); FREE_VEC(e->unit_key_list);
+    FREE_VEC(e->token_list); FREE_VEC(e->new_entries); FREE_VEC(e->entry_parts);
     intern_free(&e->nontype);
     intern_free(&e->names);
     idmap_free(&e->str_names);
     intern_free(&e->tokens);
     intern_free(&e->entries);
-    keys_free(e);
     Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* -- Python objects of names, records and entries --------------------------------- */
+
+static PyObject *py_from_i128(i128 v)
+{
+    if (v >= INT64_MIN && v <= INT64_MAX)
+        return PyLong_FromLongLong((long long)v);
+    if (v >= 0 && v <= (i128)UINT64_MAX)
+        return PyLong_FromUnsignedLongLong((unsigned long long)v);
+    /* beyond 64 bits: hi * 2**64 + lo */
+    PyObject *hi = PyLong_FromLongLong((long long)(v >> 64));
+    PyObject *lo = PyLong_FromUnsignedLongLong((unsigned long long)(v & UINT64_MAX));
+    PyObject *shift = PyLong_FromLong(64);
+    PyObject *big = hi && shift ? PyNumber_Lshift(hi, shift) : NULL;
+    PyObject *sum = big && lo ? PyNumber_Add(big, lo) : NULL;
+    Py_XDECREF(hi);
+    Py_XDECREF(lo);
+    Py_XDECREF(shift);
+    Py_XDECREF(big);
+    return sum;
+}
+
+/* The str of a name (latin-1, as the reference decodes), shared per distinct name (by
+ * the core's name id); a borrowed reference. */
+static PyObject *name_object(encoder_t *e, name_t name)
+{
+    int64_t id = encoder_name_id(e, name);
+    if (id < 0) return PyErr_NoMemory();
+    while (e->name_objs.n <= (size_t)id)
+        if (VEC_PUSH(e->name_objs, (PyObject *)NULL)) return PyErr_NoMemory();
+    PyObject *obj = e->name_objs.a[id];
+    if (!obj) {
+        obj = PyUnicode_DecodeLatin1((const char *)name.p, name.len, NULL);
+        if (!obj) return NULL;
+        e->name_objs.a[id] = obj;
+    }
+    return obj;
+}
+
+/* A token's tuple, made once per token id; a borrowed reference. */
+static PyObject *token_object(encoder_t *e, uint32_t id)
+{
+    while (e->token_objs.n <= id)
+        if (VEC_PUSH(e->token_objs, (PyObject *)NULL)) return PyErr_NoMemory();
+    if (e->token_objs.a[id]) return e->token_objs.a[id];
+    const token_t *token = &e->token_list.a[id];
+    PyObject *name = name_object(e, token->name);
+    if (!name) return NULL;
+    PyObject *t = token->aggregate
+        ? Py_BuildValue("(sOO)", "aggregate", name, token->is_union ? Py_True : Py_False)
+        : Py_BuildValue("(sO)", "enum", name);
+    e->token_objs.a[id] = t;
+    return t;
+}
+
+/* How a record's references become objects: the record number (`parts` NULL), or the
+ * next of the entry's parts. */
+typedef struct { encoder_t *e; const part_t *parts; } refs_t;
+
+static PyObject *ref_object(refs_t *refs, int64_t number)
+{
+    if (!refs->parts) return PyLong_FromLongLong(number);
+    part_t p = *refs->parts++;
+    switch (p.tag) {
+    case P_VOID: return PyLong_FromLong(0);
+    case P_KEY: return PyLong_FromUnsignedLong(p.id);
+    case P_CYCLE: return PyLong_FromLong(-1);
+    }
+    PyObject *t = token_object(refs->e, p.id);
+    Py_XINCREF(t);
+    return t;
+}
+
+/* An item of a record of `kind`: (name, type, offset), (name, type) or (name, value). */
+static PyObject *item_object(refs_t *refs, int kind, const item_t *it)
+{
+    PyObject *name = name_object(refs->e, it->name), *item = NULL;
+    if (!name) return NULL;
+    if (kind == K_STRUCT || kind == K_UNION) {
+        PyObject *t = ref_object(refs, it->type), *o = py_from_i128(it->value);
+        if (t && o) item = PyTuple_Pack(3, name, t, o);
+        Py_XDECREF(t);
+        Py_XDECREF(o);
+    } else if (kind == K_FUNC_PROTO) {
+        PyObject *t = ref_object(refs, it->type);
+        if (t) item = PyTuple_Pack(2, name, t);
+        Py_XDECREF(t);
+    } else {
+        PyObject *v = py_from_i128(it->value);
+        if (v) item = PyTuple_Pack(2, name, v);
+        Py_XDECREF(v);
+    }
+    return item;
+}
+
+/* The record's extra field: the VAR's place, the ARRAY's (elem, index, nelems), else
+ * the number. */
+static PyObject *extra_object(refs_t *refs, const rec_t *r)
+{
+    if (r->kind == K_VAR) {
+        PyObject *extra = PyList_GET_ITEM(refs->e->places, r->var_extra);
+        Py_INCREF(extra);
+        return extra;
+    }
+    if (r->kind != K_ARRAY) return py_from_i128(r->extra);
+    PyObject *elem = ref_object(refs, r->elem), *index = ref_object(refs, r->index);
+    PyObject *nelems = py_from_i128(r->nelems), *extra = NULL;
+    if (elem && index && nelems) extra = PyTuple_Pack(3, elem, index, nelems);
+    Py_XDECREF(elem);
+    Py_XDECREF(index);
+    Py_XDECREF(nelems);
+    return extra;
+}
+
+/* (kind, name, kflag, size_or_type, extra, items) with each reference made by `refs`. */
+static PyObject *tuple_of(refs_t *refs, const rec_t *r)
+{
+    encoder_t *e = refs->e;
+    int kind = r->kind;
+    PyObject *name = name_object(e, r->name);
+    if (!name) return NULL;
+    Py_INCREF(name);
+    PyObject *sot = kind_in(KINDS_SINGLE_REF, (uint32_t)kind) || kind == K_FUNC_PROTO
+        ? ref_object(refs, (int64_t)r->sot) : py_from_i128(r->sot);
+    PyObject *extra = sot ? extra_object(refs, r) : NULL;
+    PyObject *items = extra ? PyTuple_New(r->nitems) : NULL;
+    for (uint32_t i = 0; items && i < r->nitems; i++) {
+        PyObject *item = item_object(refs, kind, &e->items.a[r->item_first + i]);
+        if (!item) { Py_CLEAR(items); break; }
+        PyTuple_SET_ITEM(items, i, item);
+    }
+    PyObject *out = NULL;
+    PyObject *k = PyLong_FromLong(kind), *kflag = PyLong_FromLong(r->kflag);
+    if (k && kflag && items)
+        out = PyTuple_Pack(6, k, name, kflag, sot, extra, items);
+    Py_XDECREF(k);
+    Py_XDECREF(kflag);
+    Py_DECREF(name);
+    Py_XDECREF(sot);
+    Py_XDECREF(extra);
+    Py_XDECREF(items);
+    return out;
+}
+
+static PyObject *record_object(encoder_t *e, const rec_t *r)
+{
+    refs_t refs = {e, NULL};
+    return tuple_of(&refs, r);
+}
+
+/* The unit's new entries (as keys.py makes them) and its key set join the fragment. */
+static int take_unit_keys(encoder_t *e)
+{
+    for (size_t i = 0; i < e->new_entries.n; i++) {
+        const new_entry_t *made = &e->new_entries.a[i];
+        const rec_t *r = &e->recs.a[made->rec];
+        refs_t refs = {e, kind_in(KINDS_LEAF, r->kind) ? NULL : e->entry_parts.a + made->part_first};
+        PyObject *entry = tuple_of(&refs, r);
+        if (!entry) return -1;
+        int app = PyList_Append(e->entries_made, entry);
+        Py_DECREF(entry);
+        if (app) return -1;
+    }
+    PyObject *keys = PyBytes_FromStringAndSize((const char *)e->unit_key_list.a,
+                                               (Py_ssize_t)(e->unit_key_list.n * sizeof(uint32_t)));
+    PyObject *item = keys ? Py_BuildValue("(KN)", (unsigned long long)e->unit.offset, keys)
+                          : NULL;
+    if (!item) return -1;
+    int rc = PyList_Append(e->unit_keys, item);
+    Py_DECREF(item);
+    return rc;
 }
 
 /* -- the encoder's calls (encoder_calls_t) ------------------------------------------- */
@@ -115,6 +291,23 @@ static int call_var_extra(void *ctx, uint32_t slot, int linkage)
     return extra ? PyList_SetItem(e->places, slot, extra) : -1;
 }
 
+/* repr() of the VAR extra in `slot`, kept until the next unit. */
+static int call_var_key(void *ctx, uint32_t slot, const uint8_t **bytes, size_t *len)
+{
+    encoder_t *e = ctx;
+    PyObject *repr = PyObject_Repr(PyList_GET_ITEM(e->places, slot));
+    if (!repr) return -1;
+    int r = PyList_Append(e->place_keys, repr);
+    Py_DECREF(repr);
+    if (r) return -1;
+    Py_ssize_t n;
+    const char *text = PyUnicode_AsUTF8AndSize(repr, &n);
+    if (!text) return -1;
+    *bytes = (const uint8_t *)text;
+    *len = (size_t)n;
+    return 0;
+}
+
 static int get_buffer(PyObject *obj, Py_buffer *b)
 {
     return PyObject_GetBuffer(obj, b, PyBUF_SIMPLE);
@@ -168,10 +361,11 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
     Py_INCREF(fallback); e->fallback = fallback;
     e->places = PyList_New(0);
     e->calls = (encoder_calls_t){e, call_function_symbol, call_is_kfunc, call_place_variable,
-                                call_var_extra};
-    e->new_entries = PyList_New(0);
+                                call_var_extra, call_var_key};
+    e->place_keys = PyList_New(0);
+    e->entries_made = PyList_New(0);
     e->unit_keys = PyList_New(0);
-    if (!e->places || !e->new_entries || !e->unit_keys)
+    if (!e->places || !e->place_keys || !e->entries_made || !e->unit_keys)
         return -1;
     return 0;
 }
@@ -191,7 +385,9 @@ static int parse_unit(encoder_t *e, PyObject *unit)
         PyErr_SetString(PyExc_ValueError, "offset size must be 4 or 8");
         return -1;
     }
-    if (PyList_SetSlice(e->places, 0, PyList_GET_SIZE(e->places), NULL)) return -1;
+    if (PyList_SetSlice(e->places, 0, PyList_GET_SIZE(e->places), NULL)
+        || PyList_SetSlice(e->place_keys, 0, PyList_GET_SIZE(e->place_keys), NULL))
+        return -1;
     unit_t u = {offset, end, die_offset, version, offset_size, address_size, abbrev_offset};
     e->unit = u;
     e->bad = 0;
@@ -248,7 +444,8 @@ static PyObject *Encoder_add_keys(encoder_t *e, PyObject *unit)
         give_up(e);
         return NULL;
     }
-    if (rc) return NULL;
+    if (rc == -2) return PyErr_NoMemory();
+    if (rc || take_unit_keys(e)) return NULL;
     if (commit_skips(e)) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
@@ -260,9 +457,9 @@ static PyObject *Encoder_take_fragment(encoder_t *e, PyObject *noargs)
     (void)noargs;
     PyObject *entries = PyList_New(0), *units = PyList_New(0);
     if (!entries || !units) { Py_XDECREF(entries); Py_XDECREF(units); return NULL; }
-    PyObject *out = Py_BuildValue("(OO)", e->new_entries, e->unit_keys);
+    PyObject *out = Py_BuildValue("(OO)", e->entries_made, e->unit_keys);
     if (!out) { Py_DECREF(entries); Py_DECREF(units); return NULL; }
-    Py_SETREF(e->new_entries, entries);
+    Py_SETREF(e->entries_made, entries);
     Py_SETREF(e->unit_keys, units);
     return out;
 }
