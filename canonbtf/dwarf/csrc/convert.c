@@ -780,7 +780,7 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], int linked,
     if (func_number == ERR) return -1;
     if (e->has_symbols && (e->features & F_DECL_TAG_KFUNCS)) {
         int r = e->calls.is_kfunc(e->calls.ctx, view[S_NAME]->s);
-        if (r < 0) return -2;
+        if (r < 0) return -3;
         if (r) {
             static const char kfunc[] = "bpf_kfunc";
             item_t it = {{(const uint8_t *)kfunc, sizeof kfunc - 1}, 0, -1};
@@ -795,7 +795,7 @@ enum { NO_SYMBOL = 2 };
 
 /* Whether definition node t (`view`) is linked: a function symbol of its name at its
  * address or at one of its copies'. 1 linked, 0 not, NO_SYMBOL no symbol of its name (the
- * definition is left out), -1 give the unit up, -2 the caller's lookup failed. */
+ * definition is left out), -1 give the unit up, -3 the caller's lookup failed. */
 static int linked_to_symbol(encoder_t *e, const attr_t *view[NSLOTS], const copy_t *copies,
                             size_t ncopies)
 {
@@ -808,11 +808,11 @@ static int linked_to_symbol(encoder_t *e, const attr_t *view[NSLOTS], const copy
     int linked = 0;
     int r = e->calls.function_symbol(e->calls.ctx, view[S_NAME]->s, e->low_pcs.a,
                                      e->low_pcs.n, &linked);
-    if (r < 0) return -2;
+    if (r < 0) return -3;
     return r ? linked : NO_SYMBOL;
 }
 
-/* `_functions()`. Returns -2 when a call to the caller failed. */
+/* `_functions()`. Returns -3 when a call to the caller failed. */
 static int functions(encoder_t *e)
 {
     VEC(copy_t) copies = {0};
@@ -872,7 +872,7 @@ static int variables(encoder_t *e)
         uint32_t slot;
         int placed = e->calls.place_variable(e->calls.ctx, view[S_NAME]->s, location->v,
                                              every, &slot);
-        if (placed < 0) return -2;
+        if (placed < 0) return -3;
         if (!placed) continue;
         int64_t type = ref_number(e, view[S_TYPE]);
         if (type == ERR) return -1;
@@ -881,7 +881,7 @@ static int variables(encoder_t *e)
             continue;
         }
         if (e->calls.var_extra(e->calls.ctx, slot, view_truthy(view[S_EXTERNAL])) < 0)
-            return -2;
+            return -3;
         rec_t r;
         memset(&r, 0, sizeof r);
         r.kind = K_VAR;
@@ -896,7 +896,7 @@ static int variables(encoder_t *e)
     return 0;
 }
 
-/* Records of the unit just read. 0 done, -1 give the unit up (e->why), -2 a call to the
+/* Records of the unit just read. 0 done, -1 give the unit up (e->why), -3 a call to the
  * caller failed (e->calls). */
 int convert_unit(encoder_t *e)
 {

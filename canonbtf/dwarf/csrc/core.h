@@ -9,12 +9,14 @@
  * nesting deeper than MAX_DEPTH) makes it give the unit up with CoreFallback: the
  * worker then reads that unit with the pure path, which either encodes it or raises
  * the reference's error message.  So damaged input ends in the same message on both.
+ *
+ * Plain C: the sections are byte buffers, what the symbol table knows is asked through
+ * encoder_calls_t, and results stay in the encoder's arrays; the Python face
+ * (canonbtf.dwarf._core.UnitEncoder) is native/csrc/encoder_bindings.c.
  */
 #ifndef CANONBTF_CORE_H
 #define CANONBTF_CORE_H
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -166,22 +168,21 @@ typedef struct {
     uint64_t abbrev_offset;
 } unit_t;
 
+/* A section's bytes (empty when the file has none), held by the caller for the
+ * encoder's life. */
+typedef struct { const uint8_t *buf; size_t len; } section_t;
+
+/* One DWARF file's encoder, for one unit at a time. The caller sets the sections,
+ * little, registers, features, has_symbols and calls, zeroes the rest, and frees it with
+ * encoder_free. */
 struct encoder {
-    PyObject_HEAD
-    Py_buffer info, abbrev, str, line_str, str_offsets, addr, loc, loclists;
+    section_t info, abbrev, str, line_str, str_offsets, addr, loc, loclists;
     int little;
     uint8_t registers[16];     /* DWARF numbers of the argument registers (locations.py) */
     int nregisters;
     int features;
     int has_symbols;
     encoder_calls_t calls;
-    PyObject *places;          /* list: this unit's VAR places, by slot */
-    PyObject *place_keys;      /* list: this unit's reprs of VAR extras (var_key) */
-    PyObject *functions;       /* dict name -> frozenset of addresses, or None */
-    PyObject *kfuncs;          /* set of names, or None */
-    PyObject *place_variable;  /* callable or None */
-    PyObject *tag_names;       /* dict tag -> name */
-    PyObject *fallback;        /* the exception class for "read this unit in Python" */
     skip_counts_t skips;       /* skip reasons of the committed units */
     skip_counts_t skipped_tags; /* DIEs skipped by tag, committed units */
     char why[160];             /* why the unit goes to the pure path */
@@ -216,15 +217,11 @@ struct encoder {
     /* keys */
     intern_t names;
     idmap_t str_names;         /* .debug_str offset + 1 -> name id (a name's bytes hashed once) */
-    VEC(PyObject *) name_objs;
     intern_t tokens;
     VEC(token_t) token_list;   /* by token id */
-    VEC(PyObject *) token_objs;
     intern_t entries;
     VEC(new_entry_t) new_entries;  /* the last unit's */
     VEC(part_t) entry_parts;
-    PyObject *entries_made;    /* list of entry tuples */
-    PyObject *unit_keys;       /* list of (unit offset, bytes of u32 key ids) */
     VEC(part_t) part;
     VEC(uint8_t) waiting;
     VEC(uint8_t) on_path;
@@ -235,29 +232,29 @@ struct encoder {
     uint64_t type_dies;        /* type DIEs read, committed units */
 };
 
+/* encoder.c: the unit `u` read and converted: 0; -1 give it up (e->why); -2 out of
+ * memory; -3 a call to the caller failed. */
+int encode_unit(encoder_t *e, const unit_t *u);
+void encoder_free(encoder_t *e);
 /* read.c */
 int read_unit(encoder_t *e);
 /* locations.c */
 int64_t param_location_summary(const encoder_t *e, const attr_t *a);
 int unexpected_register(int64_t summary, int expected);
 int64_t expression_summary(const uint8_t *x, uint64_t n, int first);
-/* convert.c */
+/* convert.c: 0; -1 give the unit up; -3 a call to the caller failed */
 int convert_unit(encoder_t *e);
 const attr_t *node_attr(const encoder_t *e, const node_t *n, int slot);
-int commit_skips(encoder_t *e);
+int commit_skips(encoder_t *e);  /* 0, -2 out of memory */
 /* keys.c */
+/* 0; -1 give the unit up; -2 out of memory; -3 a call to the caller failed */
 int add_unit_keys(encoder_t *e);
 int64_t encoder_name_id(encoder_t *e, name_t name);
 
-/* merge.c */
-extern PyTypeObject MergeType;
-/* Whether size_or_type holds a type id; the roles (Name, Type, Value) of an item's
+/* merge.c: whether size_or_type holds a type id; the roles (Name, Type, Value) of an item's
  * fields (kinds.KINDS). */
 int merge_typed_sot(int64_t kind);
 const char *merge_item_roles(int64_t kind);
-/* pool.c */
-PyObject *core_pool_unit(PyObject *self, PyObject *args);
-
 int fail(encoder_t *e, const char *fmt, ...);
 
 /* The unsigned `size`-byte integer at p (size <= 8), in the file's byte order. */
@@ -270,7 +267,4 @@ static inline uint64_t get_uint(const uint8_t *p, int size, int little)
         for (int i = 0; i < size; i++) v = (v << 8) | p[i];
     return v;
 }
-PyObject *core_relocate(PyObject *self, PyObject *args);
-PyObject *core_scan_symbols(PyObject *self, PyObject *args);
-
 #endif

@@ -1,57 +1,61 @@
-/* canonbtf.dwarf._core: the UnitEncoder type, one per worker process.
+/* canonbtf.dwarf._core's binding: the UnitEncoder type over the plain encoder
+ * (dwarf/csrc/core.h: read.c, convert.c, keys.c), and the module init with its method
+ * table (the other bindings' functions and types: core_bindings.h).
  *
  * No global state: everything a unit needs lives in the encoder object. The GIL is
  * held throughout: each worker is a process of its own running one unit at a time,
- * and the converter calls back into Python for symbol lookups.
+ * and the encoder's calls (encoder_calls_t) ask the symbol table here, in Python.
  */
 #include "core.h"
+#include "core_bindings.h"
 #include "pytype.h"
 #include <stdlib.h>
 #include <string.h>
 
-#define FREE_VEC(v) do { free((v).a); (v).a = NULL; (v).n = (v).cap = 0; } while (0)
+enum { NSECTIONS = 8 };
 
-static void release_buffer(Py_buffer *b)
+/* The plain encoder with what its Python face holds: the sections' buffers, the symbol
+ * table's answers, the objects made (names, tokens: by the core's ids) and the fragment
+ * until take_fragment. */
+typedef struct {
+    PyObject_HEAD
+    encoder_t core;
+    Py_buffer sections[NSECTIONS];
+    PyObject *functions;       /* dict name -> frozenset of addresses, or None */
+    PyObject *kfuncs;          /* set of names, or None */
+    PyObject *place_variable;  /* callable or None */
+    PyObject *tag_names;       /* dict tag -> name */
+    PyObject *fallback;        /* the exception class for "read this unit in Python" */
+    PyObject *places;          /* list: this unit's VAR places, then extras, by slot */
+    PyObject *place_keys;      /* list: this unit's reprs of VAR extras (var_key) */
+    PyObject *entries_made;    /* list of entry tuples */
+    PyObject *unit_keys;       /* list of (unit offset, bytes of u32 key ids) */
+    VEC(PyObject *) name_objs; /* by name id */
+    VEC(PyObject *) token_objs; /* by token id */
+} UnitEncoder;
+
+static void clear_objects(PyObject **objects, size_t n)
 {
-    if (b->obj) PyBuffer_Release(b);
+    for (size_t i = 0; i < n; i++) Py_XDECREF(objects[i]);
+    free(objects);
 }
 
-static void Encoder_dealloc(encoder_t *e)
+static void Encoder_dealloc(UnitEncoder *e)
 {
-    release_buffer(&e->info);
-    release_buffer(&e->abbrev);
-    release_buffer(&e->str);
-    release_buffer(&e->line_str);
-    release_buffer(&e->str_offsets);
-    release_buffer(&e->addr);
-    release_buffer(&e->loc);
-    release_buffer(&e->loclists);
-    Py_XDECREF(e->places);
+    for (int i = 0; i < NSECTIONS; i++)
+        if (e->sections[i].obj) PyBuffer_Release(&e->sections[i]);
     Py_XDECREF(e->functions);
     Py_XDECREF(e->kfuncs);
     Py_XDECREF(e->place_variable);
     Py_XDECREF(e->tag_names);
     Py_XDECREF(e->fallback);
+    Py_XDECREF(e->places);
     Py_XDECREF(e->place_keys);
     Py_XDECREF(e->entries_made);
     Py_XDECREF(e->unit_keys);
-    for (size_t i = 0; i < e->name_objs.n; i++) Py_XDECREF(e->name_objs.a[i]);
-    for (size_t i = 0; i < e->token_objs.n; i++) Py_XDECREF(e->token_objs.a[i]);
-    FREE_VEC(e->name_objs); FREE_VEC(e->token_objs);
-    FREE_VEC(e->abbrevs); FREE_VEC(e->specs); FREE_VEC(e->nodes); FREE_VEC(e->attrs);
-    FREE_VEC(e->types); FREE_VEC(e->type_at); FREE_VEC(e->stack);
-    FREE_VEC(e->pending_tags); FREE_VEC(e->recs); FREE_VEC(e->items); FREE_VEC(e->owners);
-    FREE_VEC(e->local);
-    FREE_VEC(e->decl_tags); FREE_VEC(e->programs); FREE_VEC(e->low_pcs);
-    FREE_VEC(e->pending_skips); FREE_VEC(e->skips); FREE_VEC(e->skipped_tags);
-    FREE_VEC(e->part); FREE_VEC(e->waiting); FREE_VEC(e->on_path); FREE_VEC(e->key);
-    FREE_VEC(e->dfs); FREE_VEC(e->ser); FREE_VEC(e->unit_key_list);
-    FREE_VEC(e->token_list); FREE_VEC(e->new_entries); FREE_VEC(e->entry_parts);
-    intern_free(&e->nontype);
-    intern_free(&e->names);
-    idmap_free(&e->str_names);
-    intern_free(&e->tokens);
-    intern_free(&e->entries);
+    clear_objects(e->name_objs.a, e->name_objs.n);
+    clear_objects(e->token_objs.a, e->token_objs.n);
+    encoder_free(&e->core);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 
@@ -78,9 +82,9 @@ static PyObject *py_from_i128(i128 v)
 
 /* The str of a name (latin-1, as the reference decodes), shared per distinct name (by
  * the core's name id); a borrowed reference. */
-static PyObject *name_object(encoder_t *e, name_t name)
+static PyObject *name_object(UnitEncoder *e, name_t name)
 {
-    int64_t id = encoder_name_id(e, name);
+    int64_t id = encoder_name_id(&e->core, name);
     if (id < 0) return PyErr_NoMemory();
     while (e->name_objs.n <= (size_t)id)
         if (VEC_PUSH(e->name_objs, (PyObject *)NULL)) return PyErr_NoMemory();
@@ -94,12 +98,12 @@ static PyObject *name_object(encoder_t *e, name_t name)
 }
 
 /* A token's tuple, made once per token id; a borrowed reference. */
-static PyObject *token_object(encoder_t *e, uint32_t id)
+static PyObject *token_object(UnitEncoder *e, uint32_t id)
 {
     while (e->token_objs.n <= id)
         if (VEC_PUSH(e->token_objs, (PyObject *)NULL)) return PyErr_NoMemory();
     if (e->token_objs.a[id]) return e->token_objs.a[id];
-    const token_t *token = &e->token_list.a[id];
+    const token_t *token = &e->core.token_list.a[id];
     PyObject *name = name_object(e, token->name);
     if (!name) return NULL;
     PyObject *t = token->aggregate
@@ -111,7 +115,7 @@ static PyObject *token_object(encoder_t *e, uint32_t id)
 
 /* How a record's references become objects: the record number (`parts` NULL), or the
  * next of the entry's parts. */
-typedef struct { encoder_t *e; const part_t *parts; } refs_t;
+typedef struct { UnitEncoder *e; const part_t *parts; } refs_t;
 
 static PyObject *ref_object(refs_t *refs, int64_t number)
 {
@@ -171,7 +175,7 @@ static PyObject *extra_object(refs_t *refs, const rec_t *r)
 /* (kind, name, kflag, size_or_type, extra, items) with each reference made by `refs`. */
 static PyObject *tuple_of(refs_t *refs, const rec_t *r)
 {
-    encoder_t *e = refs->e;
+    UnitEncoder *e = refs->e;
     int kind = r->kind;
     PyObject *name = name_object(e, r->name);
     if (!name) return NULL;
@@ -181,7 +185,7 @@ static PyObject *tuple_of(refs_t *refs, const rec_t *r)
     PyObject *extra = sot ? extra_object(refs, r) : NULL;
     PyObject *items = extra ? PyTuple_New(r->nitems) : NULL;
     for (uint32_t i = 0; items && i < r->nitems; i++) {
-        PyObject *item = item_object(refs, kind, &e->items.a[r->item_first + i]);
+        PyObject *item = item_object(refs, kind, &e->core.items.a[r->item_first + i]);
         if (!item) { Py_CLEAR(items); break; }
         PyTuple_SET_ITEM(items, i, item);
     }
@@ -198,28 +202,28 @@ static PyObject *tuple_of(refs_t *refs, const rec_t *r)
     return out;
 }
 
-static PyObject *record_object(encoder_t *e, const rec_t *r)
+static PyObject *record_object(UnitEncoder *e, const rec_t *r)
 {
     refs_t refs = {e, NULL};
     return tuple_of(&refs, r);
 }
 
 /* The unit's new entries (as keys.py makes them) and its key set join the fragment. */
-static int take_unit_keys(encoder_t *e)
+static int take_unit_keys(UnitEncoder *e)
 {
-    for (size_t i = 0; i < e->new_entries.n; i++) {
-        const new_entry_t *made = &e->new_entries.a[i];
-        const rec_t *r = &e->recs.a[made->rec];
-        refs_t refs = {e, kind_in(KINDS_LEAF, r->kind) ? NULL : e->entry_parts.a + made->part_first};
+    for (size_t i = 0; i < e->core.new_entries.n; i++) {
+        const new_entry_t *made = &e->core.new_entries.a[i];
+        const rec_t *r = &e->core.recs.a[made->rec];
+        refs_t refs = {e, kind_in(KINDS_LEAF, r->kind) ? NULL : e->core.entry_parts.a + made->part_first};
         PyObject *entry = tuple_of(&refs, r);
         if (!entry) return -1;
         int app = PyList_Append(e->entries_made, entry);
         Py_DECREF(entry);
         if (app) return -1;
     }
-    PyObject *keys = PyBytes_FromStringAndSize((const char *)e->unit_key_list.a,
-                                               (Py_ssize_t)(e->unit_key_list.n * sizeof(uint32_t)));
-    PyObject *item = keys ? Py_BuildValue("(KN)", (unsigned long long)e->unit.offset, keys)
+    PyObject *keys = PyBytes_FromStringAndSize((const char *)e->core.unit_key_list.a,
+                                               (Py_ssize_t)(e->core.unit_key_list.n * sizeof(uint32_t)));
+    PyObject *item = keys ? Py_BuildValue("(KN)", (unsigned long long)e->core.unit.offset, keys)
                           : NULL;
     if (!item) return -1;
     int rc = PyList_Append(e->unit_keys, item);
@@ -233,7 +237,7 @@ static int take_unit_keys(encoder_t *e)
 static int call_function_symbol(void *ctx, name_t name, const i128 *addresses, size_t n,
                            int *linked)
 {
-    encoder_t *e = ctx;
+    UnitEncoder *e = ctx;
     PyObject *name_obj = name_object(e, name);
     if (!name_obj) return -1;
     PyObject *found = PyDict_GetItemWithError(e->functions, name_obj);
@@ -252,7 +256,7 @@ static int call_function_symbol(void *ctx, name_t name, const i128 *addresses, s
 
 static int call_is_kfunc(void *ctx, name_t name)
 {
-    encoder_t *e = ctx;
+    UnitEncoder *e = ctx;
     if (e->kfuncs == Py_None) return 0;
     PyObject *name_obj = name_object(e, name);
     return name_obj ? PySequence_Contains(e->kfuncs, name_obj) : -1;
@@ -261,7 +265,7 @@ static int call_is_kfunc(void *ctx, name_t name)
 /* place_variable(name, address, every): its answer kept in the unit's list of places. */
 static int call_place_variable(void *ctx, name_t name, i128 address, int every, uint32_t *slot)
 {
-    encoder_t *e = ctx;
+    UnitEncoder *e = ctx;
     PyObject *name_obj = name_object(e, name);
     if (!name_obj) return -1;
     PyObject *value = py_from_i128(address);
@@ -280,7 +284,7 @@ static int call_place_variable(void *ctx, name_t name, i128 address, int every, 
 /* The place in `slot` becomes (linkage, *place). */
 static int call_var_extra(void *ctx, uint32_t slot, int linkage)
 {
-    encoder_t *e = ctx;
+    UnitEncoder *e = ctx;
     PyObject *linkage_obj = PyLong_FromLong(linkage);
     PyObject *head = linkage_obj ? PyTuple_Pack(1, linkage_obj) : NULL;
     Py_XDECREF(linkage_obj);
@@ -294,7 +298,7 @@ static int call_var_extra(void *ctx, uint32_t slot, int linkage)
 /* repr() of the VAR extra in `slot`, kept until the next unit. */
 static int call_var_key(void *ctx, uint32_t slot, const uint8_t **bytes, size_t *len)
 {
-    encoder_t *e = ctx;
+    UnitEncoder *e = ctx;
     PyObject *repr = PyObject_Repr(PyList_GET_ITEM(e->places, slot));
     if (!repr) return -1;
     int r = PyList_Append(e->place_keys, repr);
@@ -308,19 +312,41 @@ static int call_var_key(void *ctx, uint32_t slot, const uint8_t **bytes, size_t 
     return 0;
 }
 
-static int get_buffer(PyObject *obj, Py_buffer *b)
+/* The section in `obj` (any bytes-like object) held as `b`, seen by the core as `out`. */
+static int hold_section(PyObject *obj, Py_buffer *b, section_t *out)
 {
-    return PyObject_GetBuffer(obj, b, PyBUF_SIMPLE);
+    if (PyObject_GetBuffer(obj, b, PyBUF_SIMPLE)) return -1;
+    out->buf = b->buf;
+    out->len = (size_t)b->len;
+    return 0;
 }
 
-static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
+/* The arguments that are objects: kept, and the lists the encoder fills made. */
+static int keep_objects(UnitEncoder *e, PyObject *functions, PyObject *kfuncs,
+                        PyObject *place_variable, PyObject *tag_names, PyObject *fallback)
+{
+    Py_INCREF(functions); e->functions = functions;
+    Py_INCREF(kfuncs); e->kfuncs = kfuncs;
+    Py_INCREF(place_variable); e->place_variable = place_variable;
+    Py_INCREF(tag_names); e->tag_names = tag_names;
+    Py_INCREF(fallback); e->fallback = fallback;
+    e->places = PyList_New(0);
+    e->place_keys = PyList_New(0);
+    e->entries_made = PyList_New(0);
+    e->unit_keys = PyList_New(0);
+    e->core.calls = (encoder_calls_t){e, call_function_symbol, call_is_kfunc,
+                                      call_place_variable, call_var_extra, call_var_key};
+    return e->places && e->place_keys && e->entries_made && e->unit_keys ? 0 : -1;
+}
+
+static int Encoder_init(UnitEncoder *e, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"info", "abbrev", "str", "line_str", "str_offsets", "addr",
                             "loc", "loclists", "registers",
                             "little_endian", "features", "has_symbols",
                             "functions", "kfuncs", "place_variable", "tag_names", "fallback",
                             NULL};
-    PyObject *info, *abbrev, *str, *line_str, *str_offsets, *addr, *loc, *loclists;
+    PyObject *sections[NSECTIONS];
     const char *registers;
     Py_ssize_t nregisters;
     int little, features, has_symbols;
@@ -330,8 +356,9 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
         return -1;
     }
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOOOy#pipOOOO!O:UnitEncoder", names,
-                                     &info, &abbrev, &str, &line_str, &str_offsets, &addr,
-                                     &loc, &loclists, &registers, &nregisters,
+                                     &sections[0], &sections[1], &sections[2], &sections[3],
+                                     &sections[4], &sections[5], &sections[6], &sections[7],
+                                     &registers, &nregisters,
                                      &little, &features, &has_symbols,
                                      &functions, &kfuncs, &place_variable, &PyDict_Type,
                                      &tag_names, &fallback))
@@ -340,37 +367,25 @@ static int Encoder_init(encoder_t *e, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_TypeError, "symbols need a functions dict and place_variable");
         return -1;
     }
-    if (get_buffer(info, &e->info) || get_buffer(abbrev, &e->abbrev) || get_buffer(str, &e->str)
-        || get_buffer(line_str, &e->line_str) || get_buffer(str_offsets, &e->str_offsets)
-        || get_buffer(addr, &e->addr) || get_buffer(loc, &e->loc)
-        || get_buffer(loclists, &e->loclists))
-        return -1;
-    if (nregisters > (Py_ssize_t)sizeof e->registers) {
+    encoder_t *core = &e->core;
+    section_t *seen[NSECTIONS] = {&core->info, &core->abbrev, &core->str, &core->line_str,
+                                  &core->str_offsets, &core->addr, &core->loc,
+                                  &core->loclists};
+    for (int i = 0; i < NSECTIONS; i++)
+        if (hold_section(sections[i], &e->sections[i], seen[i])) return -1;
+    if (nregisters > (Py_ssize_t)sizeof core->registers) {
         PyErr_SetString(PyExc_ValueError, "too many argument registers");
         return -1;
     }
-    memcpy(e->registers, registers, (size_t)nregisters);
-    e->nregisters = (int)nregisters;
-    e->little = little;
-    e->features = features;
-    e->has_symbols = has_symbols;
-    Py_INCREF(functions); e->functions = functions;
-    Py_INCREF(kfuncs); e->kfuncs = kfuncs;
-    Py_INCREF(place_variable); e->place_variable = place_variable;
-    Py_INCREF(tag_names); e->tag_names = tag_names;
-    Py_INCREF(fallback); e->fallback = fallback;
-    e->places = PyList_New(0);
-    e->calls = (encoder_calls_t){e, call_function_symbol, call_is_kfunc, call_place_variable,
-                                call_var_extra, call_var_key};
-    e->place_keys = PyList_New(0);
-    e->entries_made = PyList_New(0);
-    e->unit_keys = PyList_New(0);
-    if (!e->places || !e->place_keys || !e->entries_made || !e->unit_keys)
-        return -1;
-    return 0;
+    memcpy(core->registers, registers, (size_t)nregisters);
+    core->nregisters = (int)nregisters;
+    core->little = little;
+    core->features = features;
+    core->has_symbols = has_symbols;
+    return keep_objects(e, functions, kfuncs, place_variable, tag_names, fallback);
 }
 
-static int parse_unit(encoder_t *e, PyObject *unit)
+static int parse_unit(UnitEncoder *e, PyObject *unit, unit_t *u)
 {
     unsigned long long offset, end, die_offset, abbrev_offset;
     int version, offset_size, address_size;
@@ -388,71 +403,72 @@ static int parse_unit(encoder_t *e, PyObject *unit)
     if (PyList_SetSlice(e->places, 0, PyList_GET_SIZE(e->places), NULL)
         || PyList_SetSlice(e->place_keys, 0, PyList_GET_SIZE(e->place_keys), NULL))
         return -1;
-    unit_t u = {offset, end, die_offset, version, offset_size, address_size, abbrev_offset};
-    e->unit = u;
-    e->bad = 0;
-    e->why[0] = 0;
+    *u = (unit_t){offset, end, die_offset, version, offset_size, address_size, abbrev_offset};
     return 0;
 }
 
-/* Raises CoreFallback naming the unit and why (PyErr_Format has no %llx). */
-static void give_up(encoder_t *e)
+/* The exception of the core's answer `rc` (encode_unit's): CoreFallback naming the unit
+ * and why (PyErr_Format has no %llx), MemoryError, or the one a call raised. */
+static void raise_for(UnitEncoder *e, int rc)
 {
+    if (rc == -3 || PyErr_Occurred()) return;
+    if (rc == -2 && !e->core.bad) {
+        PyErr_NoMemory();
+        return;
+    }
     char text[256];
     snprintf(text, sizeof text, "unit at .debug_info offset %#llx: %s",
-             (unsigned long long)e->unit.offset, e->why);
+             (unsigned long long)e->core.unit.offset, e->core.why);
     PyErr_SetString(e->fallback, text);
 }
 
 /* Reads and converts the unit; raises CoreFallback when it goes to the pure path. */
-static int encode(encoder_t *e, PyObject *unit)
+static int encode(UnitEncoder *e, PyObject *unit)
 {
-    if (parse_unit(e, unit)) return -1;
-    int rc = read_unit(e);
-    if (!rc) rc = convert_unit(e);
-    if (rc == -2 && !e->bad && !PyErr_Occurred()) PyErr_NoMemory();
-    if (rc && e->bad && !PyErr_Occurred())
-        give_up(e);
+    unit_t u;
+    if (parse_unit(e, unit, &u)) return -1;
+    int rc = encode_unit(&e->core, &u);
+    if (rc) raise_for(e, rc);
     return rc ? -1 : 0;
 }
 
 PyDoc_STRVAR(Encoder_records_doc,
              "records(unit) -> the unit's BTF records, as convert.convert_unit makes them.");
-static PyObject *Encoder_records(encoder_t *e, PyObject *unit)
+static PyObject *Encoder_records(UnitEncoder *e, PyObject *unit)
 {
     if (encode(e, unit)) return NULL;
-    PyObject *list = PyList_New((Py_ssize_t)e->recs.n);
+    PyObject *list = PyList_New((Py_ssize_t)e->core.recs.n);
     if (!list) return NULL;
     Py_INCREF(Py_None);
     PyList_SET_ITEM(list, 0, Py_None);
-    for (size_t i = 1; i < e->recs.n; i++) {
-        PyObject *r = record_object(e, &e->recs.a[i]);
+    for (size_t i = 1; i < e->core.recs.n; i++) {
+        PyObject *r = record_object(e, &e->core.recs.a[i]);
         if (!r) { Py_DECREF(list); return NULL; }
         PyList_SET_ITEM(list, (Py_ssize_t)i, r);
     }
-    if (commit_skips(e)) { Py_DECREF(list); return PyErr_NoMemory(); }
+    if (commit_skips(&e->core)) { Py_DECREF(list); return PyErr_NoMemory(); }
     return list;
 }
 
 PyDoc_STRVAR(Encoder_add_keys_doc,
              "add_keys(unit): the unit's records keyed into this encoder's pool (keys.KeyPool).");
-static PyObject *Encoder_add_keys(encoder_t *e, PyObject *unit)
+static PyObject *Encoder_add_keys(UnitEncoder *e, PyObject *unit)
 {
     if (encode(e, unit)) return NULL;
-    int rc = add_unit_keys(e);
-    if (rc == -1) {
-        give_up(e);
+    int rc = add_unit_keys(&e->core);
+    if (rc == -2) return PyErr_NoMemory();
+    if (rc) {
+        raise_for(e, rc);
         return NULL;
     }
-    if (rc == -2) return PyErr_NoMemory();
-    if (rc || take_unit_keys(e)) return NULL;
-    if (commit_skips(e)) return PyErr_NoMemory();
+    if (take_unit_keys(e)) return NULL;
+    if (commit_skips(&e->core)) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(Encoder_take_fragment_doc,
              "take_fragment() -> (new entries, [(unit offset, key ids as u32 bytes)]).");
-static PyObject *Encoder_take_fragment(encoder_t *e, PyObject *noargs)
+static PyObject *Encoder_take_fragment(UnitEncoder *e, PyObject *noargs)
 {
     (void)noargs;
     PyObject *entries = PyList_New(0), *units = PyList_New(0);
@@ -466,7 +482,7 @@ static PyObject *Encoder_take_fragment(encoder_t *e, PyObject *noargs)
 
 /* A skip reason's text, as the reference words it: by reason its text, or with %U its
  * format around the tag's name (tag_names, else the tag in hex). */
-static PyObject *reason_text(encoder_t *e, const skip_t *s)
+static PyObject *reason_text(UnitEncoder *e, const skip_t *s)
 {
     static const char *const texts[NREASONS] = {
         [R_NOT_TYPE] = "reference to a DIE that is not a type of its unit",
@@ -521,19 +537,19 @@ static int count_into(PyObject *dict, PyObject *key, uint64_t count)
 }
 
 /* The committed counts as the reference's dicts: reason text -> count, tag -> count. */
-static int counts_as_dicts(encoder_t *e, PyObject *reasons, PyObject *tags)
+static int counts_as_dicts(UnitEncoder *e, PyObject *reasons, PyObject *tags)
 {
-    for (size_t i = 0; i < e->skips.n; i++) {
-        PyObject *reason = reason_text(e, &e->skips.a[i]);
+    for (size_t i = 0; i < e->core.skips.n; i++) {
+        PyObject *reason = reason_text(e, &e->core.skips.a[i]);
         if (!reason) return -1;
-        int r = count_into(reasons, reason, e->skips.a[i].count);
+        int r = count_into(reasons, reason, e->core.skips.a[i].count);
         Py_DECREF(reason);
         if (r) return -1;
     }
-    for (size_t i = 0; i < e->skipped_tags.n; i++) {
-        PyObject *tag = PyLong_FromUnsignedLong(e->skipped_tags.a[i].tag);
+    for (size_t i = 0; i < e->core.skipped_tags.n; i++) {
+        PyObject *tag = PyLong_FromUnsignedLong(e->core.skipped_tags.a[i].tag);
         if (!tag) return -1;
-        int r = count_into(tags, tag, e->skipped_tags.a[i].count);
+        int r = count_into(tags, tag, e->core.skipped_tags.a[i].count);
         Py_DECREF(tag);
         if (r) return -1;
     }
@@ -542,7 +558,7 @@ static int counts_as_dicts(encoder_t *e, PyObject *reasons, PyObject *tags)
 
 PyDoc_STRVAR(Encoder_take_counts_doc,
              "take_counts() -> (skip reasons, skipped tags, type DIEs) since the last call.");
-static PyObject *Encoder_take_counts(encoder_t *e, PyObject *noargs)
+static PyObject *Encoder_take_counts(UnitEncoder *e, PyObject *noargs)
 {
     (void)noargs;
     if (!e->places) {
@@ -552,12 +568,12 @@ static PyObject *Encoder_take_counts(encoder_t *e, PyObject *noargs)
     PyObject *skips = PyDict_New(), *tags = PyDict_New();
     PyObject *out = NULL;
     if (skips && tags && !counts_as_dicts(e, skips, tags))
-        out = Py_BuildValue("(OOK)", skips, tags, (unsigned long long)e->type_dies);
+        out = Py_BuildValue("(OOK)", skips, tags, (unsigned long long)e->core.type_dies);
     Py_XDECREF(skips);
     Py_XDECREF(tags);
     if (!out) return NULL;
-    e->skips.n = e->skipped_tags.n = 0;
-    e->type_dies = 0;
+    e->core.skips.n = e->core.skipped_tags.n = 0;
+    e->core.type_dies = 0;
     return out;
 }
 
@@ -570,7 +586,7 @@ static PyMethodDef Encoder_methods[] = {
 };
 
 static PyTypeObject EncoderType = {
-    PLAIN_TYPE_HEAD("canonbtf.dwarf._core.UnitEncoder", encoder_t, Encoder_dealloc,
+    PLAIN_TYPE_HEAD("canonbtf.dwarf._core.UnitEncoder", UnitEncoder, Encoder_dealloc,
                     "Reads, converts and keys units of one DWARF file (canonbtf/dwarf/core.py)."),
     .tp_methods = Encoder_methods,
     .tp_init = (initproc)Encoder_init,
