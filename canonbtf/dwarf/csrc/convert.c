@@ -25,6 +25,7 @@ static int skip(encoder_t *e, uint32_t code, uint32_t tag)
 
 const attr_t *node_attr(const encoder_t *e, const node_t *n, int slot)
 {
+    if (!n->nattrs) return NULL;  /* attrs.a may be NULL: NULL + 0 is undefined */
     const attr_t *a = e->attrs.a + n->attr_first;
     for (uint32_t i = 0; i < n->nattrs; i++)
         if (a[i].slot == slot) return &a[i];
@@ -436,7 +437,7 @@ static int make_enum(encoder_t *e, int t, rec_t *r)
         if (push_item(e, name_or_empty(e, m), 0, value)) return -1;
     }
     r->nitems = (uint32_t)(e->items.n - r->item_first);
-    item_t *items = e->items.a + r->item_first;
+    item_t *items = r->nitems ? e->items.a + r->item_first : NULL;
     if (size->v <= 4 || !(e->features & F_ENUM64)) {
         for (uint32_t i = 0; i < r->nitems; i++) items[i].value &= 0xFFFFFFFF;
         /* no sign without ENUM64: kernels before 6.0 reject an ENUM with kind_flag */
@@ -847,9 +848,10 @@ static int functions(encoder_t *e)
         }
         size_t end = lo;
         while (end < copies.n && copies.a[end].origin == offset) end++;
-        int linked = linked_to_symbol(e, view, copies.a + lo, end - lo);
+        const copy_t *own = copies.n ? copies.a + lo : NULL;  /* NULL + 0 is undefined */
+        int linked = linked_to_symbol(e, view, own, end - lo);
         if (linked == NO_SYMBOL) continue;
-        rc = linked < 0 ? linked : function(e, t, view, linked, copies.a + lo, end - lo);
+        rc = linked < 0 ? linked : function(e, t, view, linked, own, end - lo);
     }
     free(copies.a);
     return rc;

@@ -33,6 +33,7 @@ int64_t encoder_name_id(encoder_t *e, name_t name)
 
 static int ser_put(encoder_t *e, const void *p, size_t n)
 {
+    if (!n) return 0;  /* ser.a may be NULL */
     if (VEC_RESERVE(e->ser, e->ser.n + n)) return -1;
     memcpy(e->ser.a + e->ser.n, p, n);
     e->ser.n += n;

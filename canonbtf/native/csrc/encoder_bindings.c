@@ -211,19 +211,22 @@ static PyObject *record_object(UnitEncoder *e, const rec_t *r)
 /* The unit's new entries (as keys.py makes them) and its key set join the fragment. */
 static int take_unit_keys(UnitEncoder *e)
 {
-    for (size_t i = 0; i < e->core.new_entries.n; i++) {
-        const new_entry_t *made = &e->core.new_entries.a[i];
-        const rec_t *r = &e->core.recs.a[made->rec];
-        refs_t refs = {e, kind_in(KINDS_LEAF, r->kind) ? NULL : e->core.entry_parts.a + made->part_first};
+    const encoder_t *core = &e->core;
+    for (size_t i = 0; i < core->new_entries.n; i++) {
+        const new_entry_t *made = &core->new_entries.a[i];
+        const rec_t *r = &core->recs.a[made->rec];
+        int leaf = kind_in(KINDS_LEAF, r->kind);
+        refs_t refs = {e, leaf ? NULL : core->entry_parts.a + made->part_first};
         PyObject *entry = tuple_of(&refs, r);
         if (!entry) return -1;
         int app = PyList_Append(e->entries_made, entry);
         Py_DECREF(entry);
         if (app) return -1;
     }
-    PyObject *keys = PyBytes_FromStringAndSize((const char *)e->core.unit_key_list.a,
-                                               (Py_ssize_t)(e->core.unit_key_list.n * sizeof(uint32_t)));
-    PyObject *item = keys ? Py_BuildValue("(KN)", (unsigned long long)e->core.unit.offset, keys)
+    size_t size = core->unit_key_list.n * sizeof(uint32_t);
+    PyObject *keys = PyBytes_FromStringAndSize((const char *)core->unit_key_list.a,
+                                               (Py_ssize_t)size);
+    PyObject *item = keys ? Py_BuildValue("(KN)", (unsigned long long)core->unit.offset, keys)
                           : NULL;
     if (!item) return -1;
     int rc = PyList_Append(e->unit_keys, item);
@@ -263,7 +266,8 @@ static int call_is_kfunc(void *ctx, name_t name)
 }
 
 /* place_variable(name, address, every): its answer kept in the unit's list of places. */
-static int call_place_variable(void *ctx, name_t name, i128 address, int every, uint32_t *slot)
+static int call_place_variable(void *ctx, name_t name, i128 address, int every,
+                               uint32_t *slot)
 {
     UnitEncoder *e = ctx;
     PyObject *name_obj = name_object(e, name);
