@@ -6,13 +6,14 @@ tests/c/Makefile builds the runtime (native/csrc/grow.c, hash.c, intern.c), the 
 (btf/csrc/types.c), the validator (check/csrc/check.c), canon/csrc/ and the C header's
 emitter (emit/c/csrc/cdump.c) into plain C programs with gcc -fsanitize=address,undefined
 (a report stops the program); fuzz_encoder takes the DWARF encoder's plain C
-(dwarf/csrc/read.c, convert.c, keys.c) without an interpreter. Judges: the kernel, which loaded the corpus and
-/sys/kernel/btf/vmlinux (test_check: no finding); check/validator.py, the reference, whose
-verdict on every real, handmade and damaged blob check_verdicts must give (the same
-findings, type by type, or the same refusal); docs/ORDER.md taken literally (test_canon's
-known orders, and the same bytes for every permutation of the input's ids); and
-emit/c/spell.py, whose definitions (text, mentions, enumerators) test_cdump must give on
-its handmade BTF, the golden objects and a corpus vmlinux.
+(dwarf/csrc/read.c, convert.c, keys.c) without an interpreter. Judges: the kernel, which
+loaded the corpus and /sys/kernel/btf/vmlinux (test_check: no finding);
+check/validator.py, the reference, whose verdict on every real, handmade and damaged blob
+check_verdicts must give (the same findings, type by type, or the same refusal);
+docs/ORDER.md taken literally (test_canon's known orders, and the same bytes for every
+permutation of the input's ids); and emit/c/spell.py, whose definitions (text, mentions,
+enumerators) test_cdump must give on its handmade BTF, the golden objects and a corpus
+vmlinux.
 """
 
 from __future__ import annotations
