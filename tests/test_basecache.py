@@ -134,6 +134,20 @@ def merged_over(path, base):
 
 
 @pytest.mark.parametrize("which", ["golden", "virtio_net"])
+def test_compiled_refinement_over_a_base_is_the_references(which, compiled):
+    """A module's dedup refined in C (canon/csrc/refined.c, over the base's view and the
+    module's) gives the ranks, stand-ins and classes of the reference's Partition."""
+    from canonbtf.canon import accel
+    from canonbtf.canon.dedup import _reference_inputs
+
+    from .test_compiled_order import _refined_alike
+
+    base, btf = split_case(which)
+    fast = accel.keyed_types(btf)
+    _refined_alike(btf, fast, _reference_inputs(btf, None, BaseIndex.of(base)))
+
+
+@pytest.mark.parametrize("which", ["golden", "virtio_net"])
 def test_dedup_with_a_base_index_is_the_dedup_without(which):
     """The classes found from a base's index continue its abstract keys: the merged and
     ordered types are those of a dedup that computes everything."""

@@ -402,8 +402,25 @@ def _keyed_alike(btf: Btf) -> None:
     reference_edges = reference.edges_of(ids)
     assert {n: tuple(e) for n, e in fast.edges_of(ids).items()} == {
         n: tuple(reference_edges[n]) for n in ids}
+    _refined_alike(btf, fast, reference)
     if btf.base is not None:
         _kept_alike(btf, fast, ids)
+
+
+def _refined_alike(btf: Btf, fast, reference) -> None:
+    """dedup._refined on the compiled part's arrays (canon/csrc/refined.c) gives the
+    ranks, stand-ins and classes the reference's Partition gives, on either's inputs."""
+    from canonbtf.canon.dedup import _refined
+
+    made = _refined(btf, fast)
+    assert fast.refined is not None and isinstance(made.rank, array)
+    for inputs in (fast._replace(refined=None), reference):
+        expected = _refined(btf, inputs)
+        assert isinstance(expected.rank, list)
+        assert list(made.rank) == expected.rank
+        assert list(made.stands_for) == expected.stands_for
+        assert list(made.classes) == expected.classes
+        assert made.shared == expected.shared
 
 
 def _kept_alike(btf: Btf, fast, ids: list[int]) -> None:

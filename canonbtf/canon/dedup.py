@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections import namedtuple
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..btf import format as f
 from ..btf import model
@@ -246,6 +246,11 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
     # id). On the 6.1 kernel's keyed merge 18 of 95,690 types share a key; in a
     # module's dedup, nearly all of the base's types are alone.
     shared = _sharing(keys, last)
+    made = inputs.refined(shared) if inputs.refined is not None else None
+    if made is not None:
+        rank, stands_for, classes = made
+        return _Refinement(classes, stands_for, shared, keys, rank,
+                           _EdgesRead(inputs.edges_of), tokens, declares)
     rank = list(range(last + 1))
     partition = Partition(shared, [keys[node] for node in shared], rank, last + 1)
     # Only the types sharing a key read their edges (signatures, twins).
@@ -293,6 +298,19 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
             if stands_for[decl]:
                 classes[decl] = rank[stands_for[decl]]
     return _Refinement(classes, stands_for, shared, keys, rank, edges, tokens, declares)
+
+
+class _EdgesRead(dict):
+    """Edges by id, read when first asked for: after the compiled refinement only
+    `declared_twins` reads a few."""
+
+    def __init__(self, edges_of: Callable[[list[int]], dict[int, tuple]]):
+        super().__init__()
+        self.edges_of = edges_of
+
+    def __missing__(self, node: int) -> tuple:
+        edges = self[node] = self.edges_of([node])[node]
+        return edges
 
 
 def _named_groups(tokens: Sequence, declares: Sequence, last: int) -> tuple[dict, dict]:

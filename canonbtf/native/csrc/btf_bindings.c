@@ -25,6 +25,7 @@
 #include "pyparts.h"
 #include "pytype.h"
 #include "rawdump.h"
+#include "refined.h"
 #include "types.h"
 
 typedef struct {
@@ -808,6 +809,68 @@ static PyObject *py_keys_over(PyObject *self, PyObject *args)
     return result;
 }
 
+/* u32 bytes of the `count` entries at a. */
+static PyObject *u32_bytes(const uint32_t *a, size_t count)
+{
+    return PyBytes_FromStringAndSize((const char *)a, (Py_ssize_t)(count * sizeof *a));
+}
+
+/* The views of dedup_refined: the own section at ids first_id.., after `base` (None: the
+ * section starts at id 1). -1 with an exception set. */
+static int refined_views(PyObject *base_words, PyObject *base_strings, PyObject *words,
+                         unsigned long first_id, PyObject *strings, view_t *b, view_t *v)
+{
+    memset(b, 0, sizeof *b), memset(v, 0, sizeof *v);
+    if (base_words == Py_None)
+        return first_id == 1 ? view_init(v, words, 1, strings) : bad("no base: first_id must be 1");
+    if (view_init(b, base_words, 1, base_strings) || view_init(v, words, first_id, strings))
+        return -1;
+    if (first_id != (unsigned long)b->t.count + 1 || !same_chain(&b->t, &v->t))
+        return bad("refined over a base: the section does not follow the base");
+    return 0;
+}
+
+/* dedup._refined on keyed_types' arrays (canon/csrc/refined.c): (rank, stands_for,
+ * classes) of ids 0..last as u32 bytes. */
+static PyObject *py_dedup_refined(PyObject *self, PyObject *args)
+{
+    PyObject *base_words, *base_strings, *words, *strings, *key_obj, *token_obj, *shared_obj;
+    unsigned long first_id;
+    Py_buffer declares;
+    if (!PyArg_ParseTuple(args, "OOOkOOOy*O", &base_words, &base_strings, &words, &first_id,
+                          &strings, &key_obj, &token_obj, &declares, &shared_obj))
+        return NULL;
+    view_t b, v;
+    uint32_t *key = NULL, *token = NULL, *shared = NULL;
+    size_t count, nshared;
+    refined_t r = {0};
+    PyObject *result = NULL;
+    if (refined_views(base_words, base_strings, words, first_id, strings, &b, &v)) goto done;
+    uint32_t last = v.t.first_id + v.t.count - 1;
+    if (u32_arg(key_obj, (size_t)last + 1, &key, &count)
+        || u32_arg(token_obj, (size_t)last + 1, &token, &count)
+        || u32_arg(shared_obj, 0, &shared, &nshared))
+        goto done;
+    if (!key || !token || !shared || (size_t)declares.len != (size_t)last + 1) {
+        bad("refined: the keys, tokens and declaration flags must cover every id");
+        goto done;
+    }
+    int rc = dedup_refined(base_words == Py_None ? NULL : &b.t, &v.t, key, token,
+                           (const uint8_t *)declares.buf, last, shared, (uint32_t)nshared, &r);
+    if (rc == -1) PyErr_NoMemory();
+    else if (rc) bad("refined: a shared id or an edge out of range");
+    else
+        result = Py_BuildValue("NNN", u32_bytes(r.rank, (size_t)last + 1),
+                               u32_bytes(r.stands_for, (size_t)last + 1),
+                               u32_bytes(r.classes, (size_t)last + 1));
+done:
+    refined_free(&r);
+    free(key), free(token), free(shared);
+    view_free(&v), view_free(&b);
+    PyBuffer_Release(&declares);
+    return result;
+}
+
 /* A name for the kept keys of a base (words, strings) and `salt`: 32 hex digits of
  * hash_bytes of each (not a digest: basekeys.c compares all it finds). */
 static PyObject *py_keys_name(PyObject *self, PyObject *args)
@@ -971,11 +1034,6 @@ static void plan_free(view_t *v, diff_side_t *d)
     free(d->spell), free(d->expanded), free(d->safe), free(d->roots), free(d->anon);
     free(d->need), free(d->key), free(d->same), free(d->group);
     view_free(v);
-}
-
-static PyObject *u32_bytes(const uint32_t *ids, size_t n)
-{
-    return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
 }
 
 /* diff/pairing.settle_duplicates' graph work (diffjoint.c): each side's chain of words
@@ -1268,6 +1326,10 @@ static PyMethodDef methods[] = {
      "keys_over(base words, base strings, words, first_id, strings, path) -> (u32 keys, u32 "
      "token keys, declares, kinds, the base's kept keys made anew or None), as abstract_keys "
      "gives them for base and module as one section; path: the base's kept keys' file"},
+    {"dedup_refined", py_dedup_refined, METH_VARARGS,
+     "dedup_refined(base words or None, base strings, words, first_id, strings, u32 keys, "
+     "u32 tokens, declares, u32 shared ids) -> (rank, stands_for, classes) as u32 bytes by "
+     "id: dedup._refined on keyed_types' arrays"},
     {"keys_name", py_keys_name, METH_VARARGS,
      "keys_name(base words, base strings, salt) -> hex name of the base's kept keys"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
