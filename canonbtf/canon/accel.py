@@ -237,6 +237,28 @@ def _refined(module: ModuleType, base_view: object, base_sections: list | None,
     return rank, stands_for, classes
 
 
+def merge_groups(classes: Sequence[int], moved: Sequence[bool], declares: bytes,
+                 kinds: bytes) -> dict[int, int] | None:
+    """dedup._merge_groups by the compiled part (canon/csrc/refined.c), on keyed_types'
+    flags and kinds: a list per class and a `min` per group were a tenth of ext4.ko's
+    run. None where it does not apply."""
+    module = _module()
+    if module is None:
+        return None
+    table = classes if isinstance(classes, array) and classes.typecode == "I" else None
+    try:
+        if table is None:
+            table = array("I", classes)
+        made = module.dedup_into(table, bytes(moved) if any(moved) else None, declares,
+                                 kinds)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if made is None:
+        return None
+    nodes, reps = (_u32(raw) for raw in made)
+    return dict(zip(nodes, reps))
+
+
 def sharing(values: Sequence[int], last: int) -> list[int] | None:
     """dedup._sharing (ids 1..`last` whose value another of them has); None where the
     compiled part does not apply or the values are not small non-negative ints. A

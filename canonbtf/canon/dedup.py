@@ -387,6 +387,27 @@ def _dedup_classes(btf: Btf, inputs: KeyedTypes) -> tuple[list[int], list[bool],
     return classes, moved, r.declares
 
 
+def _merge_groups(classes: Sequence[int], moved: Sequence[bool], declares: Sequence,
+                  kinds: Sequence[int], last: int) -> dict[int, int]:
+    """Of the ids sharing a class, each but its group's representative -> it.
+
+    A class becomes its lowest-id definition (a base type, if it has one), or its
+    lowest-id declaration when it has no definition; of a class that less defined twins
+    joined (twins.py), one of its own types. Variables merge only with their DATASEC."""
+    members: dict[int, list[int]] = {}
+    for node in _sharing(classes, last):
+        members.setdefault(classes[node], []).append(node)
+    into: dict[int, int] = {}
+    for group in members.values():
+        if kinds[group[0]] == f.VAR:
+            continue
+        rep = min(group, key=lambda n: (moved[n], bool(declares[n]), n))
+        for node in group:
+            if node != rep:
+                into[node] = rep
+    return into
+
+
 def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = None,
               inputs: KeyedTypes | None = None) -> dict[int, int]:
     """Every type id (own or base) that merges into another -> the id it merges into,
@@ -396,25 +417,17 @@ def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = No
     classes, moved, declares = _dedup_classes(btf, inputs)
     kinds = inputs.kinds
     first = btf.first_id
-    members: dict[int, list[int]] = {}
-    for node in _sharing(classes, btf.last_id):
-        members.setdefault(classes[node], []).append(node)
-    # A class becomes its lowest-id definition (a base type, if it has one), or its
-    # lowest-id declaration when it has no definition; of a class that less defined
-    # twins joined (twins.py), one of its own types.
-    into: dict[int, int] = {}
-    for group in members.values():
-        if kinds[group[0]] == f.VAR:
-            continue
-        rep = min(group, key=lambda n: (moved[n], bool(declares[n]), n))
-        for node in group:
-            if node != rep:
-                into[node] = rep
-                if kinds[node] == f.DATASEC and node >= first:
-                    for (var, _, _), (rep_var, _, _) in zip(btf.type_by_id(node).items,
-                                                            btf.type_by_id(rep).items):
-                        if var != rep_var and var >= first:
-                            into[var] = rep_var
+    into = None
+    if inputs.refined is not None:  # the compiled part's arrays
+        into = accel.merge_groups(classes, moved, declares, kinds)
+    if into is None:
+        into = _merge_groups(classes, moved, declares, kinds, btf.last_id)
+    # A DATASEC merging away takes its own variables along, in id order.
+    for node in sorted(n for n in into if n >= first and kinds[n] == f.DATASEC):
+        for (var, _, _), (rep_var, _, _) in zip(btf.type_by_id(node).items,
+                                                btf.type_by_id(into[node]).items):
+            if var != rep_var and var >= first:
+                into[var] = rep_var
     for node, target in into.items():
         seen = 0
         while target in into and seen <= len(into):

@@ -194,3 +194,54 @@ void refined_free(refined_t *r)
     free(r->rank), free(r->stands_for), free(r->classes);
     memset(r, 0, sizeof *r);
 }
+
+/* Whether id a goes before id b as a group's representative. */
+static int better(const uint8_t *moved, const uint8_t *declares, uint32_t a, uint32_t b)
+{
+    int ma = moved && moved[a], mb = moved && moved[b];
+    if (ma != mb) return ma < mb;
+    if (!declares[a] != !declares[b]) return !declares[a];
+    return a < b;
+}
+
+int dedup_into(const uint32_t *classes, const uint8_t *moved, const uint8_t *declares,
+               const uint8_t *kinds, uint32_t last, uint32_t **nodes, uint32_t **reps,
+               uint32_t *n)
+{
+    *nodes = *reps = NULL;
+    *n = 0;
+    uint32_t most = 0;
+    for (uint32_t id = 1; id <= last; id++)
+        if (classes[id] > most) most = classes[id];
+    if (most > 4 * (uint64_t)last + 16) return -2;
+    uint32_t *count = big_zalloc((size_t)most + 1, sizeof *count);
+    uint32_t *first = big_zalloc((size_t)most + 1, sizeof *first);
+    uint32_t *rep = big_zalloc((size_t)most + 1, sizeof *rep);
+    int rc = -1;
+    if (!count || !first || !rep) goto done;
+    uint32_t pairs = 0;
+    for (uint32_t id = 1; id <= last; id++) {
+        uint32_t c = classes[id];
+        if (!count[c]++) first[c] = rep[c] = id;
+        else if (better(moved, declares, id, rep[c])) rep[c] = id;
+    }
+    for (uint32_t id = 1; id <= last; id++) {
+        uint32_t c = classes[id];
+        pairs += count[c] > 1 && kinds[first[c]] != K_VAR && id != rep[c];
+    }
+    *nodes = big_alloc((size_t)pairs + 1, sizeof **nodes);
+    *reps = big_alloc((size_t)pairs + 1, sizeof **reps);
+    if (!*nodes || !*reps) goto done;
+    for (uint32_t id = 1; id <= last; id++) {
+        uint32_t c = classes[id];
+        if (count[c] > 1 && kinds[first[c]] != K_VAR && id != rep[c]) {
+            (*nodes)[*n] = id;
+            (*reps)[(*n)++] = rep[c];
+        }
+    }
+    rc = 0;
+done:
+    free(count), free(first), free(rep);
+    if (rc) free(*nodes), free(*reps), *nodes = *reps = NULL;
+    return rc;
+}

@@ -34,4 +34,12 @@ int dedup_refined(const types_t *base, const types_t *own, const uint32_t *key,
                   const uint32_t *shared, uint32_t nshared, refined_t *out);
 void refined_free(refined_t *r);
 
+/* dedup.merge_map's groups: of ids 1..last sharing a class, each id but its group's
+ * representative (the least by (moved, declares, id)) -> the representative; groups
+ * whose first id is a VAR are left out. Ascending by id into nodes and reps (malloc'd,
+ * n pairs). 0, -1 out of memory, -2 class numbers this does not take. */
+int dedup_into(const uint32_t *classes, const uint8_t *moved, const uint8_t *declares,
+               const uint8_t *kinds, uint32_t last, uint32_t **nodes, uint32_t **reps,
+               uint32_t *n);
+
 #endif

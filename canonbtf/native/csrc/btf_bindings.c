@@ -871,6 +871,38 @@ done:
     return result;
 }
 
+/* dedup.merge_map's groups (refined.c): (ids, their representatives) as u32 bytes, or
+ * None for class numbers it does not take. */
+static PyObject *py_dedup_into(PyObject *self, PyObject *args)
+{
+    PyObject *classes_obj, *moved_obj;
+    Py_buffer declares, kinds;
+    if (!PyArg_ParseTuple(args, "OOy*y*", &classes_obj, &moved_obj, &declares, &kinds))
+        return NULL;
+    uint32_t *classes = NULL, *nodes = NULL, *reps = NULL, n = 0;
+    size_t count;
+    Py_buffer moved = {0};
+    PyObject *result = NULL;
+    if (u32_arg(classes_obj, 0, &classes, &count)
+        || (moved_obj != Py_None && PyObject_GetBuffer(moved_obj, &moved, PyBUF_SIMPLE)))
+        goto done;
+    if (!classes || !count || count > UINT32_MAX || (size_t)declares.len != count
+        || (size_t)kinds.len != count || (moved.obj && (size_t)moved.len != count)) {
+        bad("dedup_into: classes, flags and kinds must cover the same ids");
+        goto done;
+    }
+    int rc = dedup_into(classes, moved.obj ? moved.buf : NULL, declares.buf, kinds.buf,
+                        (uint32_t)(count - 1), &nodes, &reps, &n);
+    if (rc == -1) PyErr_NoMemory();
+    else if (rc) result = Py_NewRef(Py_None);
+    else result = Py_BuildValue("NN", u32_bytes(nodes, n), u32_bytes(reps, n));
+done:
+    free(classes), free(nodes), free(reps);
+    if (moved.obj) PyBuffer_Release(&moved);
+    PyBuffer_Release(&declares), PyBuffer_Release(&kinds);
+    return result;
+}
+
 /* A name for the kept keys of a base (words, strings) and `salt`: 32 hex digits of
  * hash_bytes of each (not a digest: basekeys.c compares all it finds). */
 static PyObject *py_keys_name(PyObject *self, PyObject *args)
@@ -1330,6 +1362,9 @@ static PyMethodDef methods[] = {
      "dedup_refined(base words or None, base strings, words, first_id, strings, u32 keys, "
      "u32 tokens, declares, u32 shared ids) -> (rank, stands_for, classes) as u32 bytes by "
      "id: dedup._refined on keyed_types' arrays"},
+    {"dedup_into", py_dedup_into, METH_VARARGS,
+     "dedup_into(u32 classes, moved bytes or None, declares, kinds) -> (u32 ids, u32 "
+     "representatives) of dedup.merge_map's groups, or None"},
     {"keys_name", py_keys_name, METH_VARARGS,
      "keys_name(base words, base strings, salt) -> hex name of the base's kept keys"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
