@@ -110,7 +110,8 @@ static void kept(const types_t *t, const uint8_t *trailer, size_t ntrailer)
 
 /* The dedup's refinement (refined.c) of the ids sharing a key (key, token: by own index)
  * ends, and over a base and module split of the section (the first `base_count` types)
- * gives the same ranks, stand-ins and classes as over the one section. */
+ * gives the same ranks, stand-ins and classes as over the one section; its merge groups
+ * send each id to a representative of its class that itself stays. */
 static void refined(const types_t *t, const uint32_t *key, const uint32_t *token,
                     uint32_t base_count)
 {
@@ -144,6 +145,20 @@ static void refined(const types_t *t, const uint32_t *key, const uint32_t *token
         refined_free(&two);
         free(base.start), free(module.start);
     }
+    /* merge_map's groups: each id goes to a representative of its class that stays. */
+    uint8_t *kinds = calloc((size_t)last + 1, 1);
+    uint32_t *nodes, *reps, n;
+    if (!kinds) abort();
+    for (uint32_t i = 0; i < last; i++) kinds[i + 1] = (uint8_t)t_kind(t, i);
+    int into = dedup_into(one.classes, NULL, declares, kinds, last, &nodes, &reps, &n);
+    if (into == -1) abort();
+    for (uint32_t j = 0; !into && j < n; j++) {
+        if (one.classes[nodes[j]] != one.classes[reps[j]] || nodes[j] == reps[j]) abort();
+        for (uint32_t k = 0; k < n; k++)
+            if (nodes[k] == reps[j]) abort();
+    }
+    if (!into) free(nodes), free(reps);
+    free(kinds);
     refined_free(&one);
     free(by_id), free(tok), free(shared), free(declares);
 }
