@@ -411,6 +411,7 @@ def _refined_alike(btf: Btf, fast, reference) -> None:
     """dedup._refined on the compiled part's arrays (canon/csrc/refined.c) gives the
     ranks, stand-ins and classes the reference's Partition gives, on either's inputs."""
     from canonbtf.canon.dedup import _refined
+    from canonbtf.canon.twins import declared_twins
 
     made = _refined(btf, fast)
     assert fast.refined is not None and isinstance(made.rank, array)
@@ -420,7 +421,13 @@ def _refined_alike(btf: Btf, fast, reference) -> None:
         assert list(made.rank) == expected.rank
         assert list(made.stands_for) == expected.stands_for
         assert list(made.classes) == expected.classes
-        assert made.shared == expected.shared
+        assert set(made.candidates) <= set(expected.candidates)
+        assert declared_twins(*_twins_arguments(made)) == declared_twins(
+            *_twins_arguments(expected))
+
+
+def _twins_arguments(r) -> tuple:
+    return (r.candidates, r.keys, r.rank, r.edges, r.tokens, r.declares, r.stands_for)
 
 
 def _kept_alike(btf: Btf, fast, ids: list[int]) -> None:
@@ -461,6 +468,21 @@ def test_dedup_keys_match_the_reference_on_random_graphs(seed):
     rng = random.Random(3000 + seed)
     for _ in range(10):
         _keyed_alike(random_btf(rng, rng.randrange(1, 60)))
+
+
+@pytest.mark.parametrize("ambiguous", [False, True])
+def test_dedup_refinement_matches_the_reference_on_declared_twins(ambiguous):
+    """test_dedup's declared copies (twins.py merges one of them): the compiled
+    refinement's candidates give the reference's twins."""
+    from canonbtf.canon.dedup import _refined
+    from canonbtf.canon.twins import declared_twins
+
+    from .test_dedup import two_definitions
+
+    btf = two_definitions(ambiguous)
+    _keyed_alike(btf)
+    made = _refined(btf, accel.keyed_types(btf))
+    assert bool(declared_twins(*_twins_arguments(made))) != ambiguous
 
 
 @pytest.mark.parametrize("name", VMLINUX_BLOBS)

@@ -225,19 +225,31 @@ def _u32(raw: bytes) -> array:
 
 def _refined(module: ModuleType, base_view: object, base_sections: list | None,
              view: object, first: int, sections: list, keys: array, tokens: array,
-             declares: bytes, shared: list[int]) -> tuple[array, array, array] | None:
-    """dedup._refined's (rank, stands_for, classes) by the compiled part (canon/csrc/
-    refined.c), which reads the edges in place: in Python, the partition of a module's
-    types sharing a key with the base's was a fifth of dummy.ko's run. None where it
-    declines."""
+             declares: bytes, shared: list[int]) -> tuple[array, ...] | None:
+    """dedup._refined's (rank, stands_for, classes, the twins' candidates) by the
+    compiled part (canon/csrc/refined.c), which reads the edges in place: in Python, the
+    partition of a module's types sharing a key with the base's was a fifth of dummy.ko's
+    run. None where it declines."""
     try:
         made = module.dedup_refined(base_view, base_sections, view, first, sections, keys,
                                     tokens, declares, array("I", shared))
     except ValueError as e:
         native.fell_back("dedup refinement", str(e))
         return None
-    rank, stands_for, classes = (_u32(raw) for raw in made)
-    return rank, stands_for, classes
+    rank, stands_for, classes, candidates = (_u32(raw) for raw in made)
+    return rank, stands_for, classes, candidates
+
+
+def kept_ids(btf: Btf, into: Mapping[int, int]) -> array | None:
+    """canon._kept_ids (`btf`'s own ids `into` does not move, ascending) by the compiled
+    part; None where it does not apply."""
+    module = _module()
+    if module is None:
+        return None
+    try:
+        return _u32(module.kept_ids(btf.first_id, btf.last_id, array("I", into)))
+    except (OverflowError, ValueError):
+        return None
 
 
 def merge_groups(classes: Sequence[int], moved: Sequence[bool], declares: bytes,

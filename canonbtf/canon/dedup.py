@@ -193,9 +193,11 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
     return refined.classes, refined.stands_for
 
 
-class _Refinement(namedtuple("_Refinement", "classes stands_for shared keys rank edges "
+class _Refinement(namedtuple("_Refinement", "classes stands_for candidates keys rank edges "
                                             "tokens declares")):
-    """The refined partition and what it was computed from (for `declared_twins`). A
+    """The refined partition and what it was computed from (for `declared_twins`, which
+    groups the `candidates`: the ids sharing a key; from the compiled part only those
+    whose key's ids ended in two or more classes, the only groups it reads). A
     namedtuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
@@ -248,8 +250,8 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
     shared = _sharing(keys, last)
     made = inputs.refined(shared) if inputs.refined is not None else None
     if made is not None:
-        rank, stands_for, classes = made
-        return _Refinement(classes, stands_for, shared, keys, rank,
+        rank, stands_for, classes, candidates = made
+        return _Refinement(classes, stands_for, candidates, keys, rank,
                            _EdgesRead(inputs.edges_of), tokens, declares)
     rank = list(range(last + 1))
     partition = Partition(shared, [keys[node] for node in shared], rank, last + 1)
@@ -365,7 +367,7 @@ def _dedup_classes(btf: Btf, inputs: KeyedTypes) -> tuple[list[int], list[bool],
     """Classes of the dedup: equivalence, then declarations resolved in context
     (twins.py); which types joined a more defined class that way; which declare only."""
     r = _refined(btf, inputs)
-    into = declared_twins(r.shared, r.keys, r.rank, r.edges, r.tokens, r.declares,
+    into = declared_twins(r.candidates, r.keys, r.rank, r.edges, r.tokens, r.declares,
                           r.stands_for)
     moved = [False] * len(r.classes)
     if into and btf.first_id > 1:  # the base never changes

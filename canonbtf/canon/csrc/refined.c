@@ -152,6 +152,26 @@ static int shared_edges(refine_t *p, const types_t *base, const types_t *own, ui
     return refine_referrers(p);
 }
 
+static int by_id(const void *ctx, uint32_t a, uint32_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+/* out->twins: of `nodes` (sorted by key), the runs of one key with two or more ranks. */
+static int twin_candidates(const uint32_t *key, const uint32_t *rank, const uint32_t *nodes,
+                           uint32_t n, refined_t *out)
+{
+    if (!(out->twins = big_alloc((size_t)n + 1, sizeof *out->twins))) return -1;
+    for (uint32_t start = 0, end; start < n; start = end) {
+        int ranks = 0;
+        for (end = start + 1; end < n && key[nodes[end]] == key[nodes[start]]; end++)
+            ranks |= rank[nodes[end]] != rank[nodes[start]];
+        if (ranks)
+            for (uint32_t j = start; j < end; j++) out->twins[out->ntwins++] = nodes[j];
+    }
+    return sort_u32(out->twins, out->ntwins, by_id, NULL);
+}
+
 int dedup_refined(const types_t *base, const types_t *own, const uint32_t *key,
                   const uint32_t *token, const uint8_t *declares, uint32_t last,
                   const uint32_t *shared, uint32_t nshared, refined_t *out)
@@ -181,6 +201,7 @@ int dedup_refined(const types_t *base, const types_t *own, const uint32_t *key,
         out->stands_for[id] = p.reads[id] != id ? p.reads[id] : 0;
         out->classes[id] = p.rank[p.reads[id]];
     }
+    if (twin_candidates(key, p.rank, nodes, nshared, out)) goto done;
     rc = 0;
 done:
     free(nodes), free(fresh), free(p.reads);
@@ -191,7 +212,7 @@ done:
 
 void refined_free(refined_t *r)
 {
-    free(r->rank), free(r->stands_for), free(r->classes);
+    free(r->rank), free(r->stands_for), free(r->classes), free(r->twins);
     memset(r, 0, sizeof *r);
 }
 

@@ -22,6 +22,9 @@ typedef struct {
     uint32_t *rank;       /* the refined rank; an id alone with its key keeps its id */
     uint32_t *stands_for; /* a declaration: the definition it stands for, else 0 */
     uint32_t *classes;    /* rank, or a declaration's definition's rank */
+    uint32_t *twins;      /* the shared ids whose key's ids ended in two or more ranks,
+                           * ascending: all that twins.declared_twins groups */
+    uint32_t ntwins;
 } refined_t;
 
 /* dedup._refined of ids 1..last: `shared` (ascending, the ids whose key another id has)

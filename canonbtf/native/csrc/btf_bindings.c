@@ -831,7 +831,7 @@ static int refined_views(PyObject *base_words, PyObject *base_strings, PyObject 
 }
 
 /* dedup._refined on keyed_types' arrays (canon/csrc/refined.c): (rank, stands_for,
- * classes) of ids 0..last as u32 bytes. */
+ * classes) of ids 0..last and the twins' candidates, as u32 bytes. */
 static PyObject *py_dedup_refined(PyObject *self, PyObject *args)
 {
     PyObject *base_words, *base_strings, *words, *strings, *key_obj, *token_obj, *shared_obj;
@@ -860,14 +860,51 @@ static PyObject *py_dedup_refined(PyObject *self, PyObject *args)
     if (rc == -1) PyErr_NoMemory();
     else if (rc) bad("refined: a shared id or an edge out of range");
     else
-        result = Py_BuildValue("NNN", u32_bytes(r.rank, (size_t)last + 1),
+        result = Py_BuildValue("NNNN", u32_bytes(r.rank, (size_t)last + 1),
                                u32_bytes(r.stands_for, (size_t)last + 1),
-                               u32_bytes(r.classes, (size_t)last + 1));
+                               u32_bytes(r.classes, (size_t)last + 1),
+                               u32_bytes(r.twins, r.ntwins));
 done:
     refined_free(&r);
     free(key), free(token), free(shared);
     view_free(&v), view_free(&b);
     PyBuffer_Release(&declares);
+    return result;
+}
+
+/* The ids first..last that `nodes` (u32) does not hold, ascending, as u32 bytes
+ * (canon._kept_ids: a Python step per merged id was 3 % of a module's run). */
+static PyObject *py_kept_ids(PyObject *self, PyObject *args)
+{
+    unsigned long first, last;
+    PyObject *nodes_obj;
+    if (!PyArg_ParseTuple(args, "kkO", &first, &last, &nodes_obj)) return NULL;
+    uint32_t *nodes = NULL;
+    size_t n;
+    uint8_t *gone = NULL;
+    PyObject *result = NULL;
+    if (u32_arg(nodes_obj, 0, &nodes, &n)) return NULL;
+    if (!nodes || first < 1 || last >= UINT32_MAX || first > last + 1) {
+        bad("kept_ids: ids first..last and a u32 array");
+        goto done;
+    }
+    if (!(gone = big_zalloc((size_t)last - first + 2, 1))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t kept = (size_t)last - first + 1;
+    for (size_t j = 0; j < n; j++)
+        if (nodes[j] >= first && nodes[j] <= last && !gone[nodes[j] - first]) {
+            gone[nodes[j] - first] = 1;
+            kept--;
+        }
+    if (!(result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(kept * sizeof(uint32_t)))))
+        goto done;
+    uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+    for (uint32_t id = (uint32_t)first, k = 0; id <= last && k < kept; id++)
+        if (!gone[id - first]) out[k++] = id;
+done:
+    free(nodes), free(gone);
     return result;
 }
 
@@ -1390,14 +1427,16 @@ static PyMethodDef methods[] = {
      "gives them for base and module as one section; path: the base's kept keys' file"},
     {"dedup_refined", py_dedup_refined, METH_VARARGS,
      "dedup_refined(base words or None, base strings, words, first_id, strings, u32 keys, "
-     "u32 tokens, declares, u32 shared ids) -> (rank, stands_for, classes) as u32 bytes by "
-     "id: dedup._refined on keyed_types' arrays"},
+     "u32 tokens, declares, u32 shared ids) -> (rank, stands_for, classes by id, the ids "
+     "declared_twins groups) as u32 bytes: dedup._refined on keyed_types' arrays"},
     {"dedup_into", py_dedup_into, METH_VARARGS,
      "dedup_into(u32 classes, moved bytes or None, declares, kinds) -> (u32 ids, u32 "
      "representatives) of dedup.merge_map's groups, or None"},
     {"redirect", py_redirect, METH_VARARGS,
      "redirect(count, u32 ids, u32 targets) -> u32 bytes: each id 0..count-1 itself, but "
      "ids[j] -> targets[j]"},
+    {"kept_ids", py_kept_ids, METH_VARARGS,
+     "kept_ids(first, last, u32 ids) -> u32 bytes: the ids first..last not among ids"},
     {"keys_name", py_keys_name, METH_VARARGS,
      "keys_name(base words, base strings, salt) -> hex name of the base's kept keys"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,
