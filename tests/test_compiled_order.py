@@ -485,6 +485,15 @@ def test_dedup_refinement_matches_the_reference_on_declared_twins(ambiguous):
     assert bool(declared_twins(*_twins_arguments(made))) != ambiguous
 
 
+@pytest.mark.parametrize("second_layout", [False, True])
+def test_dedup_refinement_resettles_a_declaration_outside_the_shared_ids(second_layout):
+    """test_encode's units that declare each other: FWD A shares its key with no one, yet
+    what reads it must split when A's two definitions do (refine.c's referrers_of_all)."""
+    from .test_encode import mutual_declarations
+
+    _keyed_alike(mutual_declarations(second_layout))
+
+
 @pytest.mark.parametrize("name", VMLINUX_BLOBS)
 def test_dedup_keys_match_the_reference_on_kernels(name):
     _keyed_alike(load_cached(corpus_path(name)))

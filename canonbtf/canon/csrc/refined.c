@@ -149,6 +149,7 @@ static int shared_edges(refine_t *p, const types_t *base, const types_t *own, ui
             const types_t *t = holder(base, own, id, &i);
             type_edges(t, i, p->edge + p->eoff[id - 1]);
         }
+    p->referrers_of_all = 1;  /* a base declaration a shared id reads may settle */
     return refine_referrers(p);
 }
 
