@@ -1,7 +1,8 @@
 /* Partition refinement: canon/refine.py's Partition in C, the one both extensions use
  * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/order.c),
- * the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c) and diff's joint
- * classes (diff/csrc/diffjoint.c, dedup._refined with its after-round settle).
+ * the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c), and dedup._refined
+ * with its after-round settle (canon/csrc/refined.c: a module's dedup, diff's joint
+ * classes).
  *
  * Nodes are handles 0..nslots-1; `nodes` of them are refined, the others keep the rank
  * they have (their handle) and must not fall in the positions' range. The same
