@@ -39,6 +39,8 @@ class BuildPyWithDocs(build_py):
 
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c",
            "merge.c", "pool.c", "locations.c"]
+# Its binding files (native/csrc/): the Python face of the plain C above.
+CORE_BINDINGS = ["merge_bindings.c"]
 # The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
 # the intern, the sort and partition refinement.
 RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c", "sort.c", "refine.c"]
@@ -106,8 +108,9 @@ def headers(folder: str) -> list[str]:
 
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core",
-              [*(f"canonbtf/dwarf/csrc/{name}" for name in SOURCES), *RUNTIME],
-              include_dirs=["canonbtf/native/csrc"],
+              [*(f"canonbtf/dwarf/csrc/{name}" for name in SOURCES),
+               *(f"canonbtf/native/csrc/{name}" for name in CORE_BINDINGS), *RUNTIME],
+              include_dirs=["canonbtf/native/csrc", "canonbtf/dwarf/csrc"],
               depends=[*headers("canonbtf/dwarf/csrc"), *headers("canonbtf/native/csrc")],
               extra_compile_args=flags, extra_link_args=link),
     Extension("canonbtf._btf", BTF_SOURCES, include_dirs=BTF_INCLUDES,

@@ -3,15 +3,17 @@ validator's verdicts against check/validator.py, and the libFuzzer targets for a
 budget.
 
 tests/c/Makefile builds the runtime (native/csrc/grow.c, hash.c, intern.c), the BTF view
-(btf/csrc/types.c), the validator (check/csrc/check.c), canon/csrc/ and the C header's
-emitter (emit/c/csrc/cdump.c) into plain C programs with gcc -fsanitize=address,undefined
-(a report stops the program). Judges: the kernel, which loaded the corpus and
-/sys/kernel/btf/vmlinux (test_check: no finding); check/validator.py, the reference, whose
+(btf/csrc/types.c), the validator (check/csrc/check.c), canon/csrc/, the C header's
+emitter (emit/c/csrc/cdump.c) and the keyed merge (dwarf/csrc/merge.c) into plain C
+programs with gcc -fsanitize=address,undefined (a report stops the program). Judges: the
+kernel, which loaded the corpus and /sys/kernel/btf/vmlinux (test_check: no finding);
+check/validator.py, the reference, whose
 verdict on every real, handmade and damaged blob check_verdicts must give (the same
 findings, type by type, or the same refusal); docs/ORDER.md taken literally (test_canon's
 known orders, and the same bytes for every permutation of the input's ids); and
 emit/c/spell.py, whose definitions (text, mentions, enumerators) test_cdump must give on
-its handmade BTF, the golden objects and a corpus vmlinux.
+its handmade BTF, the golden objects and a corpus vmlinux; keys.py's rules for the keyed
+merge (test_merge's unsafe keys and folded declarations) and the BTF format (its words).
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def run(program: Path, *args: str, timeout: int = 300) -> str:
 
 
 @pytest.mark.parametrize("unit", ["test_runtime", "test_view", "test_check", "test_canon",
-                                  "test_cdump"])
+                                  "test_cdump", "test_merge"])
 def test_unit(built, unit):
     """Each program's own cases (handmade blobs, known answers); it prints one line per
     case and the count of checks."""

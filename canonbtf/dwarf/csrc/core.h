@@ -108,12 +108,6 @@ typedef struct { name_t name; int64_t type; i128 value; } item_t;
 
 typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 
-/* Growable arrays of one element type. */
-#define VEC(T) struct { T *a; size_t n, cap; }
-#define VEC_RESERVE(v, need) (((need) <= (v).cap) ? 0 : GROW((v).a, (v).cap, (need)))
-#define VEC_PUSH(v, x) \
-    (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
-
 
 typedef struct { uint8_t tag; uint32_t id; } part_t;  /* P_VOID, P_KEY, P_TOKEN, P_CYCLE */
 enum { P_VOID, P_KEY, P_TOKEN, P_CYCLE };
@@ -206,12 +200,8 @@ PyObject *py_from_i128(i128 v);
 PyObject *record_object(encoder_t *e, const rec_t *r);
 void keys_free(encoder_t *e);
 
-/* merge.c */
-extern PyTypeObject MergeType;
-/* Whether size_or_type holds a type id; the roles (Name, Type, Value) of an item's
- * fields (kinds.KINDS). */
-int merge_typed_sot(int64_t kind);
-const char *merge_item_roles(int64_t kind);
+/* merge.c: merge_typed_sot, merge_item_roles */
+#include "merge.h"
 /* pool.c */
 PyObject *core_pool_unit(PyObject *self, PyObject *args);
 
