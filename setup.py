@@ -39,6 +39,8 @@ class BuildPyWithDocs(build_py):
 
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c",
            "merge.c", "pool.c", "locations.c"]
+# _core's binding files (native/csrc/): its Python face over the plain C above.
+CORE_BINDINGS = ["pool_bindings.c"]
 # The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
 # the intern, the sort and partition refinement.
 RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c", "sort.c", "refine.c"]
@@ -105,8 +107,9 @@ def headers(folder: str) -> list[str]:
 
 EXTENSIONS = [
     Extension("canonbtf.dwarf._core",
-              [*(f"canonbtf/dwarf/csrc/{name}" for name in SOURCES), *RUNTIME],
-              include_dirs=["canonbtf/native/csrc"],
+              [*(f"canonbtf/dwarf/csrc/{name}" for name in SOURCES), *RUNTIME,
+               *(f"canonbtf/native/csrc/{name}" for name in CORE_BINDINGS)],
+              include_dirs=["canonbtf/native/csrc", "canonbtf/dwarf/csrc"],
               depends=[*headers("canonbtf/dwarf/csrc"), *headers("canonbtf/native/csrc")],
               extra_compile_args=flags, extra_link_args=link),
     Extension("canonbtf._btf", BTF_SOURCES, include_dirs=BTF_INCLUDES,

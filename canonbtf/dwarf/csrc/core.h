@@ -22,7 +22,7 @@ typedef __int128 i128;
 
 /* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
 #include "kinds.h"
-#include "grow.h"
+#include "plain.h"
 #include "idmap.h"
 #include "intern.h"
 
@@ -107,12 +107,6 @@ typedef struct {
 typedef struct { name_t name; int64_t type; i128 value; } item_t;
 
 typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
-
-/* Growable arrays of one element type. */
-#define VEC(T) struct { T *a; size_t n, cap; }
-#define VEC_RESERVE(v, need) (((need) <= (v).cap) ? 0 : GROW((v).a, (v).cap, (need)))
-#define VEC_PUSH(v, x) \
-    (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
 
 
 typedef struct { uint8_t tag; uint32_t id; } part_t;  /* P_VOID, P_KEY, P_TOKEN, P_CYCLE */
@@ -212,22 +206,7 @@ extern PyTypeObject MergeType;
  * fields (kinds.KINDS). */
 int merge_typed_sot(int64_t kind);
 const char *merge_item_roles(int64_t kind);
-/* pool.c */
-PyObject *core_pool_unit(PyObject *self, PyObject *args);
 
 int fail(encoder_t *e, const char *fmt, ...);
-
-/* The unsigned `size`-byte integer at p (size <= 8), in the file's byte order. */
-static inline uint64_t get_uint(const uint8_t *p, int size, int little)
-{
-    uint64_t v = 0;
-    if (little)
-        for (int i = size - 1; i >= 0; i--) v = (v << 8) | p[i];
-    else
-        for (int i = 0; i < size; i++) v = (v << 8) | p[i];
-    return v;
-}
-PyObject *core_relocate(PyObject *self, PyObject *args);
-PyObject *core_scan_symbols(PyObject *self, PyObject *args);
 
 #endif

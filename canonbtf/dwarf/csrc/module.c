@@ -5,6 +5,7 @@
  * and the converter calls back into Python for symbol lookups.
  */
 #include "core.h"
+#include "core_bindings.h"
 #include "pytype.h"
 #include <stdlib.h>
 #include <string.h>
