@@ -3,10 +3,13 @@
  * results made the reference's objects. A binding file of canonbtf.dwarf._core. */
 #include "core_bindings.h"
 
+#include "kinds.h"
+#include "pool.h"
 #include "reloc.h"
 #include "symtab.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- relocate ---- */
 
@@ -150,5 +153,315 @@ done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&strtab);
     PyBuffer_Release(&alloc);
+    return out;
+}
+
+/* ---- pool_unit ---- */
+
+/* The pool's own state (fragment.TypePool's) and the unit being pooled: pool.h's store. */
+typedef struct {
+    PyObject *unit;            /* the unit's records (a list, [0] unused) */
+    PyObject *records, *acyclic, *cyclic, *names, *label_ranks;
+} pool_state_t;
+
+/* Whether size_or_type holds a type id, and the roles (Name, Type, Value) of an item's
+ * fields (kinds.KINDS), of a kind record_refs checked. */
+static int typed_sot(long kind) { return kind_in(KINDS_TYPED, (uint32_t)kind); }
+static const char *item_roles(long kind) { return kind_item_roles((uint32_t)kind); }
+
+/* The references of a record in record order, each checked to be a node of the unit;
+ * `out` (may be NULL) gets the nonzero ones. Returns how many, -1 for a bad shape. */
+static Py_ssize_t record_refs(PyObject *rec, Py_ssize_t count, int32_t *out)
+{
+    if (!PyTuple_CheckExact(rec) || PyTuple_GET_SIZE(rec) != 6) return -1;
+    PyObject *k = PyTuple_GET_ITEM(rec, 0);
+    long kind = PyLong_CheckExact(k) ? PyLong_AsLong(k) : -1;
+    if (kind < 0 || kind > K_ENUM64 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(rec, 1)))
+        return -1;
+    PyObject *slots[64];
+    Py_ssize_t n = 0, found = 0;
+    if (typed_sot(kind)) slots[n++] = PyTuple_GET_ITEM(rec, 3);
+    PyObject *extra = PyTuple_GET_ITEM(rec, 4), *items = PyTuple_GET_ITEM(rec, 5);
+    if (kind == K_ARRAY) {
+        if (!PyTuple_CheckExact(extra) || PyTuple_GET_SIZE(extra) != 3) return -1;
+        slots[n++] = PyTuple_GET_ITEM(extra, 0);
+        slots[n++] = PyTuple_GET_ITEM(extra, 1);
+    }
+    if (!PyTuple_CheckExact(items)) return -1;
+    const char *roles = item_roles(kind);
+    Py_ssize_t width = (Py_ssize_t)strlen(roles), nitems = PyTuple_GET_SIZE(items);
+    if (nitems && !width) return -1;
+    for (Py_ssize_t i = 0; i <= nitems; i++) {
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *r = slots[j];
+            long v = PyLong_CheckExact(r) ? PyLong_AsLong(r) : -1;
+            if (v < 0 || v >= count) { PyErr_Clear(); return -1; }
+            if (v) {
+                if (out) out[found] = (int32_t)v;
+                found++;
+            }
+        }
+        n = 0;
+        if (i == nitems) break;
+        PyObject *item = PyTuple_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != width) return -1;
+        for (Py_ssize_t j = 0; j < width; j++) {
+            PyObject *x = PyTuple_GET_ITEM(item, j);
+            if (roles[j] == 'T') slots[n++] = x;
+            else if (roles[j] == 'N' && !PyUnicode_CheckExact(x)) return -1;
+        }
+    }
+    return found;
+}
+
+/* The interned name (RECORD_RENAME's _Interned); a borrowed reference. */
+static PyObject *interned(pool_state_t *p, PyObject *name)
+{
+    return PyDict_SetDefault(p->names, name, name);
+}
+
+/* A reference as the map gives it: map[r] (pool ids; a cycle's members as negative
+ * numbers), or without a map, r < 0 (the member of class -1 - r) as first - 1 - r. */
+static PyObject *mapped(PyObject *r, const int64_t *map, int64_t first)
+{
+    long long v = PyLong_AsLongLong(r);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    return PyLong_FromLongLong(map ? map[v] : v < 0 ? first - 1 - v : v);
+}
+
+/* A record's items with every reference r as map[r] and names interned. */
+static PyObject *remap_items(pool_state_t *p, PyObject *items, const char *roles,
+                             const int64_t *map, int64_t first)
+{
+    Py_ssize_t width = (Py_ssize_t)strlen(roles), n = PyTuple_GET_SIZE(items);
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t k = 0; out && k < n; k++) {
+        PyObject *item = PyTuple_GET_ITEM(items, k), *copy = PyTuple_New(width);
+        for (Py_ssize_t j = 0; copy && j < width; j++) {
+            PyObject *f = PyTuple_GET_ITEM(item, j), *g;
+            if (roles[j] == 'T') g = mapped(f, map, first);
+            else if (roles[j] == 'N') { g = interned(p, f); Py_XINCREF(g); }
+            else { g = f; Py_INCREF(g); }
+            if (!g) Py_CLEAR(copy);
+            else PyTuple_SET_ITEM(copy, j, g);
+        }
+        if (!copy) Py_CLEAR(out);
+        else PyTuple_SET_ITEM(out, k, copy);
+    }
+    return out;
+}
+
+/* The record with every reference r as map[r] and names interned (RECORD_REMAP then
+ * RECORD_RENAME; the shape was checked by record_refs). */
+static PyObject *remap_record(pool_state_t *p, PyObject *rec, const int64_t *map, int64_t first)
+{
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(rec, 0));
+    PyObject *out = PyTuple_New(6);
+    if (!out) return NULL;
+    PyObject *name = interned(p, PyTuple_GET_ITEM(rec, 1));
+    if (!name) goto fail;
+    Py_INCREF(name);
+    PyTuple_SET_ITEM(out, 1, name);
+    for (int i = 0; i < 6; i += (i == 0 ? 2 : 1)) {
+        PyObject *x = PyTuple_GET_ITEM(rec, i), *y = NULL;
+        if (i == 3 && typed_sot(kind)) {
+            y = mapped(x, map, first);
+        } else if (i == 4 && kind == K_ARRAY) {
+            PyObject *a = mapped(PyTuple_GET_ITEM(x, 0), map, first), *b = mapped(PyTuple_GET_ITEM(x, 1), map, first);
+            if (a && b) y = PyTuple_Pack(3, a, b, PyTuple_GET_ITEM(x, 2));
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+        } else if (i == 5) {
+            y = remap_items(p, x, item_roles(kind), map, first);
+        } else {
+            y = x;
+            Py_INCREF(y);
+        }
+        if (!y) goto fail;
+        PyTuple_SET_ITEM(out, i, y);
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static int append_record(pool_state_t *p, PyObject *rec, int64_t *id)
+{
+    *id = PyList_GET_SIZE(p->records);
+    return PyList_Append(p->records, rec);
+}
+
+/* pool.h's acyclic: _pool_acyclic. */
+static int store_acyclic(void *ctx, int32_t node, const int64_t *pool_id, int64_t *id)
+{
+    pool_state_t *p = ctx;
+    PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, node), pool_id, 0);
+    if (!rec) return -1;
+    PyObject *found = PyDict_GetItemWithError(p->acyclic, rec);
+    int rc = -1;
+    if (found) {
+        *id = PyLong_AsLongLong(found);
+        rc = *id == -1 && PyErr_Occurred() ? -1 : 0;
+    } else if (!PyErr_Occurred()) {
+        int64_t at;
+        PyObject *key = NULL;
+        if (!append_record(p, rec, &at) && (key = PyLong_FromLongLong(at))
+            && !PyDict_SetItem(p->acyclic, rec, key)) {
+            *id = at;
+            rc = 0;
+        }
+        Py_XDECREF(key);
+    }
+    Py_DECREF(rec);
+    return rc;
+}
+
+/* pool.h's label_ranks: the reference's label_ranks on the members' records. */
+static int store_label_ranks(void *ctx, const int32_t *members, int32_t n,
+                             const int64_t *pool_id, uint32_t *rank)
+{
+    pool_state_t *p = ctx;
+    PyObject *inside = PyList_New(n), *ranks = NULL;
+    int rc = -1;
+    if (!inside) return -1;
+    for (int32_t i = 0; i < n; i++) {
+        PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, members[i]), pool_id, 0);
+        if (!rec) goto done;
+        PyList_SET_ITEM(inside, i, rec);
+    }
+    ranks = PyObject_CallOneArg(p->label_ranks, inside);
+    if (!ranks) goto done;
+    if (!PyList_CheckExact(ranks) || PyList_GET_SIZE(ranks) != n) {
+        PyErr_SetString(PyExc_TypeError, "label_ranks: a rank per record");
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        long r = PyLong_AsLong(PyList_GET_ITEM(ranks, i));
+        if (r < 0 || r >= n) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "label_ranks: a bad rank");
+            goto done;
+        }
+        rank[i] = (uint32_t)r;
+    }
+    rc = 0;
+done:
+    Py_DECREF(inside);
+    Py_XDECREF(ranks);
+    return rc;
+}
+
+/* The pool ids of a cycle's classes: its canonical form `key` met before, or its records
+ * appended now (the members' references -1 - class as the new ids). A new reference. */
+static PyObject *cycle_ids(pool_state_t *p, PyObject *key, int32_t classes)
+{
+    PyObject *ids = PyDict_GetItemWithError(p->cyclic, key);
+    if (ids || PyErr_Occurred()) {
+        Py_XINCREF(ids);
+        return ids;
+    }
+    Py_ssize_t first = PyList_GET_SIZE(p->records);
+    if (!(ids = PyTuple_New(classes))) return NULL;
+    for (int32_t c = 0; c < classes; c++) {
+        PyObject *id = PyLong_FromSsize_t(first + c);
+        if (!id) goto fail;
+        PyTuple_SET_ITEM(ids, c, id);
+    }
+    for (int32_t c = 0; c < classes; c++) {
+        PyObject *rec = remap_record(p, PyTuple_GET_ITEM(key, c), NULL, first);
+        int64_t at;
+        int bad = !rec || append_record(p, rec, &at);
+        Py_XDECREF(rec);
+        if (bad) goto fail;
+    }
+    if (!PyDict_SetItem(p->cyclic, key, ids)) return ids;
+fail:
+    Py_DECREF(ids);
+    return NULL;
+}
+
+/* pool.h's cycle: _pool_cycle's canonical form hash-consed. */
+static int store_cycle(void *ctx, const int32_t *representative, int32_t classes,
+                       const int64_t *pool_id, int64_t *out)
+{
+    pool_state_t *p = ctx;
+    PyObject *key = PyTuple_New(classes), *ids = NULL;
+    int rc = -1;
+    if (!key) return -1;
+    for (int32_t c = 0; c < classes; c++) {
+        PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, representative[c]), pool_id, 0);
+        if (!rec) goto done;
+        PyTuple_SET_ITEM(key, c, rec);
+    }
+    if (!(ids = cycle_ids(p, key, classes))) goto done;
+    for (int32_t c = 0; c < classes; c++) {
+        out[c] = PyLong_AsLongLong(PyTuple_GET_ITEM(ids, c));
+        if (out[c] == -1 && PyErr_Occurred()) goto done;
+    }
+    rc = 0;
+done:
+    Py_DECREF(key);
+    Py_XDECREF(ids);
+    return rc;
+}
+
+/* The unit's references as pool.h's graph (CSR), each record's shape checked first;
+ * 0, or -1 with the exception set. */
+static int unit_graph(PyObject *unit, Py_ssize_t count, size_t *ref_start, int32_t **refs)
+{
+    ref_start[0] = ref_start[count ? 1 : 0] = 0;
+    for (Py_ssize_t node = 1; node < count; node++) {
+        Py_ssize_t n = record_refs(PyList_GET_ITEM(unit, node), count, NULL);
+        if (n < 0) {
+            PyErr_Format(PyExc_ValueError, "pool_unit: record %zd not as the encoder makes it", node);
+            return -1;
+        }
+        ref_start[node + 1] = ref_start[node] + (size_t)n;
+    }
+    size_t total = ref_start[count];
+    if (!(*refs = malloc((total ? total : 1) * sizeof **refs))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t node = 1; node < count; node++)
+        record_refs(PyList_GET_ITEM(unit, node), count, *refs + ref_start[node]);
+    return 0;
+}
+
+/* pool_unit(records, pool records, acyclic, cyclic, names, label_ranks) -> pool ids */
+PyObject *core_pool_unit(PyObject *self, PyObject *args)
+{
+    pool_state_t p;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O", &PyList_Type, &p.unit, &PyList_Type, &p.records,
+                          &PyDict_Type, &p.acyclic, &PyDict_Type, &p.cyclic, &PyDict_Type,
+                          &p.names, &p.label_ranks))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(p.unit);
+    if (count > INT32_MAX / 2)
+        return PyErr_Format(PyExc_ValueError, "pool_unit: a unit of %zd records", count);
+    size_t *ref_start = malloc(((size_t)count + 1) * sizeof *ref_start);
+    int64_t *pool_id = malloc((count ? (size_t)count : 1) * sizeof *pool_id);
+    int32_t *refs = NULL;
+    PyObject *out = NULL;
+    if (!ref_start || !pool_id) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (unit_graph(p.unit, count, ref_start, &refs)) goto done;
+    pool_graph_t graph = {(int32_t)count, ref_start, refs};
+    pool_store_t store = {&p, store_acyclic, store_label_ranks, store_cycle};
+    int rc = pool_unit(&graph, &store, pool_id);
+    if (rc == POOL_NO_MEMORY) PyErr_NoMemory();
+    if (rc) goto done;
+    out = PyList_New(count);
+    for (Py_ssize_t node = 0; out && node < count; node++) {
+        PyObject *id = PyLong_FromLongLong(pool_id[node]);
+        if (!id) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, node, id);
+    }
+done:
+    free(ref_start);
+    free(pool_id);
+    free(refs);
     return out;
 }
