@@ -317,19 +317,29 @@ static int store_acyclic(void *ctx, int32_t node, const int64_t *pool_id, int64_
     return rc;
 }
 
+/* The records of the unit's `nodes` with their references as pool_id gives them, as a
+ * list or a tuple. */
+static PyObject *remapped_records(pool_state_t *p, const int32_t *nodes, int32_t n,
+                                  const int64_t *pool_id, int as_tuple)
+{
+    PyObject *out = as_tuple ? PyTuple_New(n) : PyList_New(n);
+    for (int32_t i = 0; out && i < n; i++) {
+        PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, nodes[i]), pool_id, 0);
+        if (!rec) Py_CLEAR(out);
+        else if (as_tuple) PyTuple_SET_ITEM(out, i, rec);
+        else PyList_SET_ITEM(out, i, rec);
+    }
+    return out;
+}
+
 /* pool.h's label_ranks: the reference's label_ranks on the members' records. */
 static int store_label_ranks(void *ctx, const int32_t *members, int32_t n,
                              const int64_t *pool_id, uint32_t *rank)
 {
     pool_state_t *p = ctx;
-    PyObject *inside = PyList_New(n), *ranks = NULL;
+    PyObject *inside = remapped_records(p, members, n, pool_id, 0), *ranks = NULL;
     int rc = -1;
     if (!inside) return -1;
-    for (int32_t i = 0; i < n; i++) {
-        PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, members[i]), pool_id, 0);
-        if (!rec) goto done;
-        PyList_SET_ITEM(inside, i, rec);
-    }
     ranks = PyObject_CallOneArg(p->label_ranks, inside);
     if (!ranks) goto done;
     if (!PyList_CheckExact(ranks) || PyList_GET_SIZE(ranks) != n) {
@@ -385,14 +395,9 @@ static int store_cycle(void *ctx, const int32_t *representative, int32_t classes
                        const int64_t *pool_id, int64_t *out)
 {
     pool_state_t *p = ctx;
-    PyObject *key = PyTuple_New(classes), *ids = NULL;
+    PyObject *key = remapped_records(p, representative, classes, pool_id, 1), *ids = NULL;
     int rc = -1;
     if (!key) return -1;
-    for (int32_t c = 0; c < classes; c++) {
-        PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, representative[c]), pool_id, 0);
-        if (!rec) goto done;
-        PyTuple_SET_ITEM(key, c, rec);
-    }
     if (!(ids = cycle_ids(p, key, classes))) goto done;
     for (int32_t c = 0; c < classes; c++) {
         out[c] = PyLong_AsLongLong(PyTuple_GET_ITEM(ids, c));
