@@ -22,6 +22,7 @@ typedef __int128 i128;
 
 /* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
 #include "kinds.h"
+#include "grow.h"
 #include "plain.h"
 #include "idmap.h"
 #include "intern.h"

@@ -1,18 +1,9 @@
-/* What the DWARF core's C files share without Python: growable arrays over the runtime's
- * GROW (native/csrc/grow.h) and the file's integers in its byte order. */
+/* What the DWARF core's C files share without Python: the file's integers in its byte
+ * order. */
 #ifndef CANONBTF_DWARF_PLAIN_H
 #define CANONBTF_DWARF_PLAIN_H
 
-#include <stddef.h>
 #include <stdint.h>
-
-#include "grow.h"
-
-/* Growable arrays of one element type. */
-#define VEC(T) struct { T *a; size_t n, cap; }
-#define VEC_RESERVE(v, need) (((need) <= (v).cap) ? 0 : GROW((v).a, (v).cap, (need)))
-#define VEC_PUSH(v, x) \
-    (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
 
 /* The unsigned `size`-byte integer at p (size <= 8), in the file's byte order. */
 static inline uint64_t get_uint(const uint8_t *p, int size, int little)

@@ -11,7 +11,8 @@
  * encoder makes them before anything is pooled; here they are a graph.
  */
 #include "pool.h"
-#include "plain.h"
+
+#include "grow.h"
 #include "refine.h"
 
 #include <stdlib.h>

@@ -2,6 +2,7 @@
  * the reference): in a module (ET_REL) string and cross-unit offsets are relocations,
  * 729,000 of them in xfs.ko's .debug_info. */
 #include "reloc.h"
+
 #include "plain.h"
 
 static void store(uint8_t *p, int size, int little, uint64_t v)

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "plain.h"
+
 #define STT_OBJECT 1
 #define STT_FUNC 2
 #define SHN_LORESERVE 0xFF00

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plain.h"
+#include "grow.h"
 
 /* What a symbol is to the encoder (flags; one symbol may be a BTF id and either other):
  * an STT_FUNC; a sized STT_OBJECT in a section `alloc` flags; a symbol in the section of
