@@ -40,7 +40,7 @@ class BuildPyWithDocs(build_py):
 SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c",
            "merge.c", "pool.c", "locations.c"]
 # Its binding files (native/csrc/): the Python face of the plain C above.
-CORE_BINDINGS = ["merge_bindings.c"]
+CORE_BINDINGS = ["merge_bindings.c", "pool_bindings.c"]
 # The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
 # the intern, the sort and partition refinement.
 RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c", "sort.c", "refine.c"]

@@ -23,6 +23,7 @@ typedef __int128 i128;
 /* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
 #include "kinds.h"
 #include "grow.h"
+#include "plain.h"
 #include "idmap.h"
 #include "intern.h"
 
@@ -202,22 +203,7 @@ void keys_free(encoder_t *e);
 
 /* merge.c: merge_typed_sot, merge_item_roles */
 #include "merge.h"
-/* pool.c */
-PyObject *core_pool_unit(PyObject *self, PyObject *args);
 
 int fail(encoder_t *e, const char *fmt, ...);
-
-/* The unsigned `size`-byte integer at p (size <= 8), in the file's byte order. */
-static inline uint64_t get_uint(const uint8_t *p, int size, int little)
-{
-    uint64_t v = 0;
-    if (little)
-        for (int i = size - 1; i >= 0; i--) v = (v << 8) | p[i];
-    else
-        for (int i = 0; i < size; i++) v = (v << 8) | p[i];
-    return v;
-}
-PyObject *core_relocate(PyObject *self, PyObject *args);
-PyObject *core_scan_symbols(PyObject *self, PyObject *args);
 
 #endif
