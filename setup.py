@@ -37,10 +37,10 @@ class BuildPyWithDocs(build_py):
         subprocess.run([sys.executable, "-m", "canonbtf.clidocs", os.path.join(HERE, SHARE)],
                        cwd=HERE, env=env, check=True, stdout=subprocess.DEVNULL)
 
-SOURCES = ["encoder.c", "read.c", "convert.c", "keys.c", "locations.c"]
-# Its binding files (native/csrc/): the Python face of the plain C above (unsplit_bindings.c:
-# pool.c, reloc.c, symtab.c and merge.c until their splits, see there).
-CORE_BINDINGS = ["encoder_bindings.c", "unsplit_bindings.c"]
+SOURCES = ["encoder.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c", "merge.c",
+           "pool.c", "locations.c"]
+# Its binding files (native/csrc/): the Python face of the plain C above.
+CORE_BINDINGS = ["encoder_bindings.c", "merge_bindings.c", "pool_bindings.c"]
 # The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
 # the intern, the sort and partition refinement.
 RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c", "sort.c", "refine.c"]
@@ -88,7 +88,8 @@ BTF_CSRC = {
                     *RUNTIME_C],
     "btf/csrc": ["types.c"],
     "check/csrc": ["check.c"],
-    "canon/csrc": ["labelsort.c", "order.c", "renumber.c", "abstract.c", "basekeys.c"],
+    "canon/csrc": ["labelsort.c", "order.c", "renumber.c", "abstract.c", "basekeys.c",
+                   "refined.c"],
     "emit/csrc": ["rawdump.c"],
     "emit/c/csrc": ["cdump.c"],
     "diff/csrc": ["diffkeys.c", "difffacts.c", "diffreport.c", "diffwrite.c", "diffjoint.c",

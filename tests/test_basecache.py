@@ -9,6 +9,7 @@ import hashlib
 import marshal
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -134,6 +135,20 @@ def merged_over(path, base):
 
 
 @pytest.mark.parametrize("which", ["golden", "virtio_net"])
+def test_compiled_refinement_over_a_base_is_the_references(which, compiled):
+    """A module's dedup refined in C (canon/csrc/refined.c, over the base's view and the
+    module's) gives the ranks, stand-ins and classes of the reference's Partition."""
+    from canonbtf.canon import accel
+    from canonbtf.canon.dedup import _reference_inputs
+
+    from .test_compiled_order import _refined_alike
+
+    base, btf = split_case(which)
+    fast = accel.keyed_types(btf)
+    _refined_alike(btf, fast, _reference_inputs(btf, None, BaseIndex.of(base)))
+
+
+@pytest.mark.parametrize("which", ["golden", "virtio_net"])
 def test_dedup_with_a_base_index_is_the_dedup_without(which):
     """The classes found from a base's index continue its abstract keys: the merged and
     ordered types are those of a dedup that computes everything."""
@@ -209,21 +224,33 @@ def test_old_indexes_are_pruned(tmp_path, monkeypatch):
     assert f"base-{0:064x}.idx" not in left
 
 
-@pytest.mark.parametrize("path", ["pure", "compiled"])
-@pytest.mark.parametrize("where", ["relative", "missing home"])
-def test_no_cache_without_a_usable_directory(tmp_path, monkeypatch, where, path):
-    """A relative $XDG_CACHE_HOME is not a place to write to, nor a HOME that does not
-    exist (Debian's sbuild): no index is kept, nothing is created, the bytes are the same."""
+def _path(monkeypatch, path: str) -> None:
     if path == "compiled":
         monkeypatch.delenv(native.PURE_ENV)
         if native.compiled("canonbtf._btf", "order") is None:
             pytest.skip("the compiled part is not built")
+
+
+def _without_home(tmp_path, monkeypatch) -> Path:
+    """HOME a directory that does not exist, as Debian's sbuild sets it; TMPDIR a
+    directory of this test's (returned)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
+    temp = tmp_path / "tmp"
+    temp.mkdir(mode=0o1777)
+    temp.chmod(0o1777)  # a sticky directory everybody writes to, as /tmp
+    monkeypatch.setenv("TMPDIR", str(temp))
+    return temp
+
+
+@pytest.mark.parametrize("path", ["pure", "compiled"])
+def test_no_cache_in_a_relative_directory(tmp_path, monkeypatch, path):
+    """A relative $XDG_CACHE_HOME is not a place to write to: no index is kept, nothing
+    is created, the bytes are the same."""
+    _path(monkeypatch, path)
     monkeypatch.chdir(tmp_path)
-    if where == "relative":
-        monkeypatch.setenv("XDG_CACHE_HOME", "relative")
-    else:
-        monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
-        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
     monkeypatch.delenv(basecache.CACHE_ENV, raising=False)
     base = golden_base()
     assert basecache.cache_path(base) is None
@@ -232,6 +259,55 @@ def test_no_cache_without_a_usable_directory(tmp_path, monkeypatch, where, path)
     monkeypatch.delenv(basecache.CACHE_ENV)
     assert encode_split(base) == expected
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", ["pure", "compiled"])
+def test_without_a_home_the_cache_is_a_private_temporary(tmp_path, monkeypatch, path):
+    """No home directory (sbuild): the cache is $TMPDIR/canonbtf-UID, made mode 0700,
+    its files 0600, the bytes those of no cache."""
+    _path(monkeypatch, path)
+    temp = _without_home(tmp_path, monkeypatch)
+    base = golden_base()
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    expected = encode_split(base)
+    monkeypatch.delenv(basecache.CACHE_ENV)
+    assert encode_split(base) == expected  # cold
+    assert encode_split(base) == expected  # warm
+    private = temp / f"canonbtf-{os.geteuid()}"
+    assert [p.name for p in temp.iterdir()] == [private.name]
+    assert private.stat().st_mode & 0o777 == 0o700
+    [kept] = private.iterdir()
+    assert kept.name.startswith("base-" if path == "pure" else "keys-")
+    assert kept.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("unsafe", ["others write to it", "a link", "not sticky",
+                                    "another owner"])
+def test_a_temporary_cache_others_could_change_is_not_used(tmp_path, monkeypatch, unsafe):
+    """A temporary cache another user could plant a file in (or swap) is neither read
+    nor written: the bytes are those of no cache and the directory is left as found."""
+    _path(monkeypatch, "compiled")
+    temp = _without_home(tmp_path, monkeypatch)
+    private = temp / f"canonbtf-{os.geteuid()}"
+    if unsafe == "a link":
+        (tmp_path / "elsewhere").mkdir(mode=0o700)
+        private.symlink_to(tmp_path / "elsewhere")
+    else:
+        private.mkdir(mode=0o700)
+    if unsafe == "others write to it":
+        private.chmod(0o777)
+    elif unsafe == "not sticky":
+        temp.chmod(0o777)
+    elif unsafe == "another owner":
+        if os.geteuid() != 0:
+            pytest.skip("giving the directory to another user needs root")
+        os.chown(private, 65534, 65534)
+    base = golden_base()
+    monkeypatch.setenv(basecache.CACHE_ENV, "0")
+    expected = encode_split(base)
+    monkeypatch.delenv(basecache.CACHE_ENV)
+    assert encode_split(base) == expected
+    assert list(private.iterdir()) == [] and list((tmp_path / "elsewhere").glob("*")) == []
 
 
 @pytest.mark.parametrize("path", ["pure", "compiled"])

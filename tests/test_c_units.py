@@ -3,17 +3,22 @@ validator's verdicts against check/validator.py, and the libFuzzer targets for a
 budget.
 
 tests/c/Makefile builds the runtime (native/csrc/grow.c, hash.c, intern.c), the BTF view
-(btf/csrc/types.c), the validator (check/csrc/check.c), canon/csrc/ and the C header's
-emitter (emit/c/csrc/cdump.c) into plain C programs with gcc -fsanitize=address,undefined
-(a report stops the program); fuzz_encoder takes the DWARF encoder's plain C
-(dwarf/csrc/read.c, convert.c, keys.c) without an interpreter. Judges: the kernel, which
+(btf/csrc/types.c), the validator (check/csrc/check.c), canon/csrc/, the C header's
+emitter (emit/c/csrc/cdump.c), the keyed merge (dwarf/csrc/merge.c) and the DWARF core's
+other plain parts (dwarf/csrc/reloc.c, symtab.c, pool.c; fuzz_encoder: the encoder's
+read.c, convert.c, keys.c) into plain C programs with gcc -fsanitize=address,undefined (a
+report stops the program). Judges: the kernel, which
 loaded the corpus and /sys/kernel/btf/vmlinux (test_check: no finding);
-check/validator.py, the reference, whose verdict on every real, handmade and damaged blob
-check_verdicts must give (the same findings, type by type, or the same refusal);
-docs/ORDER.md taken literally (test_canon's known orders, and the same bytes for every
-permutation of the input's ids); and emit/c/spell.py, whose definitions (text, mentions,
-enumerators) test_cdump must give on its handmade BTF, the golden objects and a corpus
-vmlinux.
+check/validator.py, the reference, whose
+verdict on every real, handmade and damaged blob check_verdicts must give (the same
+findings, type by type, or the same refusal); docs/ORDER.md taken literally (test_canon's
+known orders, and the same bytes for every permutation of the input's ids); and
+emit/c/spell.py, whose definitions (text, mentions, enumerators) test_cdump must give on
+its handmade BTF, the golden objects and a corpus vmlinux; keys.py's rules for the keyed
+merge (test_merge's unsafe keys and folded declarations) and the BTF format (its words);
+for test_dwarf, the ELF layouts of relocations and symbols worked by hand, and the
+components and cycle classes of its graphs as fragment._strongly_connected and
+canon/refine.py's Partition give them.
 """
 
 from __future__ import annotations
@@ -52,8 +57,8 @@ from .conftest import (
 
 C_TESTS = REPO / "tests" / "c"
 FUZZ_TARGETS = ["fuzz_view", "fuzz_check", "fuzz_canon", "fuzz_diff", "fuzz_cdump",
-                "fuzz_encoder"]
-FUZZ_SECONDS = 5          # per target: about 30 s for the six
+                "fuzz_dwarf", "fuzz_encoder"]
+FUZZ_SECONDS = 5          # per target: about 35 s for the seven
 # Small golden objects whose encoded BTF seeds the fuzz targets and the verdicts.
 GOLDEN_SEEDS = ["all.gcc-dwarf5", "arrays.clang-dwarf5", "bitfields.gcc-dwarf4",
                 "enums.clang-dwarf5", "funcptr.gcc-dwarf5", "kfuncs.gcc-dwarf5"]
@@ -96,7 +101,7 @@ def run(program: Path, *args: str, timeout: int = 300) -> str:
 
 
 @pytest.mark.parametrize("unit", ["test_runtime", "test_view", "test_check", "test_canon",
-                                  "test_cdump"])
+                                  "test_cdump", "test_merge", "test_dwarf"])
 def test_unit(built, unit):
     """Each program's own cases (handmade blobs, known answers); it prints one line per
     case and the count of checks."""

@@ -402,14 +402,38 @@ def _keyed_alike(btf: Btf) -> None:
     reference_edges = reference.edges_of(ids)
     assert {n: tuple(e) for n, e in fast.edges_of(ids).items()} == {
         n: tuple(reference_edges[n]) for n in ids}
+    _refined_alike(btf, fast, reference)
     if btf.base is not None:
         _kept_alike(btf, fast, ids)
+
+
+def _refined_alike(btf: Btf, fast, reference) -> None:
+    """dedup._refined on the compiled part's arrays (canon/csrc/refined.c) gives the
+    ranks, stand-ins and classes the reference's Partition gives, on either's inputs."""
+    from canonbtf.canon.dedup import _refined
+    from canonbtf.canon.twins import declared_twins
+
+    made = _refined(btf, fast)
+    assert fast.refined is not None and isinstance(made.rank, array)
+    for inputs in (fast._replace(refined=None), reference._replace(refined=None)):
+        expected = _refined(btf, inputs)
+        assert isinstance(expected.rank, list)
+        assert list(made.rank) == expected.rank
+        assert list(made.stands_for) == expected.stands_for
+        assert list(made.classes) == expected.classes
+        assert set(made.candidates) <= set(expected.candidates)
+        assert declared_twins(*_twins_arguments(made)) == declared_twins(
+            *_twins_arguments(expected))
+
+
+def _twins_arguments(r) -> tuple:
+    return (r.candidates, r.keys, r.rank, r.edges, r.tokens, r.declares, r.stands_for)
 
 
 def _kept_alike(btf: Btf, fast, ids: list[int]) -> None:
     """Over a base, the keys from the base's kept keys (cachefiles.kept_keys_path: made
     cold, read warm) are the numbers of the base and module keyed as one section
-    (CANONBTF_CACHE=0)."""
+    (CANONBTF_CACHE=0), and each way refines as the reference does."""
     import os
     import tempfile
 
@@ -436,6 +460,7 @@ def _kept_alike(btf: Btf, fast, ids: list[int]) -> None:
         assert bytes(way.declares) == bytes(fast.declares)
         assert bytes(way.kinds) == bytes(fast.kinds)
         assert way.edges_of(ids) == fast.edges_of(ids)
+        _refined_alike(btf, way, fast)  # over the base's view, or base and module as one
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -443,6 +468,30 @@ def test_dedup_keys_match_the_reference_on_random_graphs(seed):
     rng = random.Random(3000 + seed)
     for _ in range(10):
         _keyed_alike(random_btf(rng, rng.randrange(1, 60)))
+
+
+@pytest.mark.parametrize("ambiguous", [False, True])
+def test_dedup_refinement_matches_the_reference_on_declared_twins(ambiguous):
+    """test_dedup's declared copies (twins.py merges one of them): the compiled
+    refinement's candidates give the reference's twins."""
+    from canonbtf.canon.dedup import _refined
+    from canonbtf.canon.twins import declared_twins
+
+    from .test_dedup import two_definitions
+
+    btf = two_definitions(ambiguous)
+    _keyed_alike(btf)
+    made = _refined(btf, accel.keyed_types(btf))
+    assert bool(declared_twins(*_twins_arguments(made))) != ambiguous
+
+
+@pytest.mark.parametrize("second_layout", [False, True])
+def test_dedup_refinement_resettles_a_declaration_outside_the_shared_ids(second_layout):
+    """test_encode's units that declare each other: FWD A shares its key with no one, yet
+    what reads it must split when A's two definitions do (refine.c's referrers_of_all)."""
+    from .test_encode import mutual_declarations
+
+    _keyed_alike(mutual_declarations(second_layout))
 
 
 @pytest.mark.parametrize("name", VMLINUX_BLOBS)

@@ -312,6 +312,24 @@ def test_in_place_failure_leaves_the_elf_as_it_was(tmp_path):
     assert elf.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["nodwarf.o"]
 
 
+def test_out_of_memory_is_one_line_and_leaves_the_elf(tmp_path, monkeypatch, capsys):
+    """A MemoryError anywhere in the job (the compiled core's allocations raise it) ends
+    as `canonbtf` ends it: one line naming the file, exit 2, the ELF unchanged."""
+    from canonbtf.dwarf import encode
+    from canonbtf.pahole import front as pahole_front
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    elf = tmp_path / "x.o"
+    shutil.copy(MODULE_OBJ, elf)
+    monkeypatch.setattr(encode, "encode_dwarf", no_memory)
+    assert pahole_front.main(["-J", str(elf)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"canonbtf-pahole: {elf}: out of memory\n"
+    assert elf.read_bytes() == MODULE_OBJ.read_bytes() and os.listdir(tmp_path) == ["x.o"]
+
+
 def test_unknown_btf_feature_is_ignored_like_pahole_but_said(tmp_path):
     """Quiet on success as pahole; with -V the note says what was ignored."""
     shutil.copy(MODULE_OBJ, tmp_path / "x.o")

@@ -19,12 +19,13 @@ Each command runs on a fresh copy of its target with `.BTF` and `.BTF.base` remo
 before the build's step), in a directory whose `vmlinux` is the base, so `-J` never
 touches the build. canonbtf-pahole runs twice per step: with a cache directory of its own
 (warmed by one untimed module first, as every module after a build's first finds it) and
-as Debian's sbuild runs it, with HOME a directory that does not exist, XDG_CACHE_HOME
-unset and a TMPDIR new for each run. Beside them runs the floor of a module's run: the
-interpreter of canonbtf-pahole importing what that untimed module's run imported (read
-from `-X importtime`) and doing nothing else. Each run prints every step's wall time,
-then the sums, the smallest module and the ratios to pahole 1.24 and 1.31 of the same
-run.
+as Debian's sbuild runs it ("sbuild"), with HOME a directory that does not exist,
+XDG_CACHE_HOME unset and a TMPDIR new for each run (the first module of a run makes the
+cache there: canon/cachefiles.py's private temporary directory). Beside them runs the
+floor of a module's run: the interpreter of canonbtf-pahole importing what that untimed
+module's run imported (read from `-X importtime`) and doing nothing else. Each run
+prints every step's wall time, then the sums, the smallest module and the ratios to
+pahole 1.24 and 1.31 of the same run.
 Exit status 0, or 2 when a tool fails or a log has no pahole step.
 """
 
@@ -203,7 +204,7 @@ def tool_env(work: Path, label: str) -> dict[str, str]:
     env = {**os.environ, "LLVM_OBJCOPY": "objcopy"}
     if label == "canonbtf":
         env["XDG_CACHE_HOME"] = str(work / "cache")
-    elif label == "canonbtf no-cache":
+    elif label == "canonbtf sbuild":
         env.pop("XDG_CACHE_HOME", None)
         env["HOME"] = str(work / "no-such-home")
     return env
@@ -211,7 +212,7 @@ def tool_env(work: Path, label: str) -> dict[str, str]:
 
 def make_tools(args: argparse.Namespace, scripts: Path, work: Path) -> list[Tool]:
     tools, flags = [], {}
-    for label, program in (("canonbtf", args.canonbtf), ("canonbtf no-cache", args.canonbtf),
+    for label, program in (("canonbtf", args.canonbtf), ("canonbtf sbuild", args.canonbtf),
                            ("pahole 1.24", args.pahole124), ("pahole 1.31", args.pahole131)):
         path = shutil.which(program)
         if path is None:
@@ -246,13 +247,13 @@ def report_run(number: int, steps: list[Step], tools: list[Tool],
         cpu = {t.label: sum(times[t.label, i][1] for i in chosen) for t in timed}
         print(f"  {title} sum: wall " + ", ".join(f"{k} {v:.2f} s" for k, v in wall.items())
               + "; CPU " + ", ".join(f"{k} {v:.2f} s" for k, v in cpu.items()))
-        for ours in ("canonbtf", "canonbtf no-cache", "start+imports"):
+        for ours in ("canonbtf", "canonbtf sbuild", "start+imports"):
             if ours in wall:
                 summary.append(f"{title} {ours}: {ratio(wall[ours], wall['pahole 1.31'])} "
                                f"1.31, {ratio(wall[ours], wall['pahole 1.24'])} 1.24")
     if modules:
         small = min(modules, key=lambda i: sizes[i])
-        for ours in ("canonbtf", "canonbtf no-cache", "start+imports"):
+        for ours in ("canonbtf", "canonbtf sbuild", "start+imports"):
             summary.append(f"smallest ({steps[small].name}) {ours}: "
                            f"{ratio(times[ours, small][0], times['pahole 1.31', small][0])} "
                            f"1.31, {ratio(times[ours, small][0], times['pahole 1.24', small][0])}"
@@ -309,7 +310,7 @@ def main() -> None:
                       f"{steps[modules[0]].name} imported, and nothing else")
         for number in range(1, args.runs + 1):
             for t in tools:
-                if t.label == "canonbtf no-cache":
+                if t.label == "canonbtf sbuild":
                     t.env["TMPDIR"] = tempfile.mkdtemp(dir=work, prefix="tmpdir-")
             times = {}
             for i, step in enumerate(steps):

@@ -84,6 +84,9 @@ def _order_hazard(btf: Btf) -> str | None:
 def _kept_ids(btf: Btf, into: dict[int, int]) -> array:
     """`btf`'s own ids that merge into nothing, ascending: runs between the merged ones
     (a test per id was 0.19 s of `sort --dedup` at 1.5 M types, bench_all's 16 x)."""
+    done = accel.kept_ids(btf, into)
+    if done is not None:
+        return done
     kept = array("I")
     first, last = btf.first_id, btf.last_id  # properties that walk the base chain
     start = first

@@ -40,20 +40,15 @@ def _applies(btf: object) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=1)
-def _identity(count: int) -> array:
-    """0..count-1 as u32s, made once for the three redirects of a dedup (each from a
-    range was 5-8 ms over a module's base); callers copy it."""
-    return array("I", range(count))
-
-
-def _redirect(btf: Btf, into: Mapping[int, int] | None) -> array | None:
-    if not into:
+def _redirect(btf: Btf, into: Mapping[int, int] | None) -> bytes | None:
+    """`into` over every id of `btf` (the others to themselves) as u32s, made by the
+    compiled part (0..95 k made in Python was 5 % of a module's run); None for no
+    redirect or no compiled part. ValueError or OverflowError where an id is out of
+    range."""
+    module = _module()
+    if not into or module is None:
         return None
-    redirect = _identity(btf.last_id + 1)[:]
-    for old, target in into.items():
-        redirect[old] = target
-    return redirect
+    return module.redirect(btf.last_id + 1, array("I", into), array("I", into.values()))
 
 
 def packed(btf: Btf) -> Btf:
@@ -102,8 +97,12 @@ def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
           into: Mapping[int, int] | None = None) -> tuple[list[int], bool] | None:
     """order.ordered: `nodes` (own ids, all by default) in canonical order with edges
     redirected through `into`, and whether no tie was broken."""
+    try:
+        redirect = _redirect(btf, into)
+    except (OverflowError, ValueError):
+        return None
     done = _call(btf, "order", by_name, None if nodes is None else array("I", nodes),
-                 _redirect(btf, into))
+                 redirect)
     if done is None:
         return None
     raw, alone = done
@@ -113,7 +112,11 @@ def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
 def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | None = None,
                strings: bool = True) -> Btf | None:
     """renumber.renumber, the result packed."""
-    done = _call(btf, "renumber", array("I", new_order), _redirect(btf, into), strings)
+    try:
+        redirect = _redirect(btf, into)
+    except (OverflowError, ValueError):
+        return None
+    done = _call(btf, "renumber", array("I", new_order), redirect, strings)
     if done is None:
         return None
     new_words, new_strings = done
@@ -166,7 +169,8 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
     def edges_of(nodes: list[int]) -> dict[int, tuple]:
         return dict(zip(nodes, module.edges(words, 1, sections, array("I", nodes))))
 
-    return _keyed(done, edges_of)
+    return _keyed(done, edges_of, functools.partial(_refined, module, None, None, words, 1,
+                                                    sections))
 
 
 def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
@@ -198,18 +202,76 @@ def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
                                                  array("I", below))))
         return found
 
-    return _keyed(done, edges_of)
+    return _keyed(done, edges_of, functools.partial(_refined, module, base_view,
+                                                    base_sections, view, first, sections))
 
 
-def _keyed(done: tuple, edges_of: Callable[[list[int]], dict[int, tuple]]) -> KeyedTypes:
+def _keyed(done: tuple, edges_of: Callable[[list[int]], dict[int, tuple]],
+           refined: Callable) -> KeyedTypes:
     """KeyedTypes of the compiled part's (keys, token keys, declares, kinds)."""
     raw_keys, raw_tokens, declares, kinds = done
-    keys, tokens = array("I"), array("I")
-    keys.frombytes(raw_keys)
-    tokens.frombytes(raw_tokens)
+    keys, tokens = _u32(raw_keys), _u32(raw_tokens)
     # The arrays as they are (0: no token): a list of each, and None for 0, were 5-7 ms
     # over a module's base, each run.
-    return KeyedTypes(keys, tokens, declares, kinds, edges_of)
+    return KeyedTypes(keys, tokens, declares, kinds, edges_of,
+                      lambda shared: refined(keys, tokens, declares, shared))
+
+
+def _u32(raw: bytes) -> array:
+    values = array("I")
+    values.frombytes(raw)
+    return values
+
+
+def _refined(module: ModuleType, base_view: object, base_sections: list | None,
+             view: object, first: int, sections: list, keys: array, tokens: array,
+             declares: bytes, shared: list[int]) -> tuple[array, ...] | None:
+    """dedup._refined's (rank, stands_for, classes, the twins' candidates) by the
+    compiled part (canon/csrc/refined.c), which reads the edges in place: in Python, the
+    partition of a module's types sharing a key with the base's was a fifth of dummy.ko's
+    run. None where it declines."""
+    try:
+        made = module.dedup_refined(base_view, base_sections, view, first, sections, keys,
+                                    tokens, declares, array("I", shared))
+    except ValueError as e:
+        native.fell_back("dedup refinement", str(e))
+        return None
+    rank, stands_for, classes, candidates = (_u32(raw) for raw in made)
+    return rank, stands_for, classes, candidates
+
+
+def kept_ids(btf: Btf, into: Mapping[int, int]) -> array | None:
+    """canon._kept_ids (`btf`'s own ids `into` does not move, ascending) by the compiled
+    part; None where it does not apply."""
+    module = _module()
+    if module is None:
+        return None
+    try:
+        return _u32(module.kept_ids(btf.first_id, btf.last_id, array("I", into)))
+    except (OverflowError, ValueError):
+        return None
+
+
+def merge_groups(classes: Sequence[int], moved: Sequence[bool], declares: bytes,
+                 kinds: bytes) -> dict[int, int] | None:
+    """dedup._merge_groups by the compiled part (canon/csrc/refined.c), on keyed_types'
+    flags and kinds: a list per class and a `min` per group were a tenth of ext4.ko's
+    run. None where it does not apply."""
+    module = _module()
+    if module is None:
+        return None
+    table = classes if isinstance(classes, array) and classes.typecode == "I" else None
+    try:
+        if table is None:
+            table = array("I", classes)
+        made = module.dedup_into(table, bytes(moved) if any(moved) else None, declares,
+                                 kinds)
+    except (OverflowError, TypeError, ValueError):
+        return None
+    if made is None:
+        return None
+    nodes, reps = (_u32(raw) for raw in made)
+    return dict(zip(nodes, reps))
 
 
 def sharing(values: Sequence[int], last: int) -> list[int] | None:

@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 
 
 def cache_dir() -> Path | None:
-    """$XDG_CACHE_HOME/canonbtf, else ~/.cache/canonbtf; None without an absolute one, or
-    when the home directory does not exist (Debian's sbuild sets HOME to such a path: a
-    cache is not made there, nor anywhere shared such as /tmp, where another user could
-    plant one)."""
+    """$XDG_CACHE_HOME/canonbtf, else ~/.cache/canonbtf, else (no home directory, as
+    under Debian's sbuild) a directory of this user's own under $TMPDIR or /tmp (see
+    `_private_temp`); None without an absolute or safe one."""
     from pathlib import Path  # not at import: the compiled part's module runs need no pathlib
 
     root = _cache_root()
@@ -33,12 +32,43 @@ def cache_dir() -> Path | None:
 def _cache_root() -> str | None:
     """cache_dir as a string."""
     root = os.environ.get("XDG_CACHE_HOME")
-    if not root:
-        home = os.path.expanduser("~")
-        if not os.path.isdir(home):
-            return None
-        root = os.path.join(home, ".cache")
-    return os.path.join(root, "canonbtf") if os.path.isabs(root) else None
+    if root:
+        return os.path.join(root, "canonbtf") if os.path.isabs(root) else None
+    home = os.path.expanduser("~")
+    if os.path.isdir(home):
+        return os.path.join(home, ".cache", "canonbtf")
+    return _private_temp()
+
+
+def _private_temp() -> str | None:
+    """$TMPDIR/canonbtf-UID (/tmp without an absolute TMPDIR), made mode 0700: a build
+    without a home directory (sbuild) keeps its base's keys there for its next modules.
+    Used only while it is a directory, not a link, that this user owns and nobody else
+    may write to, in a directory where nobody else may replace it (sticky, as /tmp, or
+    writable by its owner alone): so no other user can plant a file in it (a planted
+    file with a right checksum and wrong keys would change the bytes)."""
+    import stat
+
+    parent = os.environ.get("TMPDIR", "")
+    if not os.path.isabs(parent):
+        parent = "/tmp"
+    uid = os.geteuid()
+    path = os.path.join(parent, f"canonbtf-{uid}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        here, above = os.lstat(path), os.stat(parent)
+    except OSError:
+        return None
+    others_replace = above.st_mode & 0o022 and not above.st_mode & stat.S_ISVTX
+    if (not stat.S_ISDIR(here.st_mode) or here.st_uid != uid or here.st_mode & 0o077
+            or others_replace or above.st_uid not in (uid, 0)):
+        return None
+    return path
 
 
 def keep(path: str, data: bytes, prefix: str, suffix: str) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections import namedtuple
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ..btf import format as f
 from ..btf import model
@@ -193,9 +193,11 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
     return refined.classes, refined.stands_for
 
 
-class _Refinement(namedtuple("_Refinement", "classes stands_for shared keys rank edges "
+class _Refinement(namedtuple("_Refinement", "classes stands_for candidates keys rank edges "
                                             "tokens declares")):
-    """The refined partition and what it was computed from (for `declared_twins`). A
+    """The refined partition and what it was computed from (for `declared_twins`, which
+    groups the `candidates`: the ids sharing a key; from the compiled part only those
+    whose key's ids ended in two or more classes, the only groups it reads). A
     namedtuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
@@ -246,6 +248,11 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
     # id). On the 6.1 kernel's keyed merge 18 of 95,690 types share a key; in a
     # module's dedup, nearly all of the base's types are alone.
     shared = _sharing(keys, last)
+    made = inputs.refined(shared) if inputs.refined is not None else None
+    if made is not None:
+        rank, stands_for, classes, candidates = made
+        return _Refinement(classes, stands_for, candidates, keys, rank,
+                           _EdgesRead(inputs.edges_of), tokens, declares)
     rank = list(range(last + 1))
     partition = Partition(shared, [keys[node] for node in shared], rank, last + 1)
     # Only the types sharing a key read their edges (signatures, twins).
@@ -293,6 +300,19 @@ def _refined(btf: Btf, inputs: KeyedTypes) -> _Refinement:
             if stands_for[decl]:
                 classes[decl] = rank[stands_for[decl]]
     return _Refinement(classes, stands_for, shared, keys, rank, edges, tokens, declares)
+
+
+class _EdgesRead(dict):
+    """Edges by id, read when first asked for: after the compiled refinement only
+    `declared_twins` reads a few."""
+
+    def __init__(self, edges_of: Callable[[list[int]], dict[int, tuple]]):
+        super().__init__()
+        self.edges_of = edges_of
+
+    def __missing__(self, node: int) -> tuple:
+        edges = self[node] = self.edges_of([node])[node]
+        return edges
 
 
 def _named_groups(tokens: Sequence, declares: Sequence, last: int) -> tuple[dict, dict]:
@@ -347,7 +367,7 @@ def _dedup_classes(btf: Btf, inputs: KeyedTypes) -> tuple[list[int], list[bool],
     """Classes of the dedup: equivalence, then declarations resolved in context
     (twins.py); which types joined a more defined class that way; which declare only."""
     r = _refined(btf, inputs)
-    into = declared_twins(r.shared, r.keys, r.rank, r.edges, r.tokens, r.declares,
+    into = declared_twins(r.candidates, r.keys, r.rank, r.edges, r.tokens, r.declares,
                           r.stands_for)
     moved = [False] * len(r.classes)
     if into and btf.first_id > 1:  # the base never changes
@@ -369,6 +389,27 @@ def _dedup_classes(btf: Btf, inputs: KeyedTypes) -> tuple[list[int], list[bool],
     return classes, moved, r.declares
 
 
+def _merge_groups(classes: Sequence[int], moved: Sequence[bool], declares: Sequence,
+                  kinds: Sequence[int], last: int) -> dict[int, int]:
+    """Of the ids sharing a class, each but its group's representative -> it.
+
+    A class becomes its lowest-id definition (a base type, if it has one), or its
+    lowest-id declaration when it has no definition; of a class that less defined twins
+    joined (twins.py), one of its own types. Variables merge only with their DATASEC."""
+    members: dict[int, list[int]] = {}
+    for node in _sharing(classes, last):
+        members.setdefault(classes[node], []).append(node)
+    into: dict[int, int] = {}
+    for group in members.values():
+        if kinds[group[0]] == f.VAR:
+            continue
+        rep = min(group, key=lambda n: (moved[n], bool(declares[n]), n))
+        for node in group:
+            if node != rep:
+                into[node] = rep
+    return into
+
+
 def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = None,
               inputs: KeyedTypes | None = None) -> dict[int, int]:
     """Every type id (own or base) that merges into another -> the id it merges into,
@@ -378,25 +419,17 @@ def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = No
     classes, moved, declares = _dedup_classes(btf, inputs)
     kinds = inputs.kinds
     first = btf.first_id
-    members: dict[int, list[int]] = {}
-    for node in _sharing(classes, btf.last_id):
-        members.setdefault(classes[node], []).append(node)
-    # A class becomes its lowest-id definition (a base type, if it has one), or its
-    # lowest-id declaration when it has no definition; of a class that less defined
-    # twins joined (twins.py), one of its own types.
-    into: dict[int, int] = {}
-    for group in members.values():
-        if kinds[group[0]] == f.VAR:
-            continue
-        rep = min(group, key=lambda n: (moved[n], bool(declares[n]), n))
-        for node in group:
-            if node != rep:
-                into[node] = rep
-                if kinds[node] == f.DATASEC and node >= first:
-                    for (var, _, _), (rep_var, _, _) in zip(btf.type_by_id(node).items,
-                                                            btf.type_by_id(rep).items):
-                        if var != rep_var and var >= first:
-                            into[var] = rep_var
+    into = None
+    if inputs.refined is not None:  # the compiled part's arrays
+        into = accel.merge_groups(classes, moved, declares, kinds)
+    if into is None:
+        into = _merge_groups(classes, moved, declares, kinds, btf.last_id)
+    # A DATASEC merging away takes its own variables along, in id order.
+    for node in sorted(n for n in into if n >= first and kinds[n] == f.DATASEC):
+        for (var, _, _), (rep_var, _, _) in zip(btf.type_by_id(node).items,
+                                                btf.type_by_id(into[node]).items):
+            if var != rep_var and var >= first:
+                into[var] = rep_var
     for node, target in into.items():
         seen = 0
         while target in into and seen <= len(into):

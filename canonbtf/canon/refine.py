@@ -2,7 +2,7 @@
 
 The one implementation every caller uses: the canonical order (order.py), the dedup
 (dedup.py) and the DWARF pool's canonical form of a cycle (dwarf/fragment.py); its C
-twin, native/csrc/refine.c, serves the compiled order and pool the same way.
+twin, native/csrc/refine.c, serves the compiled order, pool and dedup the same way.
 
 The partition is an ordered array of blocks; positions count from a fixed offset. A
 node's *rank* is a value inside its block's position range, so ranks of different

@@ -86,8 +86,6 @@ class ElfSymbols:
 def read_symbols(path: str) -> ElfSymbols | None:
     """The symbols of the ELF file `path`, or None when it has no symbol table;
     InputError when the table cannot be read."""
-    from elftools.common.exceptions import ELFError, ELFParseError
-
     try:
         with open(path, "rb") as fh:
             try:
@@ -97,7 +95,7 @@ def read_symbols(path: str) -> ElfSymbols | None:
         return None if table is None else _symbols(*table)
     except OSError as e:
         raise InputError(path, f"cannot read the symbol table: {e.strerror or e}") from None
-    except (ELFError, ELFParseError, struct.error, ValueError, IndexError) as e:
+    except (struct.error, ValueError, IndexError) as e:
         raise InputError(path, f"corrupt symbol table: {e}") from None
 
 
@@ -120,7 +118,17 @@ def _plain_table(elf: ElfImage) -> SymbolTable | None:
 
 
 def _pyelftools_table(fh) -> SymbolTable | None:
-    """What `_symbols` reads, by pyelftools (a file elf/read.py leaves to it)."""
+    """What `_symbols` reads, by pyelftools (a file elf/read.py leaves to it); its
+    errors as ValueError (pyelftools is imported only for such a file)."""
+    from elftools.common.exceptions import ELFError, ELFParseError
+
+    try:
+        return _read_by_pyelftools(fh)
+    except (ELFError, ELFParseError) as e:
+        raise ValueError(str(e)) from None
+
+
+def _read_by_pyelftools(fh) -> SymbolTable | None:
     from elftools.elf.elffile import ELFFile
 
     fh.seek(0)

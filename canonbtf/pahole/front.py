@@ -247,6 +247,7 @@ def _resolve_features(req: Request) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    req = None
     try:
         req = parse_args(sys.argv[1:] if argv is None else argv)
         if req.action == "version":
@@ -260,4 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(req)
     except InputError as e:
         print(f"canonbtf-pahole: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:  # as `canonbtf` says it: one line, the input left as it was
+        where = f"{req.elf}: " if req is not None and req.elf else ""
+        print(f"canonbtf-pahole: {where}out of memory", file=sys.stderr)
         return EXIT_USAGE

@@ -14,6 +14,7 @@
 
 #include "btfblob.h"
 #include "keptkeys.h"
+#include "refined.h"
 
 /* The canonical order of every own id of t (nodes: those redirect keeps); 0, -2, or abort. */
 static int order_all(const types_t *t, const uint32_t *redirect, int by_name, uint32_t *out,
@@ -107,6 +108,61 @@ static void kept(const types_t *t, const uint8_t *trailer, size_t ntrailer)
     free(blob), free(base.start), free(module.start);
 }
 
+/* The dedup's refinement (refined.c) of the ids sharing a key (key, token: by own index)
+ * ends, and over a base and module split of the section (the first `base_count` types)
+ * gives the same ranks, stand-ins and classes as over the one section; its merge groups
+ * send each id to a representative of its class that itself stays. */
+static void refined(const types_t *t, const uint32_t *key, const uint32_t *token,
+                    uint32_t base_count)
+{
+    uint32_t last = t->count, nshared = 0;
+    uint32_t *by_id = calloc((size_t)last + 1, sizeof *by_id);
+    uint32_t *tok = calloc((size_t)last + 1, sizeof *tok);
+    uint32_t *shared = malloc(((size_t)last + 1) * sizeof *shared);
+    uint8_t *declares = calloc((size_t)last + 1, 1);
+    if (!by_id || !tok || !shared || !declares) abort();
+    for (uint32_t i = 0; i < last; i++) {
+        by_id[i + 1] = key[i], tok[i + 1] = token[i];
+        uint32_t kind = t_kind(t, i);
+        declares[i + 1] = kind == K_FWD || ((kind == K_ENUM || kind == K_ENUM64) && !t_vlen(t, i));
+    }
+    for (uint32_t id = 1; id <= last; id++)
+        for (uint32_t other = 1; other <= last; other++)
+            if (other != id && by_id[other] == by_id[id]) {
+                shared[nshared++] = id;
+                break;
+            }
+    refined_t one, two;
+    if (dedup_refined(NULL, t, by_id, tok, declares, last, shared, nshared, &one)) abort();
+    types_t base, module;
+    if (base_count && base_count < t->count && !split_views(t, base_count, &base, &module)) {
+        if (dedup_refined(&base, &module, by_id, tok, declares, last, shared, nshared, &two))
+            abort();
+        size_t size = ((size_t)last + 1) * sizeof(uint32_t);
+        if (memcmp(one.rank, two.rank, size) || memcmp(one.stands_for, two.stands_for, size)
+            || memcmp(one.classes, two.classes, size))
+            abort();
+        refined_free(&two);
+        free(base.start), free(module.start);
+    }
+    /* merge_map's groups: each id goes to a representative of its class that stays. */
+    uint8_t *kinds = calloc((size_t)last + 1, 1);
+    uint32_t *nodes, *reps, n;
+    if (!kinds) abort();
+    for (uint32_t i = 0; i < last; i++) kinds[i + 1] = (uint8_t)t_kind(t, i);
+    int into = dedup_into(one.classes, NULL, declares, kinds, last, &nodes, &reps, &n);
+    if (into == -1) abort();
+    for (uint32_t j = 0; !into && j < n; j++) {
+        if (one.classes[nodes[j]] != one.classes[reps[j]] || nodes[j] == reps[j]) abort();
+        for (uint32_t k = 0; k < n; k++)
+            if (nodes[k] == reps[j]) abort();
+    }
+    if (!into) free(nodes), free(reps);
+    free(kinds);
+    refined_free(&one);
+    free(by_id), free(tok), free(shared), free(declares);
+}
+
 static void canon(const blob_t *b, const uint8_t *trailer)
 {
     const types_t *t = &b->t;
@@ -118,6 +174,8 @@ static void canon(const blob_t *b, const uint8_t *trailer)
     if (!key || !token || !out) abort();
     if (abstract_keys(t, b->trailer ? trailer[0] : 0, key, token)) abort();
     if (b->trailer) kept(t, trailer, b->trailer);
+    if (t->first_id == 1 && t->count <= 4096)  /* the shared ids are found in O(n^2) */
+        refined(t, key, token, self_contained(t, 1 + (b->trailer ? trailer[0] : 0)));
     if (b->trailer) {
         if (!(redirect = malloc((size_t)nids * sizeof *redirect))) abort();
         for (uint32_t id = 0; id < nids; id++)

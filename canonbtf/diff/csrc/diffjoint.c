@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "refine.h"
+#include "refined.h"
 
 typedef struct {
     uint32_t *words;
@@ -130,88 +130,6 @@ static int is_declaration_of(const types_t *t, uint32_t i)
     return kind == K_FWD || ((kind == K_ENUM || kind == K_ENUM64) && !t_vlen(t, i));
 }
 
-/* The names dedup._refined settles (_named_groups): by token, its declarations and (for
- * the tokens some declaration has) its definitions, ids ascending, CSR. */
-typedef struct {
-    const uint32_t *token;      /* by own index: token number (abstract_keys), 0 none */
-    const uint8_t *declares;    /* by own index */
-    uint32_t ntokens;
-    uint32_t *decl_off, *decl, *def_off, *def;
-    uint32_t *stamp, epoch;     /* by token: settled in the current round */
-} names_t;
-
-/* Ids 1..n of `token` with `declares` as `want`, into off (count + 2 entries, zeroed)
- * and out; only the tokens `only` has (NULL: every one). */
-static uint32_t *token_lists(const names_t *c, uint32_t n, int want, const uint32_t *only,
-                             uint32_t *off)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t tok = c->token[i];
-        if (tok && c->declares[i] == want && (!only || only[tok + 1] > only[tok]))
-            off[tok + 2]++;
-    }
-    for (uint32_t k = 0; k < c->ntokens; k++) off[k + 2] += off[k + 1];
-    uint32_t *out = big_alloc((size_t)off[c->ntokens + 1] + 1, sizeof *out);
-    if (!out) return NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t tok = c->token[i];
-        if (tok && c->declares[i] == want && (!only || only[tok + 1] > only[tok]))
-            out[off[tok + 1]++] = i + 1;
-    }
-    return out;
-}
-
-static int names_init(names_t *c, uint32_t n)
-{
-    size_t slots = (size_t)c->ntokens + 2;
-    c->decl_off = big_zalloc(slots, sizeof *c->decl_off);
-    c->def_off = big_zalloc(slots, sizeof *c->def_off);
-    c->stamp = big_zalloc(slots, sizeof *c->stamp);
-    if (!c->decl_off || !c->def_off || !c->stamp
-        || !(c->decl = token_lists(c, n, 1, NULL, c->decl_off))
-        || !(c->def = token_lists(c, n, 0, c->decl_off, c->def_off)))
-        return -1;
-    return 0;
-}
-
-static void names_free(names_t *c)
-{
-    free(c->decl_off), free(c->decl), free(c->def_off), free(c->def), free(c->stamp);
-}
-
-/* dedup._refined's settle: a name's declarations stand for (read the rank of) its first
- * definition while its definitions share a class. */
-static void settle(const names_t *c, refine_t *p, uint32_t tok)
-{
-    uint32_t target = 0, d0 = c->def_off[tok], d1 = c->def_off[tok + 1];
-    if (d0 < d1) {
-        target = c->def[d0];
-        for (uint32_t j = d0 + 1; j < d1 && target; j++)
-            if (p->rank[c->def[j]] != p->rank[target]) target = 0;
-    }
-    for (uint32_t j = c->decl_off[tok]; j < c->decl_off[tok + 1]; j++)
-        p->reads[c->decl[j]] = target ? target : c->decl[j];
-}
-
-/* dedup._refined's after_round: the names whose definitions changed rank are settled
- * again, and what reads their declarations is touched. */
-static int resettle(void *ctx, refine_t *p)
-{
-    names_t *c = ctx;
-    uint32_t epoch = ++c->epoch;
-    for (size_t j = 0; j < p->changed_n; j++) {
-        uint32_t i = p->changed[j] - 1, tok = c->token[i];
-        if (!tok || c->declares[i] || c->decl_off[tok] == c->decl_off[tok + 1]
-            || c->stamp[tok] == epoch)
-            continue;
-        c->stamp[tok] = epoch;
-        settle(c, p, tok);
-        for (uint32_t k = c->decl_off[tok]; k < c->decl_off[tok + 1]; k++)
-            if (refine_add_referrers(p, c->decl[k])) return -1;
-    }
-    return 0;
-}
-
 static int by_key(const void *ctx, uint32_t a, uint32_t b)
 {
     const uint32_t *key = ctx;
@@ -236,36 +154,32 @@ static int joint_edges(refine_t *p, const types_t *t)
     return refine_referrers(p);
 }
 
-/* dedup._refined's partition on the joint graph, on the shared refinement (refine.c):
- * blocks from the abstract keys, split by the ranks the edges read (a declaration's
- * readers read the definition it stands for) until nothing splits; then each
- * declaration takes the class of the definition it stands for. cls: by id, 0 for void;
- * equal numbers, one class. */
-static int refine_joint(const types_t *t, const uint32_t *key, names_t *c, uint32_t *cls)
+/* dedup._refined's partition on the joint graph (canon/csrc/refined.c, on the shared
+ * refinement): blocks from the abstract keys, split by the ranks the edges read (a
+ * declaration's readers read the definition it stands for) until nothing splits; then
+ * each declaration takes the class of the definition it stands for. cls: by id, 0 for
+ * void; equal numbers, one class. token, declares: by own index. */
+static int refine_joint(const types_t *t, const uint32_t *key, const uint32_t *token,
+                        const uint8_t *declares, uint32_t *cls)
 {
     uint32_t n = t->count, *nodes = big_alloc((size_t)n + 1, sizeof *nodes);
     uint8_t *fresh = big_alloc((size_t)n + 1, 1);
     refine_t p;
     memset(&p, 0, sizeof p);
     int rc = -1;
-    if (!nodes || !fresh || names_init(c, n)) goto done;
+    if (!nodes || !fresh) goto done;
     for (uint32_t j = 0; j < n; j++) nodes[j] = j + 1;
     if (sort_u32(nodes, n, by_key, key) || refine_init(&p, n + 1, 1, 1, nodes, n)
-        || joint_edges(&p, t) || !(p.reads = big_alloc((size_t)n + 1, sizeof *p.reads)))
+        || joint_edges(&p, t))
         goto done;
     for (uint32_t j = 0; j < n; j++) fresh[j] = !j || key[nodes[j] - 1] != key[nodes[j - 1] - 1];
     refine_blocks(&p, fresh);
-    for (uint32_t id = 0; id <= n; id++) p.reads[id] = id;
-    for (uint32_t tok = 1; tok < c->ntokens; tok++) settle(c, &p, tok);
-    p.after_round = resettle;
-    p.after_ctx = c;
-    if (refine_run(&p, REFINE_FORWARD, 1)) goto done;
+    if (refine_settled(&p, token, declares, n)) goto done;
     for (uint32_t id = 0; id <= n; id++) cls[id] = p.rank[p.reads[id]];
     rc = 0;
 done:
     free(nodes), free(fresh), free(p.reads);
     refine_free(&p);
-    names_free(c);
     return rc;
 }
 
@@ -276,14 +190,10 @@ static int joint_classes(const types_t *t, uint32_t *cls)
     uint32_t *key = big_alloc((size_t)n + 1, sizeof *key);
     uint32_t *token = big_alloc((size_t)n + 1, sizeof *token);
     uint8_t *declares = big_alloc((size_t)n + 1, 1);
-    names_t c = {.token = token, .declares = declares};
     int rc = -1;
     if (!key || !token || !declares || abstract_keys(t, 0, key, token)) goto done;
-    for (uint32_t i = 0; i < n; i++) {
-        declares[i] = (uint8_t)is_declaration_of(t, i);
-        if (token[i] + 1 > c.ntokens) c.ntokens = token[i] + 1;
-    }
-    rc = refine_joint(t, key, &c, cls);
+    for (uint32_t i = 0; i < n; i++) declares[i] = (uint8_t)is_declaration_of(t, i);
+    rc = refine_joint(t, key, token, declares, cls);
 done:
     free(key), free(token), free(declares);
     return rc;

@@ -25,6 +25,7 @@ typedef __int128 i128;
 /* BTF kinds: the table of kinds (canonbtf/spec/kinds.py, native/csrc/kinds.h). */
 #include "kinds.h"
 #include "grow.h"
+#include "plain.h"
 #include "idmap.h"
 #include "intern.h"
 
@@ -117,12 +118,6 @@ enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC
 /* A count of skips: of reason `code` (R_*) about DW_TAG `tag` (0 when the reason names
  * none), or of skipped DIEs of `tag` (code 0). */
 typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
-
-/* Growable arrays of one element type. */
-#define VEC(T) struct { T *a; size_t n, cap; }
-#define VEC_RESERVE(v, need) (((need) <= (v).cap) ? 0 : GROW((v).a, (v).cap, (need)))
-#define VEC_PUSH(v, x) \
-    (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
 
 typedef VEC(skip_t) skip_counts_t;
 
@@ -251,20 +246,9 @@ int commit_skips(encoder_t *e);  /* 0, -2 out of memory */
 int add_unit_keys(encoder_t *e);
 int64_t encoder_name_id(encoder_t *e, name_t name);
 
-/* merge.c: whether size_or_type holds a type id; the roles (Name, Type, Value) of an item's
- * fields (kinds.KINDS). */
-int merge_typed_sot(int64_t kind);
-const char *merge_item_roles(int64_t kind);
+/* merge.c: merge_typed_sot, merge_item_roles */
+#include "merge.h"
+
 int fail(encoder_t *e, const char *fmt, ...);
 
-/* The unsigned `size`-byte integer at p (size <= 8), in the file's byte order. */
-static inline uint64_t get_uint(const uint8_t *p, int size, int little)
-{
-    uint64_t v = 0;
-    if (little)
-        for (int i = size - 1; i >= 0; i--) v = (v << 8) | p[i];
-    else
-        for (int i = 0; i < size; i++) v = (v << 8) | p[i];
-    return v;
-}
 #endif

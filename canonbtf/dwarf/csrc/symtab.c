@@ -1,23 +1,15 @@
 /* The ELF symbol table reduced to what the encoder asks of it, in one pass (symbols.py
  * `scan_symbols` is the reference): the parent reads it before the workers fork, so all
  * of it is sequential time (0.2 s in Python for the 6.1 kernel's 190,000 symbols). */
-#include "core.h"
+#include "symtab.h"
+
 #include <string.h>
+
+#include "plain.h"
 
 #define STT_OBJECT 1
 #define STT_FUNC 2
 #define SHN_LORESERVE 0xFF00
-
-/* The string at `offset` of the string table, up to its NUL or the table's end (latin-1,
- * as symbols.py decodes it); "" past the end. */
-static PyObject *name_at(const uint8_t *strtab, size_t size, uint64_t offset)
-{
-    if (offset >= size) return PyUnicode_FromStringAndSize("", 0);
-    const uint8_t *start = strtab + offset;
-    const uint8_t *nul = memchr(start, 0, size - offset);
-    size_t length = nul ? (size_t)(nul - start) : size - offset;
-    return PyUnicode_DecodeLatin1((const char *)start, (Py_ssize_t)length, NULL);
-}
 
 typedef struct {
     uint64_t name, value, size;
@@ -41,100 +33,39 @@ static void parse_symbol(const uint8_t *p, int elf64, int little, symbol_t *s)
     }
 }
 
-/* Adds `item` to the container `dict[key]`, made by `make` when absent. */
-static int add_to(PyObject *dict, PyObject *key, PyObject *(*make)(PyObject *),
-                  int (*add)(PyObject *, PyObject *), PyObject *item)
-{
-    PyObject *container = PyDict_GetItemWithError(dict, key);
-    if (!container) {
-        if (PyErr_Occurred()) return -1;
-        container = make(NULL);
-        if (!container || PyDict_SetItem(dict, key, container) < 0) {
-            Py_XDECREF(container);
-            return -1;
-        }
-        Py_DECREF(container);  /* the dict holds it */
-    }
-    return add(container, item);
-}
-
-static PyObject *new_list(PyObject *unused) { return PyList_New(0); }
-
-/* One symbol into the three results (as the loop of symbols.py `scan_symbols`). */
-static int take_symbol(const symbol_t *s, PyObject *name, long btf_ids_index,
-                       const Py_buffer *alloc, PyObject *functions, PyObject *objects,
-                       PyObject *btf_ids)
+/* What symbol `s` is to the encoder (SYMBOL_* flags), as the loop of symbols.py
+ * `scan_symbols` takes it; 0 for nothing. */
+static uint32_t symbol_flags(const symbol_t *s, int64_t btf_ids_index, const uint8_t *alloc,
+                             size_t alloc_len)
 {
     unsigned kind = s->info & 0xF;
-    PyObject *item = NULL, *key = NULL;
-    int rc = 0;
-    if ((long)s->shndx == btf_ids_index) {
-        item = Py_BuildValue("(IKKO)", s->shndx, (unsigned long long)s->value,
-                             (unsigned long long)s->size, name);
-        rc = item ? PyList_Append(btf_ids, item) : -1;
-        Py_XDECREF(item);
-        item = NULL;
-    }
-    if (rc < 0) return -1;
-    if (kind == STT_FUNC) {
-        item = PyLong_FromUnsignedLongLong(s->value);
-        /* PySet_Add fills a brand-new frozenset: no one else sees these until we return. */
-        rc = item ? add_to(functions, name, PyFrozenSet_New, PySet_Add, item) : -1;
-    } else if (kind == STT_OBJECT && s->size && s->shndx < (unsigned)alloc->len
-               && ((const uint8_t *)alloc->buf)[s->shndx]) {
-        key = Py_BuildValue("(OK)", name, (unsigned long long)s->value);
-        item = Py_BuildValue("(IK)", s->shndx, (unsigned long long)s->size);
-        rc = key && item ? add_to(objects, key, new_list, PyList_Append, item) : -1;
-    }
-    Py_XDECREF(item);
-    Py_XDECREF(key);
-    return rc;
+    if (s->shndx == 0 || s->shndx >= SHN_LORESERVE) return 0;
+    uint32_t flags = (int64_t)s->shndx == btf_ids_index ? SYMBOL_BTF_ID : 0;
+    if (kind == STT_FUNC)
+        flags |= SYMBOL_FUNCTION;
+    else if (kind == STT_OBJECT && s->size && s->shndx < alloc_len && alloc[s->shndx])
+        flags |= SYMBOL_OBJECT;
+    return flags;
 }
 
-/* The objects' places sorted, as the reference leaves them. */
-static int sort_places(PyObject *objects)
+int scan_symbol_table(const uint8_t *data, size_t len, const uint8_t *strtab, size_t strtab_len,
+                      int elf64, int little, int64_t btf_ids_index, const uint8_t *alloc,
+                      size_t alloc_len, symbol_entries_t *out)
 {
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(objects, &pos, &key, &value))
-        if (PyList_Sort(value) < 0) return -1;
-    return 0;
-}
-
-/* scan_symbols(data, strtab, elf64, little_endian, btf_ids_index, alloc) ->
- * (functions, objects, btf_id_symbols), as symbols.py `scan_symbols`. */
-PyObject *core_scan_symbols(PyObject *self, PyObject *args)
-{
-    Py_buffer data, strtab, alloc;
-    int elf64, little;
-    long btf_ids_index;
-    if (!PyArg_ParseTuple(args, "y*y*ppl" "y*", &data, &strtab, &elf64, &little,
-                          &btf_ids_index, &alloc))
-        return NULL;
-    PyObject *functions = PyDict_New(), *objects = PyDict_New(), *btf_ids = PyList_New(0);
-    PyObject *out = NULL;
-    if (!functions || !objects || !btf_ids) goto done;
-    size_t entry = elf64 ? 24 : 16, count = (size_t)data.len / entry;
+    size_t entry = elf64 ? 24 : 16, count = len / entry;
     for (size_t i = 0; i < count; i++) {
         symbol_t s;
-        parse_symbol((const uint8_t *)data.buf + i * entry, elf64, little, &s);
-        unsigned kind = s.info & 0xF;
-        if (s.shndx == 0 || s.shndx >= SHN_LORESERVE) continue;
-        if (kind != STT_FUNC && kind != STT_OBJECT && (long)s.shndx != btf_ids_index) continue;
-        PyObject *name = name_at(strtab.buf, (size_t)strtab.len, s.name);
-        int rc = name ? take_symbol(&s, name, btf_ids_index, &alloc, functions, objects,
-                                    btf_ids) : -1;
-        Py_XDECREF(name);
-        if (rc < 0) goto done;
+        parse_symbol(data + i * entry, elf64, little, &s);
+        symbol_entry_t kept = {.value = s.value, .size = s.size, .shndx = s.shndx,
+                               .flags = symbol_flags(&s, btf_ids_index, alloc, alloc_len)};
+        if (!kept.flags) continue;
+        if (s.name < strtab_len) {
+            const uint8_t *start = strtab + s.name;
+            const uint8_t *nul = memchr(start, 0, strtab_len - s.name);
+            kept.name_at = s.name;
+            kept.name_len = nul ? (uint64_t)(nul - start) : strtab_len - s.name;
+        }
+        if (VEC_PUSH(*out, kept)) return -1;
     }
-    if (sort_places(objects) == 0)
-        out = PyTuple_Pack(3, functions, objects, btf_ids);
-done:
-    Py_XDECREF(functions);
-    Py_XDECREF(objects);
-    Py_XDECREF(btf_ids);
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&strtab);
-    PyBuffer_Release(&alloc);
-    return out;
+    return 0;
 }

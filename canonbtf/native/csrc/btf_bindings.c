@@ -25,6 +25,7 @@
 #include "pyparts.h"
 #include "pytype.h"
 #include "rawdump.h"
+#include "refined.h"
 #include "types.h"
 
 typedef struct {
@@ -808,6 +809,167 @@ static PyObject *py_keys_over(PyObject *self, PyObject *args)
     return result;
 }
 
+/* u32 bytes of the `count` entries at a. */
+static PyObject *u32_bytes(const uint32_t *a, size_t count)
+{
+    return PyBytes_FromStringAndSize((const char *)a, (Py_ssize_t)(count * sizeof *a));
+}
+
+/* The views of dedup_refined: the own section at ids first_id.., after `base` (None: the
+ * section starts at id 1). -1 with an exception set. */
+static int refined_views(PyObject *base_words, PyObject *base_strings, PyObject *words,
+                         unsigned long first_id, PyObject *strings, view_t *b, view_t *v)
+{
+    memset(b, 0, sizeof *b), memset(v, 0, sizeof *v);
+    if (base_words == Py_None)
+        return first_id == 1 ? view_init(v, words, 1, strings) : bad("no base: first_id must be 1");
+    if (view_init(b, base_words, 1, base_strings) || view_init(v, words, first_id, strings))
+        return -1;
+    if (first_id != (unsigned long)b->t.count + 1 || !same_chain(&b->t, &v->t))
+        return bad("refined over a base: the section does not follow the base");
+    return 0;
+}
+
+/* dedup._refined on keyed_types' arrays (canon/csrc/refined.c): (rank, stands_for,
+ * classes) of ids 0..last and the twins' candidates, as u32 bytes. */
+static PyObject *py_dedup_refined(PyObject *self, PyObject *args)
+{
+    PyObject *base_words, *base_strings, *words, *strings, *key_obj, *token_obj, *shared_obj;
+    unsigned long first_id;
+    Py_buffer declares;
+    if (!PyArg_ParseTuple(args, "OOOkOOOy*O", &base_words, &base_strings, &words, &first_id,
+                          &strings, &key_obj, &token_obj, &declares, &shared_obj))
+        return NULL;
+    view_t b, v;
+    uint32_t *key = NULL, *token = NULL, *shared = NULL;
+    size_t count, nshared;
+    refined_t r = {0};
+    PyObject *result = NULL;
+    if (refined_views(base_words, base_strings, words, first_id, strings, &b, &v)) goto done;
+    uint32_t last = v.t.first_id + v.t.count - 1;
+    if (u32_arg(key_obj, (size_t)last + 1, &key, &count)
+        || u32_arg(token_obj, (size_t)last + 1, &token, &count)
+        || u32_arg(shared_obj, 0, &shared, &nshared))
+        goto done;
+    if (!key || !token || !shared || (size_t)declares.len != (size_t)last + 1) {
+        bad("refined: the keys, tokens and declaration flags must cover every id");
+        goto done;
+    }
+    int rc = dedup_refined(base_words == Py_None ? NULL : &b.t, &v.t, key, token,
+                           (const uint8_t *)declares.buf, last, shared, (uint32_t)nshared, &r);
+    if (rc == -1) PyErr_NoMemory();
+    else if (rc) bad("refined: a shared id or an edge out of range");
+    else
+        result = Py_BuildValue("NNNN", u32_bytes(r.rank, (size_t)last + 1),
+                               u32_bytes(r.stands_for, (size_t)last + 1),
+                               u32_bytes(r.classes, (size_t)last + 1),
+                               u32_bytes(r.twins, r.ntwins));
+done:
+    refined_free(&r);
+    free(key), free(token), free(shared);
+    view_free(&v), view_free(&b);
+    PyBuffer_Release(&declares);
+    return result;
+}
+
+/* The ids first..last that `nodes` (u32) does not hold, ascending, as u32 bytes
+ * (canon._kept_ids: a Python step per merged id was 3 % of a module's run). */
+static PyObject *py_kept_ids(PyObject *self, PyObject *args)
+{
+    unsigned long first, last;
+    PyObject *nodes_obj;
+    if (!PyArg_ParseTuple(args, "kkO", &first, &last, &nodes_obj)) return NULL;
+    uint32_t *nodes = NULL;
+    size_t n;
+    uint8_t *gone = NULL;
+    PyObject *result = NULL;
+    if (u32_arg(nodes_obj, 0, &nodes, &n)) return NULL;
+    if (!nodes || first < 1 || last >= UINT32_MAX || first > last + 1) {
+        bad("kept_ids: ids first..last and a u32 array");
+        goto done;
+    }
+    if (!(gone = big_zalloc((size_t)last - first + 2, 1))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t kept = (size_t)last - first + 1;
+    for (size_t j = 0; j < n; j++)
+        if (nodes[j] >= first && nodes[j] <= last && !gone[nodes[j] - first]) {
+            gone[nodes[j] - first] = 1;
+            kept--;
+        }
+    if (!(result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(kept * sizeof(uint32_t)))))
+        goto done;
+    uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+    for (uint32_t id = (uint32_t)first, k = 0; id <= last && k < kept; id++)
+        if (!gone[id - first]) out[k++] = id;
+done:
+    free(nodes), free(gone);
+    return result;
+}
+
+/* dedup.merge_map's groups (refined.c): (ids, their representatives) as u32 bytes, or
+ * None for class numbers it does not take. */
+static PyObject *py_dedup_into(PyObject *self, PyObject *args)
+{
+    PyObject *classes_obj, *moved_obj;
+    Py_buffer declares, kinds;
+    if (!PyArg_ParseTuple(args, "OOy*y*", &classes_obj, &moved_obj, &declares, &kinds))
+        return NULL;
+    uint32_t *classes = NULL, *nodes = NULL, *reps = NULL, n = 0;
+    size_t count;
+    Py_buffer moved = {0};
+    PyObject *result = NULL;
+    if (u32_arg(classes_obj, 0, &classes, &count)
+        || (moved_obj != Py_None && PyObject_GetBuffer(moved_obj, &moved, PyBUF_SIMPLE)))
+        goto done;
+    if (!classes || !count || count > UINT32_MAX || (size_t)declares.len != count
+        || (size_t)kinds.len != count || (moved.obj && (size_t)moved.len != count)) {
+        bad("dedup_into: classes, flags and kinds must cover the same ids");
+        goto done;
+    }
+    int rc = dedup_into(classes, moved.obj ? moved.buf : NULL, declares.buf, kinds.buf,
+                        (uint32_t)(count - 1), &nodes, &reps, &n);
+    if (rc == -1) PyErr_NoMemory();
+    else if (rc) result = Py_NewRef(Py_None);
+    else result = Py_BuildValue("NN", u32_bytes(nodes, n), u32_bytes(reps, n));
+done:
+    free(classes), free(nodes), free(reps);
+    if (moved.obj) PyBuffer_Release(&moved);
+    PyBuffer_Release(&declares), PyBuffer_Release(&kinds);
+    return result;
+}
+
+/* A redirect over ids 0..count-1 as u32 bytes: each id itself, but nodes[j] -> targets[j]
+ * (canon/accel.py: 0..95 k made in Python was 5 % of a module's run). */
+static PyObject *py_redirect(PyObject *self, PyObject *args)
+{
+    Py_ssize_t count;
+    PyObject *nodes_obj, *targets_obj;
+    if (!PyArg_ParseTuple(args, "nOO", &count, &nodes_obj, &targets_obj)) return NULL;
+    uint32_t *nodes = NULL, *targets = NULL;
+    size_t n, m;
+    PyObject *result = NULL;
+    if (u32_arg(nodes_obj, 0, &nodes, &n) || u32_arg(targets_obj, 0, &targets, &m)) goto done;
+    if (count < 1 || (uint64_t)count > UINT32_MAX || !nodes || !targets || n != m) {
+        bad("redirect: a count of ids and two arrays of the same length");
+        goto done;
+    }
+    for (size_t j = 0; j < n; j++)
+        if (nodes[j] >= (uint64_t)count || targets[j] >= (uint64_t)count) {
+            bad("redirect: an id out of range");
+            goto done;
+        }
+    if (!(result = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(uint32_t))))
+        goto done;
+    uint32_t *out = (uint32_t *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t id = 0; id < count; id++) out[id] = (uint32_t)id;
+    for (size_t j = 0; j < n; j++) out[nodes[j]] = targets[j];
+done:
+    free(nodes), free(targets);
+    return result;
+}
+
 /* A name for the kept keys of a base (words, strings) and `salt`: 32 hex digits of
  * hash_bytes of each (not a digest: basekeys.c compares all it finds). */
 static PyObject *py_keys_name(PyObject *self, PyObject *args)
@@ -971,11 +1133,6 @@ static void plan_free(view_t *v, diff_side_t *d)
     free(d->spell), free(d->expanded), free(d->safe), free(d->roots), free(d->anon);
     free(d->need), free(d->key), free(d->same), free(d->group);
     view_free(v);
-}
-
-static PyObject *u32_bytes(const uint32_t *ids, size_t n)
-{
-    return PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
 }
 
 /* diff/pairing.settle_duplicates' graph work (diffjoint.c): each side's chain of words
@@ -1268,6 +1425,18 @@ static PyMethodDef methods[] = {
      "keys_over(base words, base strings, words, first_id, strings, path) -> (u32 keys, u32 "
      "token keys, declares, kinds, the base's kept keys made anew or None), as abstract_keys "
      "gives them for base and module as one section; path: the base's kept keys' file"},
+    {"dedup_refined", py_dedup_refined, METH_VARARGS,
+     "dedup_refined(base words or None, base strings, words, first_id, strings, u32 keys, "
+     "u32 tokens, declares, u32 shared ids) -> (rank, stands_for, classes by id, the ids "
+     "declared_twins groups) as u32 bytes: dedup._refined on keyed_types' arrays"},
+    {"dedup_into", py_dedup_into, METH_VARARGS,
+     "dedup_into(u32 classes, moved bytes or None, declares, kinds) -> (u32 ids, u32 "
+     "representatives) of dedup.merge_map's groups, or None"},
+    {"redirect", py_redirect, METH_VARARGS,
+     "redirect(count, u32 ids, u32 targets) -> u32 bytes: each id 0..count-1 itself, but "
+     "ids[j] -> targets[j]"},
+    {"kept_ids", py_kept_ids, METH_VARARGS,
+     "kept_ids(first, last, u32 ids) -> u32 bytes: the ids first..last not among ids"},
     {"keys_name", py_keys_name, METH_VARARGS,
      "keys_name(base words, base strings, salt) -> hex name of the base's kept keys"},
     {"abstract_keys", py_abstract_keys, METH_VARARGS,

@@ -4,11 +4,20 @@
 #define CANONBTF_GROW_H
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /* Room for `need` elements of `size` bytes in *a (capacity *cap), doubling from 16;
  * 0, or -1 when out of memory or the size would overflow (*a is then unchanged). */
 int grow_array(void **a, size_t *cap, size_t need, size_t size);
 #define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+
+/* A growable array of T: `a` holds n elements, room for cap; a zeroed one is empty.
+ * VEC_RESERVE and VEC_PUSH give 0, or -1 when out of memory; VEC_FREE empties it. */
+#define VEC(T) struct { T *a; size_t n, cap; }
+#define VEC_RESERVE(v, need) (((need) <= (v).cap) ? 0 : GROW((v).a, (v).cap, (need)))
+#define VEC_PUSH(v, x) \
+    (VEC_RESERVE(v, (v).n + 1) ? -1 : ((v).a[(v).n++] = (x), 0))
+#define VEC_FREE(v) do { free((v).a); (v).a = NULL; (v).n = (v).cap = 0; } while (0)
 
 /* n elements of `size` bytes (at least 1 byte), for an array read at random: on Linux
  * in 2 MB pages when it spans one (madvise; the kernel may refuse), which one TLB entry

@@ -333,6 +333,12 @@ int refine_init(refine_t *p, uint32_t nslots, uint32_t first, uint32_t offset,
     return 0;
 }
 
+/* Whether the referrers of `target` are kept (its handle has a slot from `first`). */
+static int kept_referrer(const refine_t *p, uint32_t target)
+{
+    return p->inset[target] || (p->referrers_of_all && target >= p->first);
+}
+
 int refine_referrers(refine_t *p)
 {
     uint32_t count = p->nslots - p->first;
@@ -344,13 +350,13 @@ int refine_referrers(refine_t *p)
     for (size_t j = 0; j < total; j++) {
         uint32_t target = p->edge[j];
         if (target >= p->nslots) return -2;
-        if (p->inset[target]) p->poff[own(p, target) + 2]++;
+        if (kept_referrer(p, target)) p->poff[own(p, target) + 2]++;
     }
     for (uint32_t o = 0; o < count; o++) p->poff[o + 2] += p->poff[o + 1];
     for (uint32_t o = 0; o < count; o++) {
         for (uint32_t j = p->eoff[o]; j < p->eoff[o + 1]; j++) {
             uint32_t target = p->edge[j];
-            if (!p->inset[target]) continue;
+            if (!kept_referrer(p, target)) continue;
             uint32_t slot = p->poff[own(p, target) + 1]++;
             p->pred[slot] = p->first + o;
             p->pidx[slot] = j - p->eoff[o];

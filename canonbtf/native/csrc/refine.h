@@ -1,7 +1,8 @@
 /* Partition refinement: canon/refine.py's Partition in C, the one both extensions use
  * (a shared runtime file of native/csrc/): the canonical order (canon/csrc/order.c),
- * the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c) and diff's joint
- * classes (diff/csrc/diffjoint.c, dedup._refined with its after-round settle).
+ * the DWARF pool's canonical form of a cycle (dwarf/csrc/pool.c), and dedup._refined
+ * with its after-round settle (canon/csrc/refined.c: a module's dedup, diff's joint
+ * classes).
  *
  * Nodes are handles 0..nslots-1; `nodes` of them are refined, the others keep the rank
  * they have (their handle) and must not fall in the positions' range. The same
@@ -51,6 +52,10 @@ struct refine {
     uint32_t *reads;
     int (*after_round)(void *ctx, refine_t *p);
     void *after_ctx;
+    /* Set before refine_referrers when `reads` may send an edge to a handle outside the
+     * nodes being refined (the module dedup's declarations of the base): the referrers of
+     * every handle are kept, not only of the nodes being refined. */
+    int referrers_of_all;
 };
 
 /* Room for `nodes` (handles below nslots, each once; p->order gets them in this order),
@@ -60,8 +65,9 @@ struct refine {
  * result. */
 int refine_init(refine_t *p, uint32_t nslots, uint32_t first, uint32_t offset,
                 const uint32_t *nodes, uint32_t n);
-/* The referrers of each node among the nodes being refined, from the edges the caller
- * wrote. 0, -1 out of memory, -2 an edge to a handle not below nslots. */
+/* The referrers of each node among the nodes being refined (of every handle with
+ * p->referrers_of_all), from the edges the caller wrote. 0, -1 out of memory, -2 an edge
+ * to a handle not below nslots. */
 int refine_referrers(refine_t *p);
 /* The initial blocks: p->order as the caller sorted it, a new block where fresh[j]. */
 void refine_blocks(refine_t *p, const uint8_t *fresh);
