@@ -37,10 +37,10 @@ class BuildPyWithDocs(build_py):
         subprocess.run([sys.executable, "-m", "canonbtf.clidocs", os.path.join(HERE, SHARE)],
                        cwd=HERE, env=env, check=True, stdout=subprocess.DEVNULL)
 
-SOURCES = ["module.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c",
-           "merge.c", "pool.c", "locations.c"]
+SOURCES = ["encoder.c", "read.c", "convert.c", "keys.c", "reloc.c", "symtab.c", "merge.c",
+           "pool.c", "locations.c"]
 # Its binding files (native/csrc/): the Python face of the plain C above.
-CORE_BINDINGS = ["merge_bindings.c", "pool_bindings.c"]
+CORE_BINDINGS = ["encoder_bindings.c", "merge_bindings.c", "pool_bindings.c"]
 # The runtime both extensions share (native/csrc/): growing arrays, the hash, the id map,
 # the intern, the sort and partition refinement.
 RUNTIME_C = ["grow.c", "hash.c", "idmap.c", "intern.c", "sort.c", "refine.c"]

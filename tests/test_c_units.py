@@ -5,8 +5,9 @@ budget.
 tests/c/Makefile builds the runtime (native/csrc/grow.c, hash.c, intern.c), the BTF view
 (btf/csrc/types.c), the validator (check/csrc/check.c), canon/csrc/, the C header's
 emitter (emit/c/csrc/cdump.c), the keyed merge (dwarf/csrc/merge.c) and the DWARF core's
-other plain parts (dwarf/csrc/reloc.c, symtab.c, pool.c) into plain C programs with gcc
--fsanitize=address,undefined (a report stops the program). Judges: the kernel, which
+other plain parts (dwarf/csrc/reloc.c, symtab.c, pool.c; fuzz_encoder: the encoder's
+read.c, convert.c, keys.c) into plain C programs with gcc -fsanitize=address,undefined (a
+report stops the program). Judges: the kernel, which
 loaded the corpus and /sys/kernel/btf/vmlinux (test_check: no finding);
 check/validator.py, the reference, whose
 verdict on every real, handmade and damaged blob check_verdicts must give (the same
@@ -37,6 +38,7 @@ from canonbtf.btf import reader, writer
 from canonbtf.btf.model import Btf
 from canonbtf.check import validator
 from canonbtf.dwarf.encode import encode_file
+from canonbtf.dwarf.sections import open_dwarf
 from canonbtf.emit.c import header as c_header
 from canonbtf.emit.c.shape import c_shape_problem
 from canonbtf.errors import InputError
@@ -55,8 +57,8 @@ from .conftest import (
 
 C_TESTS = REPO / "tests" / "c"
 FUZZ_TARGETS = ["fuzz_view", "fuzz_check", "fuzz_canon", "fuzz_diff", "fuzz_cdump",
-                "fuzz_dwarf"]
-FUZZ_SECONDS = 5          # per target: about 30 s for the six
+                "fuzz_dwarf", "fuzz_encoder"]
+FUZZ_SECONDS = 5          # per target: about 35 s for the seven
 # Small golden objects whose encoded BTF seeds the fuzz targets and the verdicts.
 GOLDEN_SEEDS = ["all.gcc-dwarf5", "arrays.clang-dwarf5", "bitfields.gcc-dwarf4",
                 "enums.clang-dwarf5", "funcptr.gcc-dwarf5", "kfuncs.gcc-dwarf5"]
@@ -305,12 +307,30 @@ def seed_corpus(tmp_path_factory) -> Path:
     return out
 
 
+def write_dwarf_seeds(out: Path) -> None:
+    """fuzz_encoder's seeds: the golden objects' DWARF as it takes it (a byte of flags,
+    the 16-bit lengths of .debug_abbrev, .debug_str and the blob for the other sections,
+    then those and .debug_info), with and without keys, registers and type tags."""
+    for path in sorted((REPO / "golden" / "obj").glob("*.o")):
+        dwarf = open_dwarf(str(path))
+        parts = [dwarf.abbrev, dwarf.str, dwarf.str_offsets or dwarf.line_str]
+        if max(map(len, parts)) > 0xFFFF:
+            continue
+        head = b"".join(len(part).to_bytes(2, "little") for part in parts)
+        for flags in (0b01011, 0b11111):  # little-endian, symbols, keys (+registers, tags)
+            seed = bytes([flags]) + head + b"".join(parts) + dwarf.info
+            if len(seed) <= 8192:
+                (out / f"{path.stem}-{flags}.dwarf").write_bytes(seed)
+
+
 @pytest.mark.parametrize("target", FUZZ_TARGETS)
 def test_fuzz_target(fuzz_built, seed_corpus, target, tmp_path):
     """A few seconds of fuzzing from the seeds, then every input of tests/c/crashes/ (what
     longer runs once found) again: no sanitizer report, no failed property."""
     corpus = tmp_path / "corpus"
     shutil.copytree(seed_corpus, corpus)
+    if target == "fuzz_encoder":
+        write_dwarf_seeds(corpus)
     program = str(fuzz_built / target)
     done = subprocess.run(
         [program, str(corpus), f"-max_total_time={FUZZ_SECONDS}", "-max_len=8192",

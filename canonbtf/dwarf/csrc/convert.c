@@ -11,11 +11,6 @@
 /* Candidate flags of a FUNC (convert.FUNC_*). */
 enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4, FUNC_MOVED = 8, FUNC_PIECE = 16 };
 
-/* Skip reasons (the reference's strings are made in commit_skips). */
-enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC,
-       R_BY_VALUE, R_MEMBER, R_IN_STRUCT, R_IN_ARRAY, R_IN_ENUM, R_IN_PROTO,
-       R_FUNC_PARAM, R_FUNC_RET, R_VAR };
-
 static const name_t EMPTY = {(const uint8_t *)"", 0};
 
 static int skip(encoder_t *e, uint32_t code, uint32_t tag)
@@ -30,6 +25,7 @@ static int skip(encoder_t *e, uint32_t code, uint32_t tag)
 
 const attr_t *node_attr(const encoder_t *e, const node_t *n, int slot)
 {
+    if (!n->nattrs) return NULL;  /* attrs.a may be NULL: NULL + 0 is undefined */
     const attr_t *a = e->attrs.a + n->attr_first;
     for (uint32_t i = 0; i < n->nattrs; i++)
         if (a[i].slot == slot) return &a[i];
@@ -441,7 +437,7 @@ static int make_enum(encoder_t *e, int t, rec_t *r)
         if (push_item(e, name_or_empty(e, m), 0, value)) return -1;
     }
     r->nitems = (uint32_t)(e->items.n - r->item_first);
-    item_t *items = e->items.a + r->item_first;
+    item_t *items = r->nitems ? e->items.a + r->item_first : NULL;
     if (size->v <= 4 || !(e->features & F_ENUM64)) {
         for (uint32_t i = 0; i < r->nitems; i++) items[i].value &= 0xFFFFFFFF;
         /* no sign without ENUM64: kernels before 6.0 reject an ENUM with kind_flag */
@@ -609,17 +605,6 @@ static int compare_copies(const void *x, const void *y)
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static int address_in(PyObject *addresses, i128 address, int *found)
-{
-    PyObject *value = py_from_i128(address);
-    if (!value) return -1;
-    int r = PySet_Contains(addresses, value);
-    Py_DECREF(value);
-    if (r < 0) return -1;
-    if (r) *found = 1;
-    return 0;
-}
-
 /* `_moved`: whether a parameter of node t is in an unexpected register. */
 static int moved(const encoder_t *e, int t)
 {
@@ -753,9 +738,10 @@ static int add_pieces(encoder_t *e, name_t name, int64_t returns, size_t first,
     return 0;
 }
 
-/* `_function(...)`: a FUNC candidate and its FUNC_PROTO for definition node t. */
-static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *name_obj,
-                    PyObject *addresses, const copy_t *copies, size_t ncopies)
+/* `_function(...)`: a FUNC candidate and its FUNC_PROTO for definition node t; `linked`:
+ * a symbol of its name is at its address or at one of its copies'. */
+static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], int linked,
+                    const copy_t *copies, size_t ncopies)
 {
     e->decl_tags.n = 0;
     size_t first = e->items.n;
@@ -781,10 +767,6 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
         return skip(e, R_FUNC_RET, 0);
     }
     if (collect_decl_tags(e, t, -1)) return -1;
-    int linked = 0;
-    if (view[S_LOW_PC] && address_in(addresses, view[S_LOW_PC]->v, &linked)) return -2;
-    for (size_t i = 0; i < ncopies && !linked; i++)
-        if (address_in(addresses, copies[i].low_pc, &linked)) return -2;
     i128 flags = FUNC_CANDIDATE | (linked ? FUNC_LINKED : 0);
     if (view[S_CALLING_CONVENTION] && view[S_CALLING_CONVENTION]->v == CC_nocall)
         flags |= FUNC_NOCALL;
@@ -797,9 +779,9 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
     size_t nparams = e->items.n - first;
     int64_t func_number = add_function(e, view[S_NAME]->s, returns, first, flags);
     if (func_number == ERR) return -1;
-    if (e->has_symbols && (e->features & F_DECL_TAG_KFUNCS) && e->kfuncs != Py_None) {
-        int r = PySequence_Contains(e->kfuncs, name_obj);
-        if (r < 0) return -2;
+    if (e->has_symbols && (e->features & F_DECL_TAG_KFUNCS)) {
+        int r = e->calls.is_kfunc(e->calls.ctx, view[S_NAME]->s);
+        if (r < 0) return -3;
         if (r) {
             static const char kfunc[] = "bpf_kfunc";
             item_t it = {{(const uint8_t *)kfunc, sizeof kfunc - 1}, 0, -1};
@@ -810,7 +792,28 @@ static int function(encoder_t *e, int t, const attr_t *view[NSLOTS], PyObject *n
     return add_pieces(e, view[S_NAME]->s, returns, first, nparams, copies, ncopies);
 }
 
-/* `_functions()`. Returns -2 when a Python call raised. */
+enum { NO_SYMBOL = 2 };
+
+/* Whether definition node t (`view`) is linked: a function symbol of its name at its
+ * address or at one of its copies'. 1 linked, 0 not, NO_SYMBOL no symbol of its name (the
+ * definition is left out), -1 give the unit up, -3 the caller's lookup failed. */
+static int linked_to_symbol(encoder_t *e, const attr_t *view[NSLOTS], const copy_t *copies,
+                            size_t ncopies)
+{
+    if (!e->has_symbols) return view_truthy(view[S_EXTERNAL]) ? 0 : NO_SYMBOL;
+    e->low_pcs.n = 0;
+    if (view[S_LOW_PC] && VEC_PUSH(e->low_pcs, view[S_LOW_PC]->v))
+        return fail(e, "out of memory");
+    for (size_t i = 0; i < ncopies; i++)
+        if (VEC_PUSH(e->low_pcs, copies[i].low_pc)) return fail(e, "out of memory");
+    int linked = 0;
+    int r = e->calls.function_symbol(e->calls.ctx, view[S_NAME]->s, e->low_pcs.a,
+                                     e->low_pcs.n, &linked);
+    if (r < 0) return -3;
+    return r ? linked : NO_SYMBOL;
+}
+
+/* `_functions()`. Returns -3 when a call to the caller failed. */
 static int functions(encoder_t *e)
 {
     VEC(copy_t) copies = {0};
@@ -836,16 +839,6 @@ static int functions(encoder_t *e)
         const attr_t *view[NSLOTS];
         declared(e, t, view);
         if (!view[S_NAME] || !view[S_NAME]->s.len) continue;
-        PyObject *name_obj = name_object(e, view[S_NAME]->s);
-        if (!name_obj) { rc = -2; break; }
-        PyObject *addresses;
-        if (!e->has_symbols) {
-            if (!view_truthy(view[S_EXTERNAL])) continue;
-            addresses = e->empty_set;
-        } else {
-            addresses = PyDict_GetItemWithError(e->functions, name_obj);
-            if (!addresses) { if (PyErr_Occurred()) rc = -2; continue; }
-        }
         /* this definition's out-of-line copies, in DIE order */
         i128 offset = e->nodes.a[t].offset;
         size_t lo = 0, hi = copies.n;
@@ -855,9 +848,10 @@ static int functions(encoder_t *e)
         }
         size_t end = lo;
         while (end < copies.n && copies.a[end].origin == offset) end++;
-        Py_INCREF(addresses);
-        rc = function(e, t, view, name_obj, addresses, copies.a + lo, end - lo);
-        Py_DECREF(addresses);
+        const copy_t *own = copies.n ? copies.a + lo : NULL;  /* NULL + 0 is undefined */
+        int linked = linked_to_symbol(e, view, own, end - lo);
+        if (linked == NO_SYMBOL) continue;
+        rc = linked < 0 ? linked : function(e, t, view, linked, own, end - lo);
     }
     free(copies.a);
     return rc;
@@ -867,7 +861,7 @@ static int functions(encoder_t *e)
 static int variables(encoder_t *e)
 {
     if (!e->has_symbols) return 0;
-    PyObject *every = (e->features & F_GLOBAL_VAR) ? Py_True : Py_False;
+    int every = (e->features & F_GLOBAL_VAR) != 0;
     for (size_t i = 0; i < e->programs.n; i++) {
         int t = e->programs.a[i];
         const node_t *n = &e->nodes.a[t];
@@ -877,57 +871,38 @@ static int variables(encoder_t *e)
         const attr_t *view[NSLOTS];
         declared(e, t, view);
         if (!view[S_NAME] || !view[S_NAME]->s.len) continue;
-        PyObject *name_obj = name_object(e, view[S_NAME]->s);
-        if (!name_obj) return -2;
-        PyObject *address = py_from_i128(location->v);
-        if (!address) return -2;
-        PyObject *place = PyObject_CallFunctionObjArgs(e->place_variable, name_obj, address,
-                                                       every, NULL);
-        Py_DECREF(address);
-        if (!place) return -2;
-        if (place == Py_None) { Py_DECREF(place); continue; }
+        uint32_t slot;
+        int placed = e->calls.place_variable(e->calls.ctx, view[S_NAME]->s, location->v,
+                                             every, &slot);
+        if (placed < 0) return -3;
+        if (!placed) continue;
         int64_t type = ref_number(e, view[S_TYPE]);
-        if (type == ERR) { Py_DECREF(place); return -1; }
+        if (type == ERR) return -1;
         if (type == FAILED || type == 0) {
-            Py_DECREF(place);
             if (skip(e, R_VAR, 0)) return -1;
             continue;
         }
-        PyObject *linkage = PyLong_FromLong(view_truthy(view[S_EXTERNAL]) ? 1 : 0);
-        PyObject *head = linkage ? PyTuple_Pack(1, linkage) : NULL;
-        Py_XDECREF(linkage);
-        PyObject *tail = head ? PySequence_Tuple(place) : NULL;
-        Py_DECREF(place);
-        PyObject *extra = tail ? PySequence_Concat(head, tail) : NULL;
-        Py_XDECREF(head);
-        Py_XDECREF(tail);
-        if (!extra) return -2;
+        if (e->calls.var_extra(e->calls.ctx, slot, view_truthy(view[S_EXTERNAL])) < 0)
+            return -3;
         rec_t r;
         memset(&r, 0, sizeof r);
         r.kind = K_VAR;
         r.name = view[S_NAME]->s;
         r.sot = type;
-        r.var_extra = extra;
+        r.var_extra = slot;
         int64_t var = add_rec(e, &r);
-        if (var == ERR) { Py_DECREF(extra); return -1; }
+        if (var == ERR) return -1;
         e->decl_tags.n = 0;
         if (collect_decl_tags(e, t, -1) || add_decl_tags(e, var)) return -1;
     }
     return 0;
 }
 
-static void clear_records(encoder_t *e)
-{
-    for (size_t i = 0; i < e->recs.n; i++)
-        Py_CLEAR(e->recs.a[i].var_extra);
-    e->recs.n = e->items.n = e->owners.n = 0;
-}
-
-/* Records of the unit just read. 0 done, -1 give the unit up (e->why), -2 a Python
- * exception is set. */
+/* Records of the unit just read. 0 done, -1 give the unit up (e->why), -3 a call to the
+ * caller failed (e->calls). */
 int convert_unit(encoder_t *e)
 {
-    clear_records(e);
+    e->recs.n = e->items.n = e->owners.n = 0;
     e->decl_tags.n = e->programs.n = e->pending_skips.n = 0;
     e->index_type = UNSET;
     e->depth = 0;
@@ -980,77 +955,25 @@ int convert_unit(encoder_t *e)
     return 0;
 }
 
-static PyObject *reason_text(encoder_t *e, const skip_t *s)
+/* Adds `count` of (code, tag) to `counts`, a list of distinct pairs in the order first
+ * seen. */
+static int count_into(skip_counts_t *counts, const skip_t *s)
 {
-    /* By reason: its text, or with %U its format around the tag's name. */
-    static const char *const texts[] = {
-        [R_NOT_TYPE] = "reference to a DIE that is not a type of its unit",
-        [R_COMPLEX] = "complex float base type",
-        [R_IMAGINARY] = "imaginary float base type",
-        [R_DECIMAL] = "decimal float base type",
-        [R_BIG_INT] = "integer base type over 16 bytes",
-        [R_TAG] = "DW_TAG_%U",
-        [R_ATOMIC] = "_Atomic qualifier dropped",
-        [R_BY_VALUE] = "DW_TAG_%U of a skipped type",
-        [R_MEMBER] = "member of a skipped type left out",
-        [R_IN_STRUCT] = "DW_TAG_%U in a struct or union",
-        [R_IN_ARRAY] = "DW_TAG_%U in an array",
-        [R_IN_ENUM] = "DW_TAG_%U in an enum",
-        [R_IN_PROTO] = "DW_TAG_%U in a prototype",
-        [R_FUNC_PARAM] = "function with a parameter of a skipped type",
-        [R_FUNC_RET] = "function returning a skipped type",
-        [R_VAR] = "variable of a skipped or void type",
-    };
-    const char *text = texts[s->code];
-    if (!strstr(text, "%U"))
-        return PyUnicode_FromString(text);
-    PyObject *tag = PyLong_FromUnsignedLong(s->tag);
-    if (!tag) return NULL;
-    PyObject *name = PyDict_GetItemWithError(e->tag_names, tag);
-    Py_DECREF(tag);
-    if (name) {
-        Py_INCREF(name);
-    } else {
-        if (PyErr_Occurred()) return NULL;
-        name = PyUnicode_FromFormat("0x%x", s->tag);
-        if (!name) return NULL;
+    for (size_t i = 0; i < counts->n; i++) {
+        skip_t *c = &counts->a[i];
+        if (c->code == s->code && c->tag == s->tag) { c->count += s->count; return 0; }
     }
-    PyObject *made = PyUnicode_FromFormat(text, name);
-    Py_DECREF(name);
-    return made;
+    return VEC_PUSH(*counts, *s);
 }
 
-static int count_into(PyObject *dict, PyObject *key, uint64_t count)
-{
-    PyObject *old = PyDict_GetItemWithError(dict, key);
-    if (!old && PyErr_Occurred()) return -1;
-    PyObject *add = PyLong_FromUnsignedLongLong(count);
-    if (!add) return -1;
-    PyObject *sum = old ? PyNumber_Add(old, add) : (Py_INCREF(add), add);
-    Py_DECREF(add);
-    if (!sum) return -1;
-    int r = PyDict_SetItem(dict, key, sum);
-    Py_DECREF(sum);
-    return r;
-}
-
-/* A unit done: its skips and skipped tags join the encoder's counts. */
+/* A unit done: its skips and skipped tags join the encoder's counts. 0, or -2 when out
+ * of memory. */
 int commit_skips(encoder_t *e)
 {
-    for (size_t i = 0; i < e->pending_skips.n; i++) {
-        PyObject *reason = reason_text(e, &e->pending_skips.a[i]);
-        if (!reason) return -1;
-        int r = count_into(e->skips, reason, e->pending_skips.a[i].count);
-        Py_DECREF(reason);
-        if (r) return -1;
-    }
-    for (size_t i = 0; i < e->pending_tags.n; i++) {
-        PyObject *tag = PyLong_FromUnsignedLong(e->pending_tags.a[i].tag);
-        if (!tag) return -1;
-        int r = count_into(e->skipped_tags, tag, e->pending_tags.a[i].count);
-        Py_DECREF(tag);
-        if (r) return -1;
-    }
+    for (size_t i = 0; i < e->pending_skips.n; i++)
+        if (count_into(&e->skips, &e->pending_skips.a[i])) return -2;
+    for (size_t i = 0; i < e->pending_tags.n; i++)
+        if (count_into(&e->skipped_tags, &e->pending_tags.a[i])) return -2;
     e->pending_skips.n = e->pending_tags.n = 0;
     e->type_dies += e->types.n;
     return 0;

@@ -9,12 +9,14 @@
  * nesting deeper than MAX_DEPTH) makes it give the unit up with CoreFallback: the
  * worker then reads that unit with the pure path, which either encodes it or raises
  * the reference's error message.  So damaged input ends in the same message on both.
+ *
+ * Plain C: the sections are byte buffers, what the symbol table knows is asked through
+ * encoder_calls_t, and results stay in the encoder's arrays; the Python face
+ * (canonbtf.dwarf._core.UnitEncoder) is native/csrc/encoder_bindings.c.
  */
 #ifndef CANONBTF_CORE_H
 #define CANONBTF_CORE_H
 
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -100,20 +102,60 @@ typedef struct {
     i128 extra;                /* INT word, FUNC flags, DECL_TAG component */
     int64_t elem, index;       /* ARRAY */
     i128 nelems;
-    PyObject *var_extra;       /* VAR: (linkage, section, offset, size), owned */
+    uint32_t var_extra;        /* VAR: the caller's slot of (linkage, section, offset, size) */
     uint32_t item_first, nitems;
     uint8_t set;
 } rec_t;
 
 typedef struct { name_t name; int64_t type; i128 value; } item_t;
 
+/* Why a DIE or a part of a type is left out (the reference's texts: the binding's
+ * reason_text). */
+enum { R_NOT_TYPE, R_COMPLEX, R_IMAGINARY, R_DECIMAL, R_BIG_INT, R_TAG, R_ATOMIC,
+       R_BY_VALUE, R_MEMBER, R_IN_STRUCT, R_IN_ARRAY, R_IN_ENUM, R_IN_PROTO,
+       R_FUNC_PARAM, R_FUNC_RET, R_VAR, NREASONS };
+
+/* A count of skips: of reason `code` (R_*) about DW_TAG `tag` (0 when the reason names
+ * none), or of skipped DIEs of `tag` (code 0). */
 typedef struct { uint32_t code; uint32_t tag; uint64_t count; } skip_t;
 
+typedef VEC(skip_t) skip_counts_t;
 
+
+/* What a reference of an entry stands for: void, the key id of what it refers to, the
+ * token of a named aggregate or enum (its id), or a cycle (keys.py's parts). */
 typedef struct { uint8_t tag; uint32_t id; } part_t;  /* P_VOID, P_KEY, P_TOKEN, P_CYCLE */
 enum { P_VOID, P_KEY, P_TOKEN, P_CYCLE };
 
+/* A token: ("aggregate", name, is_union) or ("enum", name). */
+typedef struct { name_t name; uint8_t aggregate, is_union; } token_t;
+
+/* An entry new to the encoder: made of record `rec` of the unit, its references standing
+ * for the parts from entry_parts[part_first] on (none for a leaf kind). */
+typedef struct { uint32_t rec; uint32_t part_first; } new_entry_t;
+
 typedef struct encoder encoder_t;
+
+/* What the encoder asks of its caller (the binding): the symbol table's answers and the
+ * placing of variables. Each gets `ctx`; each returns -1 when it failed (the caller keeps
+ * its own error and the unit ends), otherwise as said. */
+typedef struct {
+    void *ctx;
+    /* 1 when a function symbol bears `name` (*linked: one of its addresses is among the
+     * n given), 0 when none does */
+    int (*function_symbol)(void *ctx, name_t name, const i128 *addresses, size_t n,
+                           int *linked);
+    /* 1 when `name` is a kfunc (a BTF_ID of a kfunc set), else 0 */
+    int (*is_kfunc)(void *ctx, name_t name);
+    /* 1 when a symbol confirms variable `name` at `address` (per-CPU only unless `every`):
+     * its place is kept in the caller's *slot; 0 when none does */
+    int (*place_variable)(void *ctx, name_t name, i128 address, int every, uint32_t *slot);
+    /* the place in `slot` made the VAR's (linkage, section, offset, size): 0 */
+    int (*var_extra)(void *ctx, uint32_t slot, int linkage);
+    /* the bytes a VAR's extra in `slot` is keyed by (its repr): 0, *bytes kept by the
+     * caller until the next unit */
+    int (*var_key)(void *ctx, uint32_t slot, const uint8_t **bytes, size_t *len);
+} encoder_calls_t;
 
 typedef struct {
     uint64_t offset, end, die_offset;
@@ -121,22 +163,23 @@ typedef struct {
     uint64_t abbrev_offset;
 } unit_t;
 
+/* A section's bytes (empty when the file has none), held by the caller for the
+ * encoder's life. */
+typedef struct { const uint8_t *buf; size_t len; } section_t;
+
+/* One DWARF file's encoder, for one unit at a time. The caller sets the sections,
+ * little, registers, features, has_symbols and calls, zeroes the rest, and frees it with
+ * encoder_free. */
 struct encoder {
-    PyObject_HEAD
-    Py_buffer info, abbrev, str, line_str, str_offsets, addr, loc, loclists;
+    section_t info, abbrev, str, line_str, str_offsets, addr, loc, loclists;
     int little;
     uint8_t registers[16];     /* DWARF numbers of the argument registers (locations.py) */
     int nregisters;
     int features;
     int has_symbols;
-    PyObject *functions;       /* dict name -> frozenset of addresses, or None */
-    PyObject *kfuncs;          /* set of names, or None */
-    PyObject *place_variable;  /* callable or None */
-    PyObject *tag_names;       /* dict tag -> name */
-    PyObject *fallback;        /* the exception class for "read this unit in Python" */
-    PyObject *empty_set;       /* frozenset(): a function's addresses without a symtab */
-    PyObject *skips;           /* dict reason -> count (committed units) */
-    PyObject *skipped_tags;    /* dict tag -> count (committed units) */
+    encoder_calls_t calls;
+    skip_counts_t skips;       /* skip reasons of the committed units */
+    skip_counts_t skipped_tags; /* DIEs skipped by tag, committed units */
     char why[160];             /* why the unit goes to the pure path */
     int bad;
 
@@ -162,44 +205,46 @@ struct encoder {
     int64_t index_type;
     VEC(item_t) decl_tags;     /* name + component (in type) */
     VEC(int32_t) programs;
+    VEC(i128) low_pcs;         /* a function's addresses: its own, its copies' */
     VEC(skip_t) pending_skips;
     int depth;
 
     /* keys */
     intern_t names;
     idmap_t str_names;         /* .debug_str offset + 1 -> name id (a name's bytes hashed once) */
-    VEC(PyObject *) name_objs;
     intern_t tokens;
-    VEC(PyObject *) token_objs;
+    VEC(token_t) token_list;   /* by token id */
     intern_t entries;
-    PyObject *new_entries;     /* list */
-    PyObject *unit_keys;       /* list of (unit offset, bytes of u32 key ids) */
+    VEC(new_entry_t) new_entries;  /* the last unit's */
+    VEC(part_t) entry_parts;
     VEC(part_t) part;
     VEC(uint8_t) waiting;
     VEC(uint8_t) on_path;
     VEC(uint32_t) key;
     VEC(int32_t) dfs;
     VEC(uint8_t) ser;
-    VEC(uint32_t) unit_key_list;
+    VEC(uint32_t) unit_key_list;  /* the last unit's key ids, sorted, distinct */
     uint64_t type_dies;        /* type DIEs read, committed units */
 };
 
+/* encoder.c: the unit `u` read and converted: 0; -1 give it up (e->why); -2 out of
+ * memory; -3 a call to the caller failed. */
+int encode_unit(encoder_t *e, const unit_t *u);
+void encoder_free(encoder_t *e);
 /* read.c */
 int read_unit(encoder_t *e);
 /* locations.c */
 int64_t param_location_summary(const encoder_t *e, const attr_t *a);
 int unexpected_register(int64_t summary, int expected);
 int64_t expression_summary(const uint8_t *x, uint64_t n, int first);
-/* convert.c */
+/* convert.c: 0; -1 give the unit up; -3 a call to the caller failed */
 int convert_unit(encoder_t *e);
 const attr_t *node_attr(const encoder_t *e, const node_t *n, int slot);
-int commit_skips(encoder_t *e);
+int commit_skips(encoder_t *e);  /* 0, -2 out of memory */
 /* keys.c */
+/* 0; -1 give the unit up; -2 out of memory; -3 a call to the caller failed */
 int add_unit_keys(encoder_t *e);
-PyObject *name_object(encoder_t *e, name_t name);
-PyObject *py_from_i128(i128 v);
-PyObject *record_object(encoder_t *e, const rec_t *r);
-void keys_free(encoder_t *e);
+int64_t encoder_name_id(encoder_t *e, name_t name);
 
 /* merge.c: merge_typed_sot, merge_item_roles */
 #include "merge.h"

@@ -118,7 +118,7 @@ int64_t param_location_summary(const encoder_t *e, const attr_t *a)
     if (a->loc_kind == LOC_SUMMARY)
         return (int64_t)a->v;
     const unit_t *u = &e->unit;
-    const Py_buffer *section = u->version >= 5 ? &e->loclists : &e->loc;
+    const section_t *section = u->version >= 5 ? &e->loclists : &e->loc;
     const uint8_t *data = section->buf;
     uint64_t size = (uint64_t)section->len;
     if (a->v < 0 || a->v > (i128)UINT64_MAX) return 0;

@@ -4,6 +4,7 @@
  */
 #include "core.h"
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dwarf.h"
@@ -221,7 +222,7 @@ static inline int64_t rd_sleb(encoder_t *e, const uint8_t *buf, uint64_t size,
 }
 
 /* A NUL-terminated string at `offset` of a section (the reference's _StringCache). */
-static int section_string(encoder_t *e, const Py_buffer *sec, uint64_t offset, name_t *out,
+static int section_string(encoder_t *e, const section_t *sec, uint64_t offset, name_t *out,
                           const char *what)
 {
     const uint8_t *p = sec->buf;
