@@ -26,6 +26,10 @@ typedef struct {
     const pool_store_t *store;
     int64_t *pool_id;
     int32_t *local;            /* per node of the cycle being pooled: its handle in it */
+    /* The cycle being pooled's, grown to the largest cycle so far and freed with the unit. */
+    VEC(uint32_t) label;       /* per member: its label rank */
+    VEC(int32_t) representative;   /* per canonical class: a member of it */
+    VEC(int64_t) ids;          /* per canonical class: its pool id */
 } pool_t;
 
 static size_t nrefs(const pool_graph_t *g, int32_t node)
@@ -163,36 +167,21 @@ done:
 static int pool_cycle(pool_t *p, const int32_t *comp, int32_t n, int32_t *cls)
 {
     const pool_store_t *store = p->store;
-    uint32_t *label = malloc((size_t)n * sizeof *label);
-    int32_t *representative = NULL;
-    int64_t *ids = NULL;
-    int rc = POOL_NO_MEMORY;
-    if (!label) return rc;
+    if (VEC_RESERVE(p->label, (size_t)n)) return POOL_NO_MEMORY;
     for (int32_t i = 0; i < n; i++) p->pool_id[comp[i]] = -1;
-    if (store->label_ranks(store->ctx, comp, n, p->pool_id, label)) {
-        rc = POOL_STORE_FAILED;
-        goto done;
-    }
-    int32_t count = canonical_classes(p, comp, n, label, cls);
-    if (count < 0) goto done;
-    representative = malloc((size_t)count * sizeof *representative);
-    ids = malloc((size_t)count * sizeof *ids);
-    if (!representative || !ids) goto done;
+    if (store->label_ranks(store->ctx, comp, n, p->pool_id, p->label.a)) return POOL_STORE_FAILED;
+    int32_t count = canonical_classes(p, comp, n, p->label.a, cls);
+    if (count < 0 || VEC_RESERVE(p->representative, (size_t)count)
+        || VEC_RESERVE(p->ids, (size_t)count))
+        return POOL_NO_MEMORY;
     for (int32_t i = 0; i < n; i++) {
-        representative[cls[comp[i]]] = comp[i];
+        p->representative.a[cls[comp[i]]] = comp[i];
         p->pool_id[comp[i]] = -1 - cls[comp[i]];
     }
-    if (store->cycle(store->ctx, representative, count, p->pool_id, ids)) {
-        rc = POOL_STORE_FAILED;
-        goto done;
-    }
-    for (int32_t i = 0; i < n; i++) p->pool_id[comp[i]] = ids[cls[comp[i]]];
-    rc = 0;
-done:
-    free(label);
-    free(representative);
-    free(ids);
-    return rc;
+    if (store->cycle(store->ctx, p->representative.a, count, p->pool_id, p->ids.a))
+        return POOL_STORE_FAILED;
+    for (int32_t i = 0; i < n; i++) p->pool_id[comp[i]] = p->ids.a[cls[comp[i]]];
+    return 0;
 }
 
 static int self_referring(const pool_graph_t *g, int32_t node)
@@ -232,5 +221,8 @@ done:
     free(p.local);
     free(flat.a);
     free(ends.a);
+    VEC_FREE(p.label);
+    VEC_FREE(p.representative);
+    VEC_FREE(p.ids);
     return rc;
 }

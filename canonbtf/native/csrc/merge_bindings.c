@@ -253,16 +253,6 @@ static int read_cells(merge_object_t *o, PyObject *rec, const refmap_t *map)
     return put_items(o, kind, PyTuple_GET_ITEM(rec, 5), map);
 }
 
-/* Record i of `records` ([(record, type id map)]) as cells in o->cells. */
-static int record_cells(merge_object_t *o, PyObject *records, Py_ssize_t i)
-{
-    PyObject *pair = PyList_GET_ITEM(records, i);
-    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
-        return SHAPE_ERROR("records: (record, type ids)");
-    refmap_t map = {NULL, 0, PyTuple_GET_ITEM(pair, 1)};
-    return read_cells(o, PyTuple_GET_ITEM(pair, 0), &map);
-}
-
 /* merge_need, for a method that takes a list `arg` (TypeError naming `what` otherwise). */
 static int need_list_in_state(merge_object_t *o, PyObject *arg, const char *what, int state)
 {
@@ -273,6 +263,28 @@ static int need_list_in_state(merge_object_t *o, PyObject *arg, const char *what
     if (merge_need(&o->merge, state)) {
         raise_failure(o);
         return -1;
+    }
+    return 0;
+}
+
+/* strings()' or words()' `records` ([(record, type id map)]) each read into o->cells and
+ * added after the safe keys' types: to the names in use (words NULL) or to `words`. 0, or
+ * -1 with the exception set. */
+static int add_records(merge_object_t *o, PyObject *records, merge_words_t *words)
+{
+    if (need_list_in_state(o, records, "records", words ? MERGE_PLACED : MERGE_EMITTED))
+        return -1;
+    merge_t *m = &o->merge;
+    if (words ? merge_words_begin(m, words) : merge_strings_begin(m)) return raise_failure(o), -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *pair = PyList_GET_ITEM(records, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2)
+            return SHAPE_ERROR("records: (record, type ids)");
+        refmap_t map = {NULL, 0, PyTuple_GET_ITEM(pair, 1)};
+        if (read_cells(o, PyTuple_GET_ITEM(pair, 0), &map)) return -1;
+        /* words(): the cells of a record name only names that strings() marked */
+        if (words ? merge_words_add(m, o->cells.a, words) : merge_strings_add(m, o->cells.a))
+            return raise_failure(o), -1;
     }
     return 0;
 }
@@ -395,12 +407,7 @@ PyDoc_STRVAR(Merge_strings_doc,
              "([(record, type id map)], appended after them).");
 static PyObject *Merge_strings(merge_object_t *o, PyObject *records)
 {
-    if (need_list_in_state(o, records, "records", MERGE_EMITTED)) return NULL;
-    if (merge_strings_begin(&o->merge)) return raise_failure(o);
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
-        if (record_cells(o, records, i)) return NULL;
-        if (merge_strings_add(&o->merge, o->cells.a)) return raise_failure(o);
-    }
+    if (add_records(o, records, NULL)) return NULL;
     char *data;
     size_t len;
     if (merge_strings_table(&o->merge, &data, &len)) return raise_failure(o);
@@ -414,25 +421,12 @@ PyDoc_STRVAR(Merge_words_doc,
              "safe keys' types then `records` (as given to strings()).");
 static PyObject *Merge_words(merge_object_t *o, PyObject *records)
 {
-    if (need_list_in_state(o, records, "records", MERGE_PLACED)) return NULL;
-    merge_words_t out;
+    merge_words_t out = {0};
     PyObject *result = NULL;
     if (!(o->placed = PyList_New(0))) return NULL;
-    if (merge_words_begin(&o->merge, &out)) {
-        raise_failure(o);
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
-        /* the cells of a record name only names that strings() marked */
-        if (record_cells(o, records, i)) goto done;
-        if (merge_words_add(&o->merge, o->cells.a, &out)) {
-            raise_failure(o);
-            goto done;
-        }
-    }
-    result = Py_BuildValue("(y#O)", (const char *)out.w.a,
-                           (Py_ssize_t)(out.w.n * sizeof(uint32_t)), o->placed);
-done:
+    if (!add_records(o, records, &out))
+        result = Py_BuildValue("(y#O)", (const char *)out.w.a,
+                               (Py_ssize_t)(out.w.n * sizeof(uint32_t)), o->placed);
     VEC_FREE(out.w);
     Py_CLEAR(o->placed);
     return result;

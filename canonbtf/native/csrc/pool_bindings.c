@@ -317,48 +317,16 @@ static int store_acyclic(void *ctx, int32_t node, const int64_t *pool_id, int64_
     return rc;
 }
 
-/* The records of the unit's `nodes` with their references as pool_id gives them, as a
- * list or a tuple. */
-static PyObject *remapped_records(pool_state_t *p, const int32_t *nodes, int32_t n,
-                                  const int64_t *pool_id, int as_tuple)
+/* The reference's label_ranks on a cycle's n member records: a list of n ranks (not yet
+ * checked to be in range). A new reference, NULL with the exception set. */
+static PyObject *label_ranks_of(pool_state_t *p, PyObject *members, int32_t n)
 {
-    PyObject *out = as_tuple ? PyTuple_New(n) : PyList_New(n);
-    for (int32_t i = 0; out && i < n; i++) {
-        PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, nodes[i]), pool_id, 0);
-        if (!rec) Py_CLEAR(out);
-        else if (as_tuple) PyTuple_SET_ITEM(out, i, rec);
-        else PyList_SET_ITEM(out, i, rec);
-    }
-    return out;
-}
-
-/* pool.h's label_ranks: the reference's label_ranks on the members' records. */
-static int store_label_ranks(void *ctx, const int32_t *members, int32_t n,
-                             const int64_t *pool_id, uint32_t *rank)
-{
-    pool_state_t *p = ctx;
-    PyObject *inside = remapped_records(p, members, n, pool_id, 0), *ranks = NULL;
-    int rc = -1;
-    if (!inside) return -1;
-    ranks = PyObject_CallOneArg(p->label_ranks, inside);
-    if (!ranks) goto done;
-    if (!PyList_CheckExact(ranks) || PyList_GET_SIZE(ranks) != n) {
+    PyObject *ranks = PyObject_CallOneArg(p->label_ranks, members);
+    if (ranks && (!PyList_CheckExact(ranks) || PyList_GET_SIZE(ranks) != n)) {
         PyErr_SetString(PyExc_TypeError, "label_ranks: a rank per record");
-        goto done;
+        Py_CLEAR(ranks);
     }
-    for (int32_t i = 0; i < n; i++) {
-        long r = PyLong_AsLong(PyList_GET_ITEM(ranks, i));
-        if (r < 0 || r >= n) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "label_ranks: a bad rank");
-            goto done;
-        }
-        rank[i] = (uint32_t)r;
-    }
-    rc = 0;
-done:
-    Py_DECREF(inside);
-    Py_XDECREF(ranks);
-    return rc;
+    return ranks;
 }
 
 /* The pool ids of a cycle's classes: its canonical form `key` met before, or its records
@@ -390,23 +358,52 @@ fail:
     return NULL;
 }
 
+/* `ask` (label_ranks_of or cycle_ids) on the records of the unit's `nodes`, their
+ * references as pool_id gives them, as a list or a tuple: its answer (a new reference), or
+ * NULL with the exception set. */
+static PyObject *ask_about_records(pool_state_t *p, const int32_t *nodes, int32_t n,
+                                   const int64_t *pool_id, int as_tuple,
+                                   PyObject *(*ask)(pool_state_t *, PyObject *, int32_t))
+{
+    PyObject *records = as_tuple ? PyTuple_New(n) : PyList_New(n);
+    for (int32_t i = 0; records && i < n; i++) {
+        PyObject *rec = remap_record(p, PyList_GET_ITEM(p->unit, nodes[i]), pool_id, 0);
+        if (!rec) Py_CLEAR(records);
+        else if (as_tuple) PyTuple_SET_ITEM(records, i, rec);
+        else PyList_SET_ITEM(records, i, rec);
+    }
+    PyObject *answer = records ? ask(p, records, n) : NULL;
+    Py_XDECREF(records);
+    return answer;
+}
+
+/* pool.h's label_ranks: the reference's label_ranks on the members' records. */
+static int store_label_ranks(void *ctx, const int32_t *members, int32_t n,
+                             const int64_t *pool_id, uint32_t *rank)
+{
+    PyObject *ranks = ask_about_records(ctx, members, n, pool_id, 0, label_ranks_of);
+    if (!ranks) return -1;
+    int32_t i = 0;
+    long r;
+    while (i < n && (r = PyLong_AsLong(PyList_GET_ITEM(ranks, i))) >= 0 && r < n)
+        rank[i++] = (uint32_t)r;
+    if (i < n && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "label_ranks: a bad rank");
+    Py_DECREF(ranks);
+    return i < n ? -1 : 0;
+}
+
 /* pool.h's cycle: _pool_cycle's canonical form hash-consed. */
 static int store_cycle(void *ctx, const int32_t *representative, int32_t classes,
                        const int64_t *pool_id, int64_t *out)
 {
-    pool_state_t *p = ctx;
-    PyObject *key = remapped_records(p, representative, classes, pool_id, 1), *ids = NULL;
-    int rc = -1;
-    if (!key) return -1;
-    if (!(ids = cycle_ids(p, key, classes))) goto done;
-    for (int32_t c = 0; c < classes; c++) {
+    PyObject *ids = ask_about_records(ctx, representative, classes, pool_id, 1, cycle_ids);
+    if (!ids) return -1;
+    int rc = 0;
+    for (int32_t c = 0; !rc && c < classes; c++) {
         out[c] = PyLong_AsLongLong(PyTuple_GET_ITEM(ids, c));
-        if (out[c] == -1 && PyErr_Occurred()) goto done;
+        rc = out[c] == -1 && PyErr_Occurred() ? -1 : 0;
     }
-    rc = 0;
-done:
-    Py_DECREF(key);
-    Py_XDECREF(ids);
+    Py_DECREF(ids);
     return rc;
 }
 
