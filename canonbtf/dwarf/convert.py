@@ -46,13 +46,13 @@ from __future__ import annotations
 
 from ..btf import format as f
 from ..spec import dwarf_numbers as c
+from ..spec.features import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
 from .locations import unexpected_register
 from .numbering import FAILED, ConvertContext, Record, Skips
 from .type_records import STRUCT_TAGS, TypeRecords
 from .unit_types import TypeDie, UnitTypes
 
-__all__ = ["FUNC_CANDIDATE", "FUNC_LINKED", "FUNC_NOCALL", "FUNC_PIECE", "ConvertContext",
-           "Record", "Skips", "UnitConverter", "convert_unit"]
+__all__ = ["ConvertContext", "Record", "Skips", "UnitConverter", "convert_unit"]
 
 # Types numbered without looking at what they refer to (supported, never failing).
 _INDEPENDENT_TAGS = STRUCT_TAGS | {c.TAG_pointer_type, c.TAG_enumeration_type}
@@ -61,20 +61,6 @@ _TAG_pointer_type, _TAG_formal_parameter = c.TAG_pointer_type, c.TAG_formal_para
 _TAG_unspecified_parameters = c.TAG_unspecified_parameters
 _AT_type = c.AT_type
 KFUNC_TAG = "bpf_kfunc"
-
-# Flags a FUNC candidate carries in its linkage field until functions.py decides: a
-# candidate is never a valid linkage (so it never merges into a base BTF's FUNC), LINKED
-# says the definition's code is at an address of its symbol, NOCALL that the function
-# was marked DW_CC_nocall (its ABI changed), MOVED that a parameter of it or of a copy
-# of its code is in another register than the calling convention's (locations.py).
-# PIECE marks the prototype of an out-of-line copy (a `.part` piece, a clone) that lists
-# the parameters otherwise than the definition: never kept, it is there for the parent
-# to compare prototypes the way pahole 1.31 does (functions.py).
-FUNC_CANDIDATE = 4
-FUNC_LINKED = 1
-FUNC_NOCALL = 2
-FUNC_MOVED = 8
-FUNC_PIECE = 16
 
 
 class UnitConverter(TypeRecords):

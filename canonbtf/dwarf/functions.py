@@ -35,7 +35,7 @@ from ..btf.strings import StringTable
 from ..canon import accel, renumbered
 from ..canon.renumber import new_ids
 from ..spec import kinds as spec
-from .convert import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
+from ..spec.features import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
 
 
 class FunctionReport:

@@ -75,6 +75,12 @@ def features_def() -> str:
     return "\n".join(lines) + "\n"
 
 
+def func_flags_def() -> str:
+    lines = [_HEAD.format(source="features.py"), "/* FUNC_FLAG(name, bit) */"]
+    lines += [f"FUNC_FLAG({name}, {bit})" for name, bit in features.FUNC_FLAGS.items()]
+    return "\n".join(lines) + "\n"
+
+
 # The DWARF numbers C reads: tags, attributes, forms, operations, encodings, conventions.
 DWARF_PREFIXES = ("TAG_", "AT_", "FORM_", "OP_", "ATE_", "CC_")
 
@@ -128,6 +134,7 @@ def check_keys_def() -> str:
 def generated() -> dict[str, str]:
     """File name -> the text this writes into canonbtf/native/csrc/."""
     return {"kinds.def": kinds_def(), "features.def": features_def(),
+            "func_flags.def": func_flags_def(),
             "dwarf_numbers.def": dwarf_numbers_def(), "wanted_attrs.def": wanted_attrs_def(),
             "check_keys.def": check_keys_def()}
 

@@ -9,7 +9,12 @@
 #define ERR (INT64_MIN + 1)
 
 /* Candidate flags of a FUNC (convert.FUNC_*). */
-enum { FUNC_LINKED = 1, FUNC_NOCALL = 2, FUNC_CANDIDATE = 4, FUNC_MOVED = 8, FUNC_PIECE = 16 };
+/* A FUNC candidate's flags (canonbtf/spec/features.py, through func_flags.def). */
+enum {
+#define FUNC_FLAG(name, bit) FUNC_##name = bit,
+#include "func_flags.def"
+#undef FUNC_FLAG
+};
 
 static const name_t EMPTY = {(const uint8_t *)"", 0};
 
