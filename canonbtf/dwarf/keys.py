@@ -22,8 +22,14 @@ declaration keys, or a cycle through anonymous types (`-1`, not valid C). Every 
 The units holding an unsafe key are encoded again with records (`TypePool`); the Btf
 handed to the dedup has one type per safe key (references to a safe token go to its
 definition) plus those records, and dedups to exactly what the records of every unit
-would. With a base BTF (modules) the base's definitions would take part in the
-ambiguity: that path sends records for every unit.
+would.
+
+A module is merged alone, then made split BTF over its base (`build(..., base)`). The
+argument holds over base and module while every name the module defines with one key
+has no other definition in the base: a key's types then reach, through each name, one
+definition or declarations only. The dedup checks it where it keys the base anyway
+(dedup.merge_map's `premerged`); when the base defines such a name otherwise, encode.py
+sends every unit's records instead (none of 169 Debian 6.1 and 6.12 modules tried).
 
 Measured on the 6.1 kernel (-j2): 47 unsafe keys, 17 of 2,172 units sent again; the
 parent holds 96 k entries instead of 890 k records (peak 0.44 GB instead of 1.6 GB) and
@@ -274,8 +280,10 @@ class KeyedMerge:
                 out.append(offset)
         return out
 
-    def build(self, record_groups: list[list[Fragment]]) -> Btf:
-        """One type per safe key, plus the records of the units sent again."""
+    def build(self, record_groups: list[list[Fragment]], base: Btf | None = None) -> Btf:
+        """One type per safe key, plus the records of the units sent again; split BTF
+        over `base` when given (encode.py makes sure the base leaves its names safe)."""
+        last_id = base.last_id if base is not None else 0
         entries = self.entries
         unsafe = self.unsafe
         target = self.target
@@ -290,7 +298,7 @@ class KeyedMerge:
                     and target[t] != k):
                 continue  # a declaration of a name with a definition: references go there
             emitted.append(k)
-            type_of[k] = len(emitted)
+            type_of[k] = last_id + len(emitted)
         for k in range(1, len(entries)):
             if not unsafe[k] and not type_of[k]:
                 entry = entries[k]
@@ -300,14 +308,14 @@ class KeyedMerge:
         for t, k in target.items():
             parts[t] = type_of[k]
         records: list[tuple[Record, dict | list]] = [(entries[k], parts) for k in emitted]
-        records.extend(self.redo_records(record_groups, len(records), type_of))
-        return records_btf(records)
+        records.extend(self.redo_records(record_groups, last_id + len(records), type_of))
+        return records_btf(records, base)
 
-    def redo_records(self, record_groups: list[list[Fragment]], emitted: int,
+    def redo_records(self, record_groups: list[list[Fragment]], last_id: int,
                      type_of: Sequence[int]) -> list[tuple[Record, list[int]]]:
         """The records of the units sent again, each with the type ids its references
         become: one of a safe key becomes that key's type, the others are appended after
-        the `emitted` types of the safe keys (their references mapped the same way)."""
+        `last_id`, the safe keys' last type (their references mapped the same way)."""
         records: list[tuple[Record, list[int]]] = []
         for group in record_groups:
             pool: list[Record | None] = [None]
@@ -325,7 +333,7 @@ class KeyedMerge:
                     new_id[n] = type_of[key]
                 else:
                     kept.append(n)
-                    new_id[n] = emitted + len(records) + len(kept)
+                    new_id[n] = last_id + len(records) + len(kept)
             records.extend([(pool[n], new_id) for n in kept])
         return records
 

@@ -107,14 +107,14 @@ static void shared_keys_merged_once(void)
     int64_t key;
     CHECK(merge_find(&m, ptr, 6, &key) == 0 && key == 2);
     CHECK(merge_find(&m, other, 6, &key) == 0 && key == -2);
-    CHECK(merge_emit(&m) == 0 && m.emitted.n == 3);
+    CHECK(merge_emit(&m, 1) == 0 && m.emitted.n == 3);
     CHECK(m.type_of.a[1] == 1 && m.type_of.a[2] == 2 && m.type_of.a[3] == 3);
     /* a record the merged Btf appends: typedef p_t... named "p", of type 3 */
     const merge_cell_t record[] = {I(K_TYPEDEF), N(N_P), I(0), I(3), I(0), I(0)};
     char *data;
     size_t len;
     CHECK(merge_strings_begin(&m) == 0 && merge_strings_add(&m, record) == 0);
-    CHECK(merge_strings_table(&m, &data, &len) == 0);
+    CHECK(merge_strings_table(&m, 0, &data, &len) == 0);
     CHECK(len == 9 && memcmp(data, "\0int\0p\0s\0", 9) == 0);
     free(data);
     merge_words_t out;
@@ -128,6 +128,55 @@ static void shared_keys_merged_once(void)
     CHECK(out.w.n == sizeof words / 4 && memcmp(out.w.a, words, sizeof words) == 0);
     CHECK(out.type_id == 4);
     VEC_FREE(out.w);
+    merge_free(&m);
+}
+
+/* shared_keys_merged_once's merge as split BTF over a base of 100 types whose strings
+ * end at 1000: ids from 101, names from 1000 without an "" of their own (the base's),
+ * a VAR placed with its split id. */
+static void split_over_a_base(void)
+{
+    merge_t m;
+    host_t h;
+    start(&m, &h);
+    h.values[h.nvalues++] = (value_t){0, 0, 0, N_DATA, 1, 16, 4};
+    CHECK(merge_begin_group(&m) == 0);
+    ADD(&m, I(K_INT), N(N_INT), I(0), I(4), I(32), I(0));
+    ADD(&m, I(K_PTR), N(N_EMPTY), I(0), I(1), I(0), I(0));
+    ADD(&m, I(K_STRUCT), N(N_S), I(0), I(8), I(0), I(1), N(N_P), I(2), I(0));
+    ADD(&m, I(K_VAR), N(N_V), I(0), I(3), O(0), I(0));
+    CHECK(merge_end_group(&m) == 0);
+    const uint32_t keys[] = {1, 2, 3, 4};
+    CHECK(merge_add_unit(&m, keys, 4) == 0 && merge_finish(&m) == 0);
+    CHECK(merge_emit(&m, 101) == 0 && m.emitted.n == 4);
+    CHECK(m.type_of.a[1] == 101 && m.type_of.a[3] == 103 && m.type_of.a[4] == 104);
+    const merge_cell_t record[] = {I(K_TYPEDEF), N(N_P), I(0), I(103), I(0), I(0)};
+    char *data;
+    size_t len;
+    CHECK(merge_strings_begin(&m) == 0 && merge_strings_add(&m, record) == 0);
+    CHECK(merge_strings_table(&m, 1000, &data, &len) == 0);
+    CHECK(len == 10 && memcmp(data, "int\0p\0s\0v\0", 10) == 0);
+    free(data);
+    merge_words_t out;
+    CHECK(merge_words_begin(&m, &out) == 0 && merge_words_add(&m, record, &out) == 0);
+    const uint32_t words[] = {
+        1000, info(K_INT, 0, 0), 4, 32,                    /* 101: int */
+        0, info(K_PTR, 0, 0), 101,                         /* 102: int * */
+        1006, info(K_STRUCT, 0, 1), 8, 1004, 102, 0,       /* 103: struct s { int *p; } */
+        1008, info(K_VAR, 0, 0), 103, 1,                   /* 104: v, global */
+        1004, info(K_TYPEDEF, 0, 0), 103,                  /* 105: the record */
+    };
+    CHECK(out.w.n == sizeof words / 4 && memcmp(out.w.a, words, sizeof words) == 0);
+    CHECK(out.type_id == 105 && h.nplaced == 1 && h.placed_type[0] == 104);
+    VEC_FREE(out.w);
+    /* ids that would pass 2**32 - 1 are declined */
+    merge_free(&m);
+    start(&m, &h);
+    CHECK(merge_begin_group(&m) == 0);
+    ADD(&m, I(K_INT), N(N_INT), I(0), I(4), I(32), I(0));
+    ADD(&m, I(K_PTR), N(N_EMPTY), I(0), I(1), I(0), I(0));
+    CHECK(merge_end_group(&m) == 0 && merge_finish(&m) == 0);
+    CHECK(merge_emit(&m, UINT32_MAX) == -1 && m.failure.code == MERGE_DECLINED);
     merge_free(&m);
 }
 
@@ -161,12 +210,12 @@ static void ambiguous_name_and_declaration(void)
     const uint8_t unsafe[] = {0, 0, 1, 0, 0, 0, 0, 1};
     CHECK(m.unsafe.n == 8 && memcmp(m.unsafe.a, unsafe, 8) == 0);
     CHECK(!merge_unit_redone(&m, 0) && merge_unit_redone(&m, 1) && !merge_unit_redone(&m, 2));
-    CHECK(merge_emit(&m) == 0 && m.emitted.n == 4);
+    CHECK(merge_emit(&m, 1) == 0 && m.emitted.n == 4);
     CHECK(m.type_of.a[1] == 1 && m.type_of.a[4] == 2 && m.type_of.a[5] == 3);
     CHECK(m.type_of.a[3] == 3 && m.type_of.a[6] == 4 && !m.type_of.a[2] && !m.type_of.a[7]);
     char *data;
     size_t len;
-    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, &data, &len) == 0);
+    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, 0, &data, &len) == 0);
     CHECK(len == 7 && memcmp(data, "\0s\0u\0v\0", 7) == 0);
     free(data);
     merge_words_t out;
@@ -189,11 +238,11 @@ static void failures(void)
     merge_t m;
     host_t h;
     start(&m, &h);
-    CHECK(merge_emit(&m) == -1 && m.failure.code == MERGE_OUT_OF_ORDER);
+    CHECK(merge_emit(&m, 1) == -1 && m.failure.code == MERGE_OUT_OF_ORDER);
     CHECK(strcmp(m.failure.why, "keyed merge: finish() first") == 0);
     CHECK(merge_begin_group(&m) == 0);
     ADD(&m, I(K_INT), N(N_INT), I(0), I(INT64_C(1) << 40), I(32), I(0));
-    CHECK(merge_end_group(&m) == 0 && merge_finish(&m) == 0 && merge_emit(&m) == 0);
+    CHECK(merge_end_group(&m) == 0 && merge_finish(&m) == 0 && merge_emit(&m, 1) == 0);
     CHECK(merge_begin_group(&m) == -1 && m.failure.code == MERGE_OUT_OF_ORDER);
     CHECK(strcmp(m.failure.why, "keyed merge already finished") == 0);
     merge_words_t out;
@@ -201,7 +250,7 @@ static void failures(void)
     CHECK(strcmp(m.failure.why, "keyed merge: strings() first") == 0);
     char *data;
     size_t len;
-    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, &data, &len) == 0);
+    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, 0, &data, &len) == 0);
     free(data);
     CHECK(merge_words_begin(&m, &out) == -1 && m.failure.code == MERGE_DECLINED);
     CHECK(strcmp(m.failure.why, "keyed merge: a value no 32-bit word holds") == 0);
@@ -217,6 +266,7 @@ static void failures(void)
 int main(void)
 {
     RUN(shared_keys_merged_once);
+    RUN(split_over_a_base);
     RUN(ambiguous_name_and_declaration);
     RUN(failures);
     return ctest_status("test_merge");
