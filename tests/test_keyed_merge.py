@@ -155,13 +155,13 @@ SAME_S = {"base.c": "struct s { int a; };\nstruct holder { struct s *p; int x; }
 OTHER_S = {"base.c": "struct s { long b; };\nstruct holder { struct s *p; int x; } h0;\n"}
 
 
-def over_base(module: Path, base_object: Path) -> tuple[bytes, bytes, bool]:
-    """(records, keyed) bytes of `module` as split BTF over `base_object`'s BTF, and
-    whether the keyed path fell back to records (encode.py: dedup.BaseSplitsNames)."""
+def over_base(module: Path, base_object: Path) -> tuple[bytes, bytes, frozenset]:
+    """(records, keyed) bytes of `module` as split BTF over `base_object`'s BTF, and the
+    names the keyed path found split by the base (encode.py: dedup.BaseSplitsNames)."""
     base, _ = encode_dwarf(open_dwarf(str(base_object)), 1)
     records, _ = encode_dwarf(open_dwarf(str(module)), 1, base=base, merge="records")
     keyed, stats = encode_dwarf(open_dwarf(str(module)), 1, base=base)
-    return writer.write(records), writer.write(keyed), stats.records_again
+    return writer.write(records), writer.write(keyed), stats.split_names
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in OBJECTS])
@@ -183,20 +183,20 @@ def module_objects(tmp_path_factory) -> tuple[Path, Path, Path]:
 
 def test_module_over_a_base_agreeing_on_names_stays_keyed(module_objects):
     module, same, _ = module_objects
-    records, keyed, again = over_base(module, same)
-    assert not again
+    records, keyed, split = over_base(module, same)
+    assert not split
     assert keyed == records
 
 
-def test_base_defining_a_name_otherwise_sends_records(module_objects, monkeypatch):
+def test_base_defining_a_name_otherwise_makes_it_ambiguous(module_objects, monkeypatch):
     module, _, other = module_objects
-    records, keyed, again = over_base(module, other)
-    assert again
+    records, keyed, split = over_base(module, other)
+    assert split == {("aggregate", "s", False)}
     assert keyed == records
     # Without the check the module's own folding would stand: not what the dedup makes.
-    monkeypatch.setattr(dedup, "_base_splits_names", lambda *args: False)
-    _, unchecked, again = over_base(module, other)
-    assert not again
+    monkeypatch.setattr(dedup, "_base_splits_names", lambda *args: [])
+    _, unchecked, split = over_base(module, other)
+    assert not split
     assert unchecked != records
 
 
@@ -209,6 +209,5 @@ def test_kernel_module_same_bytes():
                     "../shared/tools/fetch-kernel-dbg)")
     base = reader.load(str(fetched_kernel()))
     records, _ = encode_dwarf(open_dwarf(str(module)), 1, base=base, merge="records")
-    keyed, stats = encode_dwarf(open_dwarf(str(module)), 1, base=base)
-    assert not stats.records_again
+    keyed, _ = encode_dwarf(open_dwarf(str(module)), 1, base=base)
     assert writer.write(keyed) == writer.write(records)

@@ -49,11 +49,12 @@ def golden_base() -> Btf:
     return encode.encode_dwarf(open_dwarf(str(OBJECTS[0])), 1)[0]
 
 
-def same_merge(groups: list, redo, base: Btf | None = None) -> CompiledKeyedMerge:
+def same_merge(groups: list, redo, base: Btf | None = None,
+               split: frozenset = frozenset()) -> CompiledKeyedMerge:
     """Both merges of `groups`; `redo(offsets)` gives the record groups of those units;
-    split over `base` when given."""
-    pure = KeyedMerge(groups)
-    compiled = keyed_merge(groups)
+    split over `base` when given, the tokens `split` ambiguous."""
+    pure = KeyedMerge(groups, split)
+    compiled = keyed_merge(groups, split)
     assert isinstance(compiled, CompiledKeyedMerge)
     assert compiled.unsafe == bytes(pure.unsafe)
     assert compiled.received == pure.received
@@ -170,7 +171,8 @@ def random_unit(rng: random.Random) -> list:
 
 def random_merge(rng: random.Random, units: list[list]) -> None:
     """`units` split across 1-3 pure workers (each a KeyPool), sent as keyed fragments;
-    merged as split BTF over a base one time in three."""
+    merged as split BTF over a base one time in three, half of those with names taken as
+    ambiguous."""
     workers = rng.randrange(1, 4)
     groups = []
     for w in range(workers):
@@ -191,7 +193,11 @@ def random_merge(rng: random.Random, units: list[list]) -> None:
             pool.add_unit(units[offset])
         return [[pool.fragment(len(offsets), 0, {})]]
 
-    same_merge(groups, redo, golden_base() if rng.random() < 1 / 3 else None)
+    base = golden_base() if rng.random() < 1 / 3 else None
+    split = frozenset()
+    if base is not None and rng.random() < 0.5:  # names the base would define otherwise
+        split = frozenset({("aggregate", rng.choice(NAMES[2:]), False), ("enum", "b")})
+    same_merge(groups, redo, base, split)
 
 
 def test_random_units():

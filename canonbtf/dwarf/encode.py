@@ -66,7 +66,8 @@ class EncodeStats:
         self.units = units
         self.type_dies = 0
         self.merged_records = 0  # records the parent received (after the workers' dedup)
-        self.records_again = False  # a module's keyed merge undone: its base split a name
+        # Names a module's keyed merge took as settled and its base defines otherwise.
+        self.split_names: frozenset[tuple] = frozenset()
         self.skips: dict[str, int] = {}
         self.seconds_workers = 0.0  # wall time until the last fragment arrived
         self.seconds_merge = 0.0  # parent: concatenation, global dedup, canonical order
@@ -408,11 +409,12 @@ def merge_fragments(groups: list[list[Fragment]], base: Btf | None = None) -> Bt
 
 
 def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
-                context: ConvertContext, base: Btf | None = None) -> Btf:
+                context: ConvertContext, base: Btf | None = None,
+                split: frozenset[tuple] = frozenset()) -> Btf:
     """The Btf the keyed fragments stand for: one type per safe key, plus the records of
     the units that hold an unsafe one, encoded again (keys.py); split BTF over `base`
-    when given."""
-    keyed = keyed_merge(groups)
+    when given, whose names `split` count as ambiguous."""
+    keyed = keyed_merge(groups, split)
     again = set(keyed.redo_units())
     record_groups: list[list[Fragment]] = []
     if again:
@@ -470,14 +472,14 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
         try:
             btf, alone = _deduplicated(dwarf, groups, keyed, base, jobs, reader, context,
                                        stats)
-        except BaseSplitsNames:
-            # A module's keyed merge took a name as settled that its base defines
-            # otherwise: the dedup needs every unit's records (2 of 57 modules of Debian's
-            # 6.12 kernel, where the base defines a name twice).
-            stats.records_again = True
-            groups, _ = encode_fragments(dwarf, jobs, seed, reader, False, context, False)
-            btf, alone = _deduplicated(dwarf, groups, False, base, jobs, reader, context,
-                                       stats)
+        except BaseSplitsNames as e:
+            # Names the module defines once and its base otherwise (btrfs.ko's `struct
+            # dir_entry`, vmlinux's in init/initramfs.c): merged again with them ambiguous,
+            # the units reaching them sent as records. The check is not made again: its
+            # answer depends on the names' definitions only, which are the same.
+            stats.split_names = e.tokens
+            btf, alone = _deduplicated(dwarf, groups, keyed, base, jobs, reader, context,
+                                       stats, e.tokens)
         ambiguous = context.symbols.ambiguous if context.symbols else frozenset()
         choice, stats.functions = decide_functions(btf, "consistent_func" in features,
                                                    ambiguous)
@@ -490,16 +492,17 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
 
 
 def _deduplicated(dwarf: DwarfFile, groups: list, keyed: bool, base: Btf | None, jobs: int,
-                  reader: str, context: ConvertContext, stats: EncodeStats
-                  ) -> tuple[Btf, bool]:
+                  reader: str, context: ConvertContext, stats: EncodeStats,
+                  split: frozenset[tuple] | None = None) -> tuple[Btf, bool]:
     """The fragments merged, deduplicated (over `base` when given) and in canonical
     order, strings not yet canonical; whether that order broke no tie (canon).
     Choosing functions needs the merged types in canonical order; the strings are made
-    canonical once, at the end."""
+    canonical once, at the end. `split`: names of a module's that its base has already
+    been found to define otherwise (None: not looked at yet)."""
     from ..canon import canonicalize_checked
 
     if keyed:
-        merged = merge_keyed(dwarf, groups, jobs, reader, context, base)
+        merged = merge_keyed(dwarf, groups, jobs, reader, context, base, split or frozenset())
     else:
         merged = merge_fragments(groups, base)
     stats.merged_records = len(merged)  # a packed Btf stays packed
@@ -509,7 +512,8 @@ def _deduplicated(dwarf: DwarfFile, groups: list, keyed: bool, base: Btf | None,
     if base is not None:
         index = partial(_base_index, base)  # made only where the reference dedups
     return canonicalize_checked(place_variables(merged), dedup=True, strings=False,
-                                index=index, premerged=keyed and base is not None)
+                                index=index,
+                                premerged=keyed and base is not None and split is None)
 
 
 def _base_index(base: Btf) -> BaseIndex:

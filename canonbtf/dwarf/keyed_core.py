@@ -32,29 +32,33 @@ from .functions import datasecs
 from .keys import KeyedMerge, KeyFragment
 
 
-def keyed_merge(groups: list[list[KeyFragment]]) -> KeyedMerge:
-    """The merge of the workers' keyed fragments: in C when built, else keys.py's."""
+def keyed_merge(groups: list[list[KeyFragment]], split: frozenset[tuple] = frozenset()
+                ) -> KeyedMerge:
+    """The merge of the workers' keyed fragments: in C when built, else keys.py's.
+    `split`: as KeyedMerge takes it."""
     module = compiled_module()
     merge_type = getattr(module, "KeyedMerge", None)
     if merge_type is not None:
         try:
-            return CompiledKeyedMerge(merge_type(), groups)
+            return CompiledKeyedMerge(merge_type(), groups, split)
         except ValueError:
             pass
-    return KeyedMerge(groups)
+    return KeyedMerge(groups, split)
 
 
 class CompiledKeyedMerge(KeyedMerge):
     """KeyedMerge's interface over the C side; `build` returns a packed Btf."""
 
-    def __init__(self, core: object, groups: list[list[KeyFragment]]):
+    def __init__(self, core: object, groups: list[list[KeyFragment]],
+                 split: frozenset[tuple] = frozenset()):
         """`core`: a new `_core.KeyedMerge`."""
         for group in groups:
             core.add_group([fragment.entries for fragment in group],
                            [keys for fragment in group for keys in fragment.unit_keys])
         self._core = core
         self._groups = groups
-        self.unsafe = core.finish()
+        self._split = split
+        self.unsafe = core.finish(sorted(split))
         self.received = core.received
 
     def redo_units(self) -> list[int]:
@@ -77,7 +81,7 @@ class CompiledKeyedMerge(KeyedMerge):
             strings = StringTable(core.strings(records, start), start)
             words, placed = core.words(records)
         except ValueError:
-            return KeyedMerge(self._groups).build(record_groups, base)
+            return KeyedMerge(self._groups, self._split).build(record_groups, base)
         sections: dict[str, list[tuple[int, int, int]]] = {}
         for type_id, section, offset, size in placed:
             sections.setdefault(section, []).append((offset, size, type_id))

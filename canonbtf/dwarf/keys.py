@@ -171,7 +171,9 @@ class _Parts(dict):
 class KeyedMerge:
     """The parent's side: every worker's entries unified, safe keys found."""
 
-    def __init__(self, groups: list[list[KeyFragment]]):
+    def __init__(self, groups: list[list[KeyFragment]], split: frozenset[tuple] = frozenset()):
+        """`split`: tokens (dedup.token_of) taken as ambiguous whatever the units say:
+        names a module's base defines otherwise (dedup.BaseSplitsNames)."""
         self.entries: list[Record | None] = [None]
         self.ids: dict[Record, int] = {}
         self.unit_keys: list[tuple[int, array]] = []
@@ -199,7 +201,7 @@ class KeyedMerge:
                 for unit_keys in fragment.unit_keys:
                     self.unit_keys.append(unit_keys)
                     self.unit_key_maps.append(parent_id)
-        self._find_unsafe()
+        self._find_unsafe(split)
 
     def _first_group(self, group: list[KeyFragment]) -> None:
         """The first group's entries as they are: into an empty merge each is new and
@@ -216,7 +218,7 @@ class KeyedMerge:
                 self.unit_keys.append(unit_keys)
                 self.unit_key_maps.append(parent_id)
 
-    def _find_unsafe(self) -> None:
+    def _find_unsafe(self, split: frozenset[tuple]) -> None:
         entries = self.entries
         count = len(entries)
         definitions: dict[tuple, set[int]] = {}
@@ -235,6 +237,7 @@ class KeyedMerge:
                     seeds.append(k)
                 elif p:
                     key_readers.setdefault(p, []).append(k)
+        seeds.extend(split)
         target: dict[tuple, int] = {}  # safe token -> the key its references become
         for t in set(definitions) | set(declarations):
             keys = definitions.get(t) or declarations[t]

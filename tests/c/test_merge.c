@@ -99,7 +99,7 @@ static void shared_keys_merged_once(void)
         CHECK(merge_add_unit(&m, keys, 3) == 0);
     }
     CHECK(m.entries.count == 3 && m.received == 6);
-    CHECK(merge_finish(&m) == 0 && m.unsafe.n == 4);
+    CHECK(merge_finish(&m, NULL, 0) == 0 && m.unsafe.n == 4);
     CHECK(!m.unsafe.a[1] && !m.unsafe.a[2] && !m.unsafe.a[3]);
     CHECK(!merge_unit_redone(&m, 0) && !merge_unit_redone(&m, 1));
     const merge_cell_t ptr[] = {I(K_PTR), N(N_EMPTY), I(0), I(1), I(0), I(0)};
@@ -147,7 +147,7 @@ static void split_over_a_base(void)
     ADD(&m, I(K_VAR), N(N_V), I(0), I(3), O(0), I(0));
     CHECK(merge_end_group(&m) == 0);
     const uint32_t keys[] = {1, 2, 3, 4};
-    CHECK(merge_add_unit(&m, keys, 4) == 0 && merge_finish(&m) == 0);
+    CHECK(merge_add_unit(&m, keys, 4) == 0 && merge_finish(&m, NULL, 0) == 0);
     CHECK(merge_emit(&m, 101) == 0 && m.emitted.n == 4);
     CHECK(m.type_of.a[1] == 101 && m.type_of.a[3] == 103 && m.type_of.a[4] == 104);
     const merge_cell_t record[] = {I(K_TYPEDEF), N(N_P), I(0), I(103), I(0), I(0)};
@@ -175,9 +175,37 @@ static void split_over_a_base(void)
     CHECK(merge_begin_group(&m) == 0);
     ADD(&m, I(K_INT), N(N_INT), I(0), I(4), I(32), I(0));
     ADD(&m, I(K_PTR), N(N_EMPTY), I(0), I(1), I(0), I(0));
-    CHECK(merge_end_group(&m) == 0 && merge_finish(&m) == 0);
+    CHECK(merge_end_group(&m) == 0 && merge_finish(&m, NULL, 0) == 0);
     CHECK(merge_emit(&m, UINT32_MAX) == -1 && m.failure.code == MERGE_DECLINED);
     merge_free(&m);
+}
+
+/* struct s defined once, and a pointer to its token: with the token split (a module's
+ * base defines s otherwise) the pointer is unsafe, the definition stays; a split token
+ * the host never numbered is declined. */
+static void split_token_is_ambiguous(void)
+{
+    merge_t m;
+    host_t h;
+    for (int known = 1; known >= 0; known--) {
+        start(&m, &h);
+        int64_t s_token = token(&h, 0, N_S, 0);
+        CHECK(merge_begin_group(&m) == 0);
+        ADD(&m, I(K_STRUCT), N(N_S), I(0), I(4), I(0), I(0));
+        ADD(&m, I(K_PTR), N(N_EMPTY), I(0), T(s_token), I(0), I(0));
+        CHECK(merge_end_group(&m) == 0);
+        const uint32_t keys[] = {1, 2};
+        CHECK(merge_add_unit(&m, keys, 2) == 0);
+        const int64_t split[] = {known ? s_token : s_token + 1};
+        if (known) {
+            CHECK(merge_finish(&m, split, 1) == 0);
+            CHECK(!m.unsafe.a[1] && m.unsafe.a[2] && merge_unit_redone(&m, 0));
+            CHECK(m.target.a[s_token] == 0);
+        } else {
+            CHECK(merge_finish(&m, split, 1) == -1 && m.failure.code == MERGE_DECLINED);
+        }
+        merge_free(&m);
+    }
 }
 
 /* struct s defined twice (sizes 4 and 8): the pointer to its token is unsafe and so is
@@ -206,7 +234,7 @@ static void ambiguous_name_and_declaration(void)
     CHECK(merge_end_group(&m) == 0);
     const uint32_t third[] = {2, 3};                               /* keys 5 and 6 */
     CHECK(merge_add_unit(&m, third, 2) == 0);
-    CHECK(merge_finish(&m) == 0);
+    CHECK(merge_finish(&m, NULL, 0) == 0);
     const uint8_t unsafe[] = {0, 0, 1, 0, 0, 0, 0, 1};
     CHECK(m.unsafe.n == 8 && memcmp(m.unsafe.a, unsafe, 8) == 0);
     CHECK(!merge_unit_redone(&m, 0) && merge_unit_redone(&m, 1) && !merge_unit_redone(&m, 2));
@@ -242,7 +270,7 @@ static void failures(void)
     CHECK(strcmp(m.failure.why, "keyed merge: finish() first") == 0);
     CHECK(merge_begin_group(&m) == 0);
     ADD(&m, I(K_INT), N(N_INT), I(0), I(INT64_C(1) << 40), I(32), I(0));
-    CHECK(merge_end_group(&m) == 0 && merge_finish(&m) == 0 && merge_emit(&m, 1) == 0);
+    CHECK(merge_end_group(&m) == 0 && merge_finish(&m, NULL, 0) == 0 && merge_emit(&m, 1) == 0);
     CHECK(merge_begin_group(&m) == -1 && m.failure.code == MERGE_OUT_OF_ORDER);
     CHECK(strcmp(m.failure.why, "keyed merge already finished") == 0);
     merge_words_t out;
@@ -267,6 +295,7 @@ int main(void)
 {
     RUN(shared_keys_merged_once);
     RUN(split_over_a_base);
+    RUN(split_token_is_ambiguous);
     RUN(ambiguous_name_and_declaration);
     RUN(failures);
     return ctest_status("test_merge");

@@ -284,7 +284,7 @@ static int spread_unsafe(merge_t *m, readers_t *r, uint8_t *unsafe_token)
     return 0;
 }
 
-static int find_unsafe(merge_t *m)
+static int find_unsafe(merge_t *m, const int64_t *split, size_t nsplit)
 {
     size_t nkeys = key_count(m);
     if (VEC_RESERVE(m->token, nkeys + 1) || VEC_RESERVE(m->unsafe, nkeys + 1)) return nomem(m);
@@ -300,8 +300,12 @@ static int find_unsafe(merge_t *m)
     readers_t r = {.nkeys = nkeys, .nodes = nkeys + 1 + nobj};
     uint8_t *unsafe_token = calloc(nobj ? nobj : 1, 1);
     int rc = !unsafe_token ? nomem(m)
-             : build_readers(m, &r) || read_tokens(m, &r, nobj)
-                   || spread_unsafe(m, &r, unsafe_token) ? -1 : 0;
+             : build_readers(m, &r) || read_tokens(m, &r, nobj) ? -1 : 0;
+    for (size_t i = 0; i < nsplit && !rc; i++) {
+        if (split[i] < 0 || (size_t)split[i] >= nobj) rc = DECLINE(m, "a split token unknown");
+        else if (VEC_PUSH(r.seeds, (int64_t)(nkeys + 1) + split[i])) rc = nomem(m);
+    }
+    if (!rc && spread_unsafe(m, &r, unsafe_token)) rc = -1;
     free(unsafe_token);
     VEC_FREE(r.start);
     VEC_FREE(r.fill);
@@ -309,10 +313,10 @@ static int find_unsafe(merge_t *m)
     return rc;
 }
 
-int merge_finish(merge_t *m)
+int merge_finish(merge_t *m, const int64_t *split, size_t nsplit)
 {
     if (m->state == MERGE_ADDING) {
-        if (find_unsafe(m)) return -1;
+        if (find_unsafe(m, split, nsplit)) return -1;
         m->state = MERGE_FOUND;
     }
     return 0;

@@ -113,8 +113,9 @@ int merge_add_entry(merge_t *m, const merge_cell_t *cells, size_t n);
 int merge_end_group(merge_t *m);
 int merge_add_unit(merge_t *m, const uint32_t *keys, size_t count);
 
-/* The unsafe keys (m->unsafe, per key id) found, once. */
-int merge_finish(merge_t *m);
+/* The unsafe keys (m->unsafe, per key id) found, once; the tokens `split` (host object
+ * numbers: names a module's base defines otherwise) count as ambiguous. */
+int merge_finish(merge_t *m, const int64_t *split, size_t nsplit);
 /* Whether unit u (in the order added) holds an unsafe key; after merge_finish. */
 int merge_unit_redone(const merge_t *m, size_t u);
 /* The key id of an entry, or -2 (keys.py's _UNKNOWN) when no worker sent it. */

@@ -342,11 +342,24 @@ static PyObject *Merge_add_group(merge_object_t *o, PyObject *args)
 }
 
 PyDoc_STRVAR(Merge_finish_doc,
-             "finish() -> per key id, 1 where the key is unsafe (bytes).");
-static PyObject *Merge_finish(merge_object_t *o, PyObject *noargs)
+             "finish(split=()) -> per key id, 1 where the key is unsafe (bytes); the tokens "
+             "in `split` (as dedup.token_of makes them: names a module's base defines "
+             "otherwise) count as ambiguous.");
+static PyObject *Merge_finish(merge_object_t *o, PyObject *args)
 {
-    (void)noargs;
-    if (merge_finish(&o->merge)) return raise_failure(o);
+    PyObject *split = NULL;
+    if (!PyArg_ParseTuple(args, "|O", &split)) return NULL;
+    PyObject *seq = split ? PySequence_Fast(split, "split: a sequence of tokens") : NULL;
+    if (split && !seq) return NULL;
+    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    int64_t *tokens = malloc((size_t)(n + 1) * sizeof *tokens);
+    int rc = tokens ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t i = 0; i < n && !rc; i++)
+        if ((tokens[i] = number(&o->objs, PySequence_Fast_GET_ITEM(seq, i))) < 0) rc = -1;
+    if (!rc && merge_finish(&o->merge, tokens, (size_t)n)) rc = (raise_failure(o), -1);
+    free(tokens);
+    Py_XDECREF(seq);
+    if (rc) return NULL;
     return PyBytes_FromStringAndSize((const char *)o->merge.unsafe.a,
                                      (Py_ssize_t)o->merge.unsafe.n);
 }
@@ -480,7 +493,7 @@ static void Merge_dealloc(merge_object_t *o)
 
 static PyMethodDef Merge_methods[] = {
     METHOD_ROW(Merge, add_group, METH_VARARGS),
-    METHOD_ROW(Merge, finish, METH_NOARGS),
+    METHOD_ROW(Merge, finish, METH_VARARGS),
     METHOD_ROW(Merge, redo_units, METH_NOARGS),
     METHOD_ROW(Merge, lookup, METH_O),
     METHOD_ROW(Merge, emit, METH_O),
