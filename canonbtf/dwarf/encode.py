@@ -34,7 +34,6 @@ from ..errors import InputError
 from ..gcpause import paused_gc
 from ..spec import kinds as spec
 from ..spec.dwarf_numbers import TAG_NAMES
-from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, records_btf
@@ -42,6 +41,7 @@ from .functions import FunctionReport, decide_functions, place_variables, rebuil
 from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
 from .locations import PARAMETER_REGISTERS
+from .numbering import ConvertContext, Skips
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
@@ -191,7 +191,11 @@ class _Worker:
         return True
 
     def _pure_unit(self, unit: Unit, skips: Skips) -> int:
-        """Encode `unit` with the pure path; returns its number of type DIEs."""
+        """Encode `unit` with the pure path; returns its number of type DIEs. (convert.py
+        and what it imports: only where the compiled core gives a unit up, or is not
+        built; six modules of every module's run otherwise.)"""
+        from .convert import convert_unit
+
         unit_types = self.reader.read_unit(unit)
         pool = self.pool
         if self.native is not None and self.keyed:

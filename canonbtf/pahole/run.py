@@ -66,9 +66,8 @@ def _without_languages(dwarf, languages: set[int]) -> None:
     by the compiled core where it is built: dies.unit_attribute parses a unit's
     abbreviations up to its own DIE's, which GCC numbers last (0.1 s of xfs.ko's 1.1 s).
     A unit the core gives up is read by unit_attribute, which has the last word."""
-    from ..dwarf.convert import ConvertContext
     from ..dwarf.core import CoreFallback, new_encoder, unit_fields
-    from ..dwarf.dies import unit_attribute
+    from ..dwarf.numbering import ConvertContext
     from ..dwarf.unit_types import DwarfFormatError
     from ..spec.dwarf_numbers import AT_language
 
@@ -80,6 +79,8 @@ def _without_languages(dwarf, languages: set[int]) -> None:
                 return encoder.language(unit_fields(unit))
             except CoreFallback:
                 pass
+        from ..dwarf.dies import unit_attribute
+
         return unit_attribute(dwarf, unit, AT_language)
 
     kept = []
