@@ -24,6 +24,8 @@ from canonbtf.btf import reader, writer
 from canonbtf.btf.builder import BtfBuilder
 from canonbtf.btf.model import Btf
 from canonbtf.canon import canonicalize
+from canonbtf.dwarf.convert import ConvertContext
+from canonbtf.dwarf.core import new_encoder, unit_fields
 from canonbtf.dwarf.dies import DieReader, read_sleb, read_uleb
 from canonbtf.dwarf.encode import SHUFFLE_ENV, encode_dwarf, encode_file
 from canonbtf.dwarf.features import parse_features
@@ -459,16 +461,33 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize("path", object_ids(OBJECTS))
 def test_unit_language_agrees_with_pyelftools(path):
-    """dies.unit_attribute (canonbtf-pahole's --lang_exclude) reads a unit's own DIE as
-    pyelftools does."""
+    """dies.unit_attribute (canonbtf-pahole's --lang_exclude) and the compiled core's
+    `language`, when built, read a unit's own DIE as pyelftools does."""
     from canonbtf.dwarf.dies import unit_attribute
     from canonbtf.spec.dwarf_numbers import AT_language
 
     dwarf = open_dwarf(str(path), for_reference=True)
+    encoder = new_encoder(dwarf, ConvertContext())
     for unit in dwarf.units:
         top = dwarf.dwarfinfo.get_CU_at(unit.offset).get_top_DIE()
         expected = top.attributes.get("DW_AT_language")
         assert unit_attribute(dwarf, unit, AT_language) == (expected and expected.value)
+        if encoder is not None:
+            assert encoder.language(unit_fields(unit)) == (expected and expected.value)
+
+
+def test_unit_language_compiled_as_the_reference():
+    """Every 10th unit of the fetched 6.1 kernel: the compiled core's `language` is
+    dies.unit_attribute's."""
+    from canonbtf.dwarf.dies import unit_attribute
+    from canonbtf.spec.dwarf_numbers import AT_language
+
+    dwarf = fetched_kernel_sample(10)
+    encoder = new_encoder(dwarf, ConvertContext())
+    if encoder is None:
+        pytest.skip("compiled core not in use")
+    for unit in dwarf.units:
+        assert encoder.language(unit_fields(unit)) == unit_attribute(dwarf, unit, AT_language)
 
 
 def test_leb128_as_the_dwarf_standard_gives_it():

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from canonbtf.btf import format as f
-from canonbtf.btf import kinds, writer
-from canonbtf.canon import canonicalize
+from canonbtf.btf import kinds, reader, writer
+from canonbtf.canon import canonicalize, dedup
 from canonbtf.dwarf.convert import Skips, convert_unit
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.encode import encode_dwarf, merge_fragments
@@ -22,7 +22,7 @@ from canonbtf.dwarf.fragment import Fragment, TypePool
 from canonbtf.dwarf.keys import CYCLE, KeyedMerge, KeyPool
 from canonbtf.dwarf.sections import open_dwarf
 
-from .conftest import REPO, fetched_kernel, need_tool
+from .conftest import FETCHED_DEBUG, REPO, fetched_kernel, need_tool
 
 OBJECTS = sorted((REPO / "golden" / "obj").glob("*.o"))
 
@@ -71,20 +71,25 @@ def test_golden_objects_same_bytes(path):
     assert keyed_two == records
 
 
-@pytest.fixture(scope="module")
-def ambiguous_object(tmp_path_factory) -> Path:
+def linked_object(where: Path, units: dict[str, str], name: str) -> Path:
+    """`units` (file name -> C source) compiled by gcc with DWARF and linked as one
+    relocatable object `name` in `where`."""
     gcc, ld = need_tool("gcc"), need_tool("ld")
-    where = tmp_path_factory.mktemp("ambiguous")
     objects = []
-    for name, source in UNITS.items():
-        (where / name).write_text(source)
-        obj = where / (name[:-2] + ".o")
-        subprocess.run([gcc, "-g", "-O0", "-c", "-o", str(obj), str(where / name)],
+    for unit, source in units.items():
+        (where / unit).write_text(source)
+        obj = where / (unit[:-2] + ".o")
+        subprocess.run([gcc, "-g", "-O0", "-c", "-o", str(obj), str(where / unit)],
                        check=True)
         objects.append(str(obj))
-    linked = where / "ambiguous.o"
+    linked = where / name
     subprocess.run([ld, "-r", "-o", str(linked), *objects], check=True)
     return linked
+
+
+@pytest.fixture(scope="module")
+def ambiguous_object(tmp_path_factory) -> Path:
+    return linked_object(tmp_path_factory.mktemp("ambiguous"), UNITS, "ambiguous.o")
 
 
 def test_ambiguous_names_send_their_units_again(ambiguous_object):
@@ -133,3 +138,76 @@ def test_kernel_sample_same_bytes():
     records, keyed, keyed_two = both_ways(fetched_kernel(), 60)
     assert keyed == records
     assert keyed_two == records
+
+
+# -- modules: keyed alone, then split over the base ----------------------------------------
+
+# A module's units: `struct s` defined in one and only declared in the other, so the keyed
+# merge of the module alone folds the declaration into the definition and the two
+# `struct holder`s into one.
+MODULE_UNITS = {
+    "m1.c": "struct s { int a; };\nstruct holder { struct s *p; int x; } h1;\nstruct s s1;\n",
+    "m2.c": "struct s;\nstruct holder { struct s *p; int x; } h2;\n",
+}
+# Bases holding `struct holder` too, with `struct s` as the module's or otherwise: then a
+# holder of the declaration is below two different holders, and stays apart (twins.py).
+SAME_S = {"base.c": "struct s { int a; };\nstruct holder { struct s *p; int x; } h0;\n"}
+OTHER_S = {"base.c": "struct s { long b; };\nstruct holder { struct s *p; int x; } h0;\n"}
+
+
+def over_base(module: Path, base_object: Path) -> tuple[bytes, bytes, frozenset]:
+    """(records, keyed) bytes of `module` as split BTF over `base_object`'s BTF, and the
+    names the keyed path found split by the base (encode.py: dedup.BaseSplitsNames)."""
+    base, _ = encode_dwarf(open_dwarf(str(base_object)), 1)
+    records, _ = encode_dwarf(open_dwarf(str(module)), 1, base=base, merge="records")
+    keyed, stats = encode_dwarf(open_dwarf(str(module)), 1, base=base)
+    return writer.write(records), writer.write(keyed), stats.split_names
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in OBJECTS])
+def test_golden_objects_over_a_base_same_bytes(path):
+    records, keyed, _ = over_base(path, OBJECTS[0])
+    assert keyed == records
+
+
+@pytest.fixture(scope="module")
+def module_objects(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(the module, a base defining `struct s` as the module does, one defining it
+    otherwise)."""
+    where = tmp_path_factory.mktemp("modules")
+    module = linked_object(where, MODULE_UNITS, "module.o")
+    same = linked_object(where, SAME_S, "same.o")
+    other = linked_object(where, OTHER_S, "other.o")
+    return module, same, other
+
+
+def test_module_over_a_base_agreeing_on_names_stays_keyed(module_objects):
+    module, same, _ = module_objects
+    records, keyed, split = over_base(module, same)
+    assert not split
+    assert keyed == records
+
+
+def test_base_defining_a_name_otherwise_makes_it_ambiguous(module_objects, monkeypatch):
+    module, _, other = module_objects
+    records, keyed, split = over_base(module, other)
+    assert split == {("aggregate", "s", False)}
+    assert keyed == records
+    # Without the check the module's own folding would stand: not what the dedup makes.
+    monkeypatch.setattr(dedup, "_base_splits_names", lambda *args: [])
+    _, unchecked, split = over_base(module, other)
+    assert not split
+    assert unchecked != records
+
+
+def test_kernel_module_same_bytes():
+    """virtio_net.ko of the fetched 6.1 kernel over that kernel's BTF: keyed == records."""
+    module = FETCHED_DEBUG / "lib" / "modules" / "6.1.0-56-cloud-amd64" / "kernel" / "drivers" \
+        / "net" / "virtio_net.ko"
+    if not module.exists():
+        pytest.skip(f"{module} not fetched (MODULES=drivers/net/virtio_net.ko "
+                    "../shared/tools/fetch-kernel-dbg)")
+    base = reader.load(str(fetched_kernel()))
+    records, _ = encode_dwarf(open_dwarf(str(module)), 1, base=base, merge="records")
+    keyed, _ = encode_dwarf(open_dwarf(str(module)), 1, base=base)
+    assert writer.write(keyed) == writer.write(records)

@@ -13,6 +13,7 @@ pool ids and records for the same units.
 from __future__ import annotations
 
 import copy
+import functools
 import random
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,6 +22,7 @@ import pytest
 
 from canonbtf.btf import format as f
 from canonbtf.btf import writer
+from canonbtf.btf.model import Btf
 from canonbtf.dwarf import encode
 from canonbtf.dwarf.core import compiled_module
 from canonbtf.dwarf.fragment import Fragment, TypePool
@@ -41,10 +43,18 @@ pytestmark = pytest.mark.skipif(compiled_module() is None, reason="compiled core
 OBJECTS = sorted((REPO / "golden" / "obj").glob("*.o"))
 
 
-def same_merge(groups: list, redo) -> CompiledKeyedMerge:
-    """Both merges of `groups`; `redo(offsets)` gives the record groups of those units."""
-    pure = KeyedMerge(groups)
-    compiled = keyed_merge(groups)
+@functools.cache
+def golden_base() -> Btf:
+    """A base for split results: the first golden object's BTF."""
+    return encode.encode_dwarf(open_dwarf(str(OBJECTS[0])), 1)[0]
+
+
+def same_merge(groups: list, redo, base: Btf | None = None,
+               split: frozenset = frozenset()) -> CompiledKeyedMerge:
+    """Both merges of `groups`; `redo(offsets)` gives the record groups of those units;
+    split over `base` when given, the tokens `split` ambiguous."""
+    pure = KeyedMerge(groups, split)
+    compiled = keyed_merge(groups, split)
     assert isinstance(compiled, CompiledKeyedMerge)
     assert compiled.unsafe == bytes(pure.unsafe)
     assert compiled.received == pure.received
@@ -54,9 +64,11 @@ def same_merge(groups: list, redo) -> CompiledKeyedMerge:
     for group in record_groups:
         entries = _local_entries(group)
         assert compiled.parent_ids(entries) == pure.parent_ids(entries)
-    expected = place_variables(pure.build(record_groups))
-    got = compiled.build(record_groups)
+    expected = place_variables(pure.build(record_groups, base))
+    got = compiled.build(record_groups, base)
     assert got.packed is not None
+    assert got.base is base and got.first_id == expected.first_id
+    assert got.strings.start == expected.strings.start
     assert got.strings.data() == expected.strings.data()
     assert writer.section_words(got) == writer.section_words(expected)
     assert got.types == expected.types  # the words decode to the reference's Types
@@ -84,7 +96,7 @@ def unit_records(dwarf) -> list[list]:
     return [worker.native.records(encode.unit_fields(unit)) for unit in dwarf.units]
 
 
-def dwarf_merge(dwarf, jobs: int, seed: int | None) -> None:
+def dwarf_merge(dwarf, jobs: int, seed: int | None, base: Btf | None = None) -> None:
     context = encode.context_for(dwarf, encode.DEFAULT_FEATURES)
     groups, _ = encode.encode_fragments(dwarf, jobs, seed, "fast", False, context, True)
 
@@ -95,7 +107,7 @@ def dwarf_merge(dwarf, jobs: int, seed: int | None) -> None:
             return []
         return encode.encode_fragments(subset, 1, None, "fast", False, context)[0]
 
-    same_merge(groups, redo)
+    same_merge(groups, redo, base)
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in OBJECTS])
@@ -103,6 +115,7 @@ def test_golden_objects(path: Path):
     dwarf = open_dwarf(str(path))
     dwarf_merge(dwarf, 1, None)
     dwarf_merge(dwarf, 2, 3)
+    dwarf_merge(dwarf, 1, None, golden_base())
     same_pool(unit_records(dwarf))
 
 
@@ -157,7 +170,9 @@ def random_unit(rng: random.Random) -> list:
 
 
 def random_merge(rng: random.Random, units: list[list]) -> None:
-    """`units` split across 1-3 pure workers (each a KeyPool), sent as keyed fragments."""
+    """`units` split across 1-3 pure workers (each a KeyPool), sent as keyed fragments;
+    merged as split BTF over a base one time in three, half of those with names taken as
+    ambiguous."""
     workers = rng.randrange(1, 4)
     groups = []
     for w in range(workers):
@@ -178,7 +193,11 @@ def random_merge(rng: random.Random, units: list[list]) -> None:
             pool.add_unit(units[offset])
         return [[pool.fragment(len(offsets), 0, {})]]
 
-    same_merge(groups, redo)
+    base = golden_base() if rng.random() < 1 / 3 else None
+    split = frozenset()
+    if base is not None and rng.random() < 0.5:  # names the base would define otherwise
+        split = frozenset({("aggregate", rng.choice(NAMES[2:]), False), ("enum", "b")})
+    same_merge(groups, redo, base, split)
 
 
 def test_random_units():

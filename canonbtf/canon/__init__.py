@@ -34,13 +34,14 @@ def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
 
 def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
                          strings: bool = True,
-                         index: BaseIndex | Callable[[], BaseIndex] | None = None
-                         ) -> tuple[Btf, bool]:
+                         index: BaseIndex | Callable[[], BaseIndex] | None = None,
+                         premerged: bool = False) -> tuple[Btf, bool]:
     """`canonicalize`, and whether refinement by referenced types alone made the order (no
     tie broken): then dropping types nothing left refers to keeps the others' order, which
     lets encode skip a second full ordering after choosing functions (functions.py).
     `index`: what the dedup reads of `btf.base` (basecache.py), or what makes it; only
-    the reference reads it: the compiled part keys the base itself (accel.keyed_types)."""
+    the reference reads it: the compiled part keys the base itself (accel.keyed_types).
+    `premerged`: as dedup.merge_map takes it (dedup.BaseSplitsNames)."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     btf = accel.packed(btf)
@@ -58,7 +59,7 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
             if inputs is None and callable(index):
                 index = index()
             labels = None if inputs is not None else all_labels(btf, index)
-            into = merge_map(btf, labels, index, inputs)
+            into = merge_map(btf, labels, index, inputs, premerged)
             del inputs  # a list per type: 0.1 GB at 1.5 M types, not needed past here
             if into:
                 # Ordered and renumbered with references redirected on the fly, rather

@@ -184,6 +184,36 @@ class BaseIndex(namedtuple("BaseIndex", "edges tokens keys intern token_keys dec
                 and isinstance(self.kinds, bytes))
 
 
+def _base_splits_names(inputs: KeyedTypes, first: int, last: int) -> list[int]:
+    """An own definition (ids `first`..`last`) of each name the own types define with
+    one key and the base with another. A name the own types only declare is no matter:
+    types equal by key that reach only its declarations are equal records."""
+    keys, tokens, declares = inputs.keys, inputs.tokens, inputs.declares
+    defined: dict = {}  # token -> its own definitions' key, or 0 for two keys
+    for node in range(first, last + 1):
+        token = tokens[node]
+        if token and not declares[node]:
+            key = defined.setdefault(token, keys[node])
+            if key != keys[node]:
+                defined[token] = 0
+    single = {token: key for token, key in defined.items() if key}
+    holders = accel.members(tokens, single, last)
+    if holders is None:
+        holders = [node for node in range(1, first) if tokens[node] in single]
+    split = {tokens[node] for node in holders
+             if node < first and not declares[node] and keys[node] != single[tokens[node]]}
+    found = []
+    for node in range(first, last + 1) if split else ():
+        if tokens[node] in split and not declares[node]:
+            split.discard(tokens[node])
+            found.append(node)
+    return found
+
+
+def _token_of_type(t: model.Type, btf: Btf) -> tuple:
+    return token_of(t.kind, btf.strings.get(t.name_off), t.kflag)
+
+
 def equivalence_classes(btf: Btf, labels: list | None = None,
                         index: BaseIndex | None = None) -> tuple[list[int], list[int]]:
     """(class of every type id, declaration -> the definition it stands for or 0), for
@@ -410,12 +440,30 @@ def _merge_groups(classes: Sequence[int], moved: Sequence[bool], declares: Seque
     return into
 
 
+class BaseSplitsNames(Exception):
+    """Split BTF merged by its names before its base was known (`premerged`) holds
+    names that the base defines otherwise (`tokens`, as token_of makes them): that merge
+    may have joined types the dedup keeps apart."""
+
+    def __init__(self, tokens: frozenset[tuple]):
+        super().__init__(sorted(tokens))
+        self.tokens = tokens
+
+
 def merge_map(btf: Btf, labels: list | None = None, index: BaseIndex | None = None,
-              inputs: KeyedTypes | None = None) -> dict[int, int]:
+              inputs: KeyedTypes | None = None, premerged: bool = False) -> dict[int, int]:
     """Every type id (own or base) that merges into another -> the id it merges into,
-    which itself merges into nothing. `inputs`: as `_refined` takes them."""
+    which itself merges into nothing. `inputs`: as `_refined` takes them. `premerged`:
+    the own types come from dwarf/keys.py's keyed merge of a module alone, which relied
+    on each name it saw one definition of having no other; BaseSplitsNames when the base
+    has one."""
     if inputs is None:
         inputs = _reference_inputs(btf, labels, index)
+    if premerged and btf.first_id > 1:
+        split = _base_splits_names(inputs, btf.first_id, btf.last_id)
+        if split:
+            raise BaseSplitsNames(frozenset(_token_of_type(btf.type_by_id(node), btf)
+                                            for node in split))
     classes, moved, declares = _dedup_classes(btf, inputs)
     kinds = inputs.kinds
     first = btf.first_id

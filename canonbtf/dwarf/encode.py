@@ -34,7 +34,6 @@ from ..errors import InputError
 from ..gcpause import paused_gc
 from ..spec import kinds as spec
 from ..spec.dwarf_numbers import TAG_NAMES
-from .convert import ConvertContext, Skips, convert_unit
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, records_btf
@@ -42,6 +41,7 @@ from .functions import FunctionReport, decide_functions, place_variables, rebuil
 from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
 from .locations import PARAMETER_REGISTERS
+from .numbering import ConvertContext, Skips
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
 from .unit_types import DwarfFormatError
@@ -66,6 +66,8 @@ class EncodeStats:
         self.units = units
         self.type_dies = 0
         self.merged_records = 0  # records the parent received (after the workers' dedup)
+        # Names a module's keyed merge took as settled and its base defines otherwise.
+        self.split_names: frozenset[tuple] = frozenset()
         self.skips: dict[str, int] = {}
         self.seconds_workers = 0.0  # wall time until the last fragment arrived
         self.seconds_merge = 0.0  # parent: concatenation, global dedup, canonical order
@@ -189,7 +191,11 @@ class _Worker:
         return True
 
     def _pure_unit(self, unit: Unit, skips: Skips) -> int:
-        """Encode `unit` with the pure path; returns its number of type DIEs."""
+        """Encode `unit` with the pure path; returns its number of type DIEs. (convert.py
+        and what it imports: only where the compiled core gives a unit up, or is not
+        built; six modules of every module's run otherwise.)"""
+        from .convert import convert_unit
+
         unit_types = self.reader.read_unit(unit)
         pool = self.pool
         if self.native is not None and self.keyed:
@@ -407,10 +413,12 @@ def merge_fragments(groups: list[list[Fragment]], base: Btf | None = None) -> Bt
 
 
 def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
-                context: ConvertContext) -> Btf:
+                context: ConvertContext, base: Btf | None = None,
+                split: frozenset[tuple] = frozenset()) -> Btf:
     """The Btf the keyed fragments stand for: one type per safe key, plus the records of
-    the units that hold an unsafe one, encoded again (keys.py)."""
-    keyed = keyed_merge(groups)
+    the units that hold an unsafe one, encoded again (keys.py); split BTF over `base`
+    when given, whose names `split` count as ambiguous."""
+    keyed = keyed_merge(groups, split)
     again = set(keyed.redo_units())
     record_groups: list[list[Fragment]] = []
     if again:
@@ -424,7 +432,7 @@ def merge_keyed(dwarf: DwarfFile, groups: list, jobs: int, reader: str,
         small = sum(u.size for u in subset.units) * REDO_HERE < sum(u.size for u in dwarf.units)
         record_groups, _ = encode_fragments(subset, 1 if small else jobs, None, reader,
                                             False, context)
-    return keyed.build(record_groups)
+    return keyed.build(record_groups, base)
 
 
 def encode_file(path: str, jobs: int | None = None, seed: int | None = None,
@@ -453,31 +461,29 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
                  merge: str = "keyed") -> tuple[Btf, EncodeStats]:
     """Encode the units listed in `dwarf.units` (tests pass a sample of a kernel's).
     `merge="records"` sends every unit's records instead of keys (the tests' reference
-    for the keyed merge; always so with a base)."""
-    from ..canon import canonicalize, canonicalize_checked, renumbered
+    for the keyed merge)."""
+    from ..canon import canonicalize, renumbered
+    from ..canon.dedup import BaseSplitsNames
 
     context = context_for(dwarf, features)
     jobs = jobs or default_jobs()
-    keyed = base is None and merge == "keyed"
+    keyed = merge == "keyed"
     groups, stats = encode_fragments(dwarf, jobs, seed, reader, progress, context, keyed)
     start = time.monotonic()
     # The merge makes about 100 k records and types and keeps them: the collector's
     # rescans were 1.3 of 4.3 s of the parent's CPU time on 1/4 of the 6.1 kernel's units.
     with paused_gc():
-        if keyed:
-            merged = merge_keyed(dwarf, groups, jobs, reader, context)
-        else:
-            merged = merge_fragments(groups, base)
-        stats.merged_records = len(merged)  # a packed Btf stays packed
-        if not stats.merged_records:
-            raise InputError(dwarf.path, "no types to encode in its DWARF")
-        index = None
-        if base is not None:
-            index = partial(_base_index, base)  # made only where the reference dedups
-        # Choosing functions needs the merged types in canonical order; the strings are
-        # made canonical once, at the end.
-        btf, alone = canonicalize_checked(place_variables(merged), dedup=True,
-                                          strings=False, index=index)
+        try:
+            btf, alone = _deduplicated(dwarf, groups, keyed, base, jobs, reader, context,
+                                       stats)
+        except BaseSplitsNames as e:
+            # Names the module defines once and its base otherwise (btrfs.ko's `struct
+            # dir_entry`, vmlinux's in init/initramfs.c): merged again with them ambiguous,
+            # the units reaching them sent as records. The check is not made again: its
+            # answer depends on the names' definitions only, which are the same.
+            stats.split_names = e.tokens
+            btf, alone = _deduplicated(dwarf, groups, keyed, base, jobs, reader, context,
+                                       stats, e.tokens)
         ambiguous = context.symbols.ambiguous if context.symbols else frozenset()
         choice, stats.functions = decide_functions(btf, "consistent_func" in features,
                                                    ambiguous)
@@ -487,6 +493,31 @@ def encode_dwarf(dwarf: DwarfFile, jobs: int | None = None, seed: int | None = N
             btf = renumbered(btf, range(btf.first_id, btf.last_id + 1))
     stats.seconds_merge = time.monotonic() - start
     return btf, stats
+
+
+def _deduplicated(dwarf: DwarfFile, groups: list, keyed: bool, base: Btf | None, jobs: int,
+                  reader: str, context: ConvertContext, stats: EncodeStats,
+                  split: frozenset[tuple] | None = None) -> tuple[Btf, bool]:
+    """The fragments merged, deduplicated (over `base` when given) and in canonical
+    order, strings not yet canonical; whether that order broke no tie (canon).
+    Choosing functions needs the merged types in canonical order; the strings are made
+    canonical once, at the end. `split`: names of a module's that its base has already
+    been found to define otherwise (None: not looked at yet)."""
+    from ..canon import canonicalize_checked
+
+    if keyed:
+        merged = merge_keyed(dwarf, groups, jobs, reader, context, base, split or frozenset())
+    else:
+        merged = merge_fragments(groups, base)
+    stats.merged_records = len(merged)  # a packed Btf stays packed
+    if not stats.merged_records:
+        raise InputError(dwarf.path, "no types to encode in its DWARF")
+    index = None
+    if base is not None:
+        index = partial(_base_index, base)  # made only where the reference dedups
+    return canonicalize_checked(place_variables(merged), dedup=True, strings=False,
+                                index=index,
+                                premerged=keyed and base is not None and split is None)
 
 
 def _base_index(base: Btf) -> BaseIndex:

@@ -9,7 +9,7 @@ as words, which stay packed (model.Packed) through the dedup and the canonical o
 no `Type` is made for the ~95 k safe keys of a kernel. The records of the units encoded
 again go through keys.py (`redo_records`: a few units' records). `CompiledTypePool`
 pools records into fragment.TypePool's own state with the same ids and records (the
-units the keyed merge sends again, every unit of a module).
+units the keyed merge sends again).
 tests/test_keyed_merge_c.py holds each to its reference.
 
 Anything the C side does not take as the encoder makes it (a ValueError: a field of an
@@ -32,29 +32,33 @@ from .functions import datasecs
 from .keys import KeyedMerge, KeyFragment
 
 
-def keyed_merge(groups: list[list[KeyFragment]]) -> KeyedMerge:
-    """The merge of the workers' keyed fragments: in C when built, else keys.py's."""
+def keyed_merge(groups: list[list[KeyFragment]], split: frozenset[tuple] = frozenset()
+                ) -> KeyedMerge:
+    """The merge of the workers' keyed fragments: in C when built, else keys.py's.
+    `split`: as KeyedMerge takes it."""
     module = compiled_module()
     merge_type = getattr(module, "KeyedMerge", None)
     if merge_type is not None:
         try:
-            return CompiledKeyedMerge(merge_type(), groups)
+            return CompiledKeyedMerge(merge_type(), groups, split)
         except ValueError:
             pass
-    return KeyedMerge(groups)
+    return KeyedMerge(groups, split)
 
 
 class CompiledKeyedMerge(KeyedMerge):
     """KeyedMerge's interface over the C side; `build` returns a packed Btf."""
 
-    def __init__(self, core: object, groups: list[list[KeyFragment]]):
+    def __init__(self, core: object, groups: list[list[KeyFragment]],
+                 split: frozenset[tuple] = frozenset()):
         """`core`: a new `_core.KeyedMerge`."""
         for group in groups:
             core.add_group([fragment.entries for fragment in group],
                            [keys for fragment in group for keys in fragment.unit_keys])
         self._core = core
         self._groups = groups
-        self.unsafe = core.finish()
+        self._split = split
+        self.unsafe = core.finish(sorted(split))
         self.received = core.received
 
     def redo_units(self) -> list[int]:
@@ -63,28 +67,32 @@ class CompiledKeyedMerge(KeyedMerge):
     def parent_ids(self, entries: list[Record]) -> list[int]:
         return self._core.lookup(entries)
 
-    def build(self, record_groups: list[list[Fragment]]) -> Btf:
+    def build(self, record_groups: list[list[Fragment]], base: Btf | None = None) -> Btf:
         """As KeyedMerge.build, the types as words: the safe keys', the records of the
         units sent again, then the DATASECs of the placed VARs."""
         core = self._core
-        emitted = core.emit()
+        first = base.last_id + 1 if base is not None else 1
+        start = base.strings.end if base is not None else 0
+        emitted = core.emit(first)
         type_of = array("I")
         type_of.frombytes(core.type_of)
-        records = self.redo_records(record_groups, emitted, type_of)
+        records = self.redo_records(record_groups, first - 1 + emitted, type_of)
         try:
-            strings = StringTable(core.strings(records))
+            strings = StringTable(core.strings(records, start), start)
             words, placed = core.words(records)
         except ValueError:
-            return KeyedMerge(self._groups).build(record_groups)
+            return KeyedMerge(self._groups, self._split).build(record_groups, base)
         sections: dict[str, list[tuple[int, int, int]]] = {}
         for type_id, section, offset, size in placed:
             sections.setdefault(section, []).append((offset, size, type_id))
         found = datasecs(sections, strings)
         words += type_words(Btf(found, strings)).tobytes()
         count = emitted + len(records) + len(found)
-        string_sections = [(0, strings.data())]
-        return Btf(None, strings, packed=Packed(
-            words, count, lambda: unpacked_types(words, 1, string_sections)))
+        string_sections = [*(base.string_sections() if base is not None else ()),
+                           (start, strings.data())]
+        return Btf(None, strings, base, base.byteorder if base is not None else "<",
+                   packed=Packed(words, count,
+                                 lambda: unpacked_types(words, first, string_sections)))
 
 
 def new_type_pool() -> TypePool:

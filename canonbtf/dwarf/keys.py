@@ -22,8 +22,14 @@ declaration keys, or a cycle through anonymous types (`-1`, not valid C). Every 
 The units holding an unsafe key are encoded again with records (`TypePool`); the Btf
 handed to the dedup has one type per safe key (references to a safe token go to its
 definition) plus those records, and dedups to exactly what the records of every unit
-would. With a base BTF (modules) the base's definitions would take part in the
-ambiguity: that path sends records for every unit.
+would.
+
+A module is merged alone, then made split BTF over its base (`build(..., base)`). The
+argument holds over base and module while every name the module defines with one key
+has no other definition in the base: a key's types then reach, through each name, one
+definition or declarations only. The dedup checks it where it keys the base anyway
+(dedup.merge_map's `premerged`); when the base defines such a name otherwise, encode.py
+sends every unit's records instead (none of 169 Debian 6.1 and 6.12 modules tried).
 
 Measured on the 6.1 kernel (-j2): 47 unsafe keys, 17 of 2,172 units sent again; the
 parent holds 96 k entries instead of 890 k records (peak 0.44 GB instead of 1.6 GB) and
@@ -165,7 +171,9 @@ class _Parts(dict):
 class KeyedMerge:
     """The parent's side: every worker's entries unified, safe keys found."""
 
-    def __init__(self, groups: list[list[KeyFragment]]):
+    def __init__(self, groups: list[list[KeyFragment]], split: frozenset[tuple] = frozenset()):
+        """`split`: tokens (dedup.token_of) taken as ambiguous whatever the units say:
+        names a module's base defines otherwise (dedup.BaseSplitsNames)."""
         self.entries: list[Record | None] = [None]
         self.ids: dict[Record, int] = {}
         self.unit_keys: list[tuple[int, array]] = []
@@ -193,7 +201,7 @@ class KeyedMerge:
                 for unit_keys in fragment.unit_keys:
                     self.unit_keys.append(unit_keys)
                     self.unit_key_maps.append(parent_id)
-        self._find_unsafe()
+        self._find_unsafe(split)
 
     def _first_group(self, group: list[KeyFragment]) -> None:
         """The first group's entries as they are: into an empty merge each is new and
@@ -210,7 +218,7 @@ class KeyedMerge:
                 self.unit_keys.append(unit_keys)
                 self.unit_key_maps.append(parent_id)
 
-    def _find_unsafe(self) -> None:
+    def _find_unsafe(self, split: frozenset[tuple]) -> None:
         entries = self.entries
         count = len(entries)
         definitions: dict[tuple, set[int]] = {}
@@ -229,6 +237,7 @@ class KeyedMerge:
                     seeds.append(k)
                 elif p:
                     key_readers.setdefault(p, []).append(k)
+        seeds.extend(split)
         target: dict[tuple, int] = {}  # safe token -> the key its references become
         for t in set(definitions) | set(declarations):
             keys = definitions.get(t) or declarations[t]
@@ -274,8 +283,10 @@ class KeyedMerge:
                 out.append(offset)
         return out
 
-    def build(self, record_groups: list[list[Fragment]]) -> Btf:
-        """One type per safe key, plus the records of the units sent again."""
+    def build(self, record_groups: list[list[Fragment]], base: Btf | None = None) -> Btf:
+        """One type per safe key, plus the records of the units sent again; split BTF
+        over `base` when given (encode.py makes sure the base leaves its names safe)."""
+        last_id = base.last_id if base is not None else 0
         entries = self.entries
         unsafe = self.unsafe
         target = self.target
@@ -290,7 +301,7 @@ class KeyedMerge:
                     and target[t] != k):
                 continue  # a declaration of a name with a definition: references go there
             emitted.append(k)
-            type_of[k] = len(emitted)
+            type_of[k] = last_id + len(emitted)
         for k in range(1, len(entries)):
             if not unsafe[k] and not type_of[k]:
                 entry = entries[k]
@@ -300,14 +311,14 @@ class KeyedMerge:
         for t, k in target.items():
             parts[t] = type_of[k]
         records: list[tuple[Record, dict | list]] = [(entries[k], parts) for k in emitted]
-        records.extend(self.redo_records(record_groups, len(records), type_of))
-        return records_btf(records)
+        records.extend(self.redo_records(record_groups, last_id + len(records), type_of))
+        return records_btf(records, base)
 
-    def redo_records(self, record_groups: list[list[Fragment]], emitted: int,
+    def redo_records(self, record_groups: list[list[Fragment]], last_id: int,
                      type_of: Sequence[int]) -> list[tuple[Record, list[int]]]:
         """The records of the units sent again, each with the type ids its references
         become: one of a safe key becomes that key's type, the others are appended after
-        the `emitted` types of the safe keys (their references mapped the same way)."""
+        `last_id`, the safe keys' last type (their references mapped the same way)."""
         records: list[tuple[Record, list[int]]] = []
         for group in record_groups:
             pool: list[Record | None] = [None]
@@ -325,7 +336,7 @@ class KeyedMerge:
                     new_id[n] = type_of[key]
                 else:
                     kept.append(n)
-                    new_id[n] = emitted + len(records) + len(kept)
+                    new_id[n] = last_id + len(records) + len(kept)
             records.extend([(pool[n], new_id) for n in kept])
         return records
 

@@ -165,10 +165,11 @@ WANTED_ATTRS = {
     TAG_generic_subrange: {},
     TAG_inheritance: {},
     TAG_variant_part: {},
+    # DW_AT_language: pahole's --lang_exclude (pahole/run.py).
     TAG_compile_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET,
-                       AT_loclists_base: V_SECTION_OFFSET},
+                       AT_loclists_base: V_SECTION_OFFSET, AT_language: V_CONST},
     TAG_partial_unit: {AT_str_offsets_base: V_SECTION_OFFSET, AT_addr_base: V_SECTION_OFFSET,
-                       AT_loclists_base: V_SECTION_OFFSET},
+                       AT_loclists_base: V_SECTION_OFFSET, AT_language: V_CONST},
 }
 for _tag in TYPE_TAGS:
     WANTED_ATTRS[_tag] = TYPE_ATTRS

@@ -156,7 +156,11 @@ static void encode_units(encoder_t *e, fake_symbols_t *symbols, int keys)
     for (uint64_t offset = 0; offset < e->info.len && next_unit(e, offset, &u);
          offset = u.end) {
         symbols->places = 0;
-        int rc = encode_unit(e, &u);
+        int64_t language;
+        int rc = unit_language(e, &u, &language);
+        if (rc == -1 && (!e->bad || !e->why[0])) abort();
+        if ((rc && rc != -1 && rc != -2 && rc != 1) || (!rc && language < -1)) abort();
+        rc = encode_unit(e, &u);
         if (rc == -1 && (!e->bad || !e->why[0] || !memchr(e->why, 0, sizeof e->why))) abort();
         if (rc && rc != -1 && rc != -2) abort();
         if (rc) continue;

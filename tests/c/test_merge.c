@@ -82,53 +82,100 @@ static uint32_t info(int kind, int kflag, int vlen)
     return (uint32_t)kflag << 31 | (uint32_t)kind << 24 | (uint32_t)vlen;
 }
 
-/* Two groups, each sending int, a pointer to it and struct s { int *p; }: three keys. */
-static void shared_keys_merged_once(void)
+/* Two groups, each sending int, a pointer to it, struct s { int *p; } and a VAR v of s:
+ * four keys, numbered from `first_id` with names from `string_start` (1 and 0; or split BTF
+ * over a base of first_id - 1 types whose strings end there, without an "" of its
+ * own: the base's). */
+static void shared_keys_merged_once(uint32_t first_id, uint32_t string_start)
 {
     merge_t m;
     host_t h;
     start(&m, &h);
+    h.values[h.nvalues++] = (value_t){0, 0, 0, N_DATA, 1, 16, 4};
     for (int group = 0; group < 2; group++) {
         CHECK(merge_begin_group(&m) == 0);
         ADD(&m, I(K_INT), N(N_INT), I(0), I(4), I(32), I(0));
         ADD(&m, I(K_PTR), N(N_EMPTY), I(0), I(1), I(0), I(0));
         ADD(&m, I(K_STRUCT), N(N_S), I(0), I(8), I(0), I(1), N(N_P), I(2), I(0));
-        m.received += 3;
+        ADD(&m, I(K_VAR), N(N_V), I(0), I(3), O(0), I(0));
+        m.received += 4;
         CHECK(merge_end_group(&m) == 0);
-        const uint32_t keys[] = {1, 2, 3};
-        CHECK(merge_add_unit(&m, keys, 3) == 0);
+        const uint32_t keys[] = {1, 2, 3, 4};
+        CHECK(merge_add_unit(&m, keys, 4) == 0);
     }
-    CHECK(m.entries.count == 3 && m.received == 6);
-    CHECK(merge_finish(&m) == 0 && m.unsafe.n == 4);
-    CHECK(!m.unsafe.a[1] && !m.unsafe.a[2] && !m.unsafe.a[3]);
+    CHECK(m.entries.count == 4 && m.received == 8);
+    CHECK(merge_finish(&m, NULL, 0) == 0 && m.unsafe.n == 5);
+    CHECK(!m.unsafe.a[1] && !m.unsafe.a[2] && !m.unsafe.a[3] && !m.unsafe.a[4]);
     CHECK(!merge_unit_redone(&m, 0) && !merge_unit_redone(&m, 1));
     const merge_cell_t ptr[] = {I(K_PTR), N(N_EMPTY), I(0), I(1), I(0), I(0)};
     const merge_cell_t other[] = {I(K_PTR), N(N_EMPTY), I(0), I(3), I(0), I(0)};
     int64_t key;
     CHECK(merge_find(&m, ptr, 6, &key) == 0 && key == 2);
     CHECK(merge_find(&m, other, 6, &key) == 0 && key == -2);
-    CHECK(merge_emit(&m) == 0 && m.emitted.n == 3);
-    CHECK(m.type_of.a[1] == 1 && m.type_of.a[2] == 2 && m.type_of.a[3] == 3);
+    uint32_t id = first_id - 1;  /* the type ids: id + 1 .. id + 5 */
+    CHECK(merge_emit(&m, first_id) == 0 && m.emitted.n == 4);
+    CHECK(m.type_of.a[1] == id + 1 && m.type_of.a[2] == id + 2 && m.type_of.a[4] == id + 4);
     /* a record the merged Btf appends: typedef p_t... named "p", of type 3 */
-    const merge_cell_t record[] = {I(K_TYPEDEF), N(N_P), I(0), I(3), I(0), I(0)};
+    const merge_cell_t record[] = {I(K_TYPEDEF), N(N_P), I(0), I(id + 3), I(0), I(0)};
     char *data;
     size_t len;
     CHECK(merge_strings_begin(&m) == 0 && merge_strings_add(&m, record) == 0);
-    CHECK(merge_strings_table(&m, &data, &len) == 0);
-    CHECK(len == 9 && memcmp(data, "\0int\0p\0s\0", 9) == 0);
+    CHECK(merge_strings_table(&m, string_start, &data, &len) == 0);
+    const char *names = string_start ? "int\0p\0s\0v\0" : "\0int\0p\0s\0v\0";
+    CHECK(len == (string_start ? 10u : 11u) && memcmp(data, names, len) == 0);
     free(data);
+    uint32_t at = string_start ? string_start - 1 : 0;  /* the names' offsets: at + 1, 5, 7, 9 */
     merge_words_t out;
     CHECK(merge_words_begin(&m, &out) == 0 && merge_words_add(&m, record, &out) == 0);
     const uint32_t words[] = {
-        1, info(K_INT, 0, 0), 4, 32,                 /* 1: int */
-        0, info(K_PTR, 0, 0), 1,                     /* 2: int * */
-        7, info(K_STRUCT, 0, 1), 8, 5, 2, 0,         /* 3: struct s { int *p; } */
-        5, info(K_TYPEDEF, 0, 0), 3,                 /* 4: the record */
+        at + 1, info(K_INT, 0, 0), 4, 32,                       /* int */
+        0, info(K_PTR, 0, 0), id + 1,                           /* int * */
+        at + 7, info(K_STRUCT, 0, 1), 8, at + 5, id + 2, 0,     /* struct s { int *p; } */
+        at + 9, info(K_VAR, 0, 0), id + 3, 1,                   /* v, global */
+        at + 5, info(K_TYPEDEF, 0, 0), id + 3,                  /* the record */
     };
     CHECK(out.w.n == sizeof words / 4 && memcmp(out.w.a, words, sizeof words) == 0);
-    CHECK(out.type_id == 4);
+    CHECK(out.type_id == id + 5 && h.nplaced == 1 && h.placed_type[0] == id + 4);
     VEC_FREE(out.w);
     merge_free(&m);
+}
+
+static void shared_keys_in_a_base(void)
+{
+    shared_keys_merged_once(1, 0);
+}
+
+static void shared_keys_split_over_a_base(void)
+{
+    shared_keys_merged_once(101, 1000);
+}
+
+/* struct s defined once, and a pointer to its token: with the token split (a module's
+ * base defines s otherwise) the pointer is unsafe, the definition stays; a split token
+ * the host never numbered is declined. */
+static void split_token_is_ambiguous(void)
+{
+    merge_t m;
+    host_t h;
+    for (int known = 1; known >= 0; known--) {
+        start(&m, &h);
+        int64_t s_token = token(&h, 0, N_S, 0);
+        CHECK(merge_begin_group(&m) == 0);
+        ADD(&m, I(K_STRUCT), N(N_S), I(0), I(4), I(0), I(0));
+        ADD(&m, I(K_PTR), N(N_EMPTY), I(0), T(s_token), I(0), I(0));
+        CHECK(merge_end_group(&m) == 0);
+        const uint32_t keys[] = {1, 2};
+        CHECK(merge_add_unit(&m, keys, 2) == 0);
+        const int64_t split[] = {known ? s_token : s_token + 1};
+        if (known) {
+            CHECK(merge_finish(&m, split, 1) == 0);
+            CHECK(!m.unsafe.a[1] && m.unsafe.a[2] && merge_unit_redone(&m, 0));
+            CHECK(m.target.a[s_token] == 0);
+        } else {
+            CHECK(merge_finish(&m, split, 1) == -1 && m.failure.code == MERGE_DECLINED);
+        }
+        merge_free(&m);
+    }
 }
 
 /* struct s defined twice (sizes 4 and 8): the pointer to its token is unsafe and so is
@@ -157,16 +204,16 @@ static void ambiguous_name_and_declaration(void)
     CHECK(merge_end_group(&m) == 0);
     const uint32_t third[] = {2, 3};                               /* keys 5 and 6 */
     CHECK(merge_add_unit(&m, third, 2) == 0);
-    CHECK(merge_finish(&m) == 0);
+    CHECK(merge_finish(&m, NULL, 0) == 0);
     const uint8_t unsafe[] = {0, 0, 1, 0, 0, 0, 0, 1};
     CHECK(m.unsafe.n == 8 && memcmp(m.unsafe.a, unsafe, 8) == 0);
     CHECK(!merge_unit_redone(&m, 0) && merge_unit_redone(&m, 1) && !merge_unit_redone(&m, 2));
-    CHECK(merge_emit(&m) == 0 && m.emitted.n == 4);
+    CHECK(merge_emit(&m, 1) == 0 && m.emitted.n == 4);
     CHECK(m.type_of.a[1] == 1 && m.type_of.a[4] == 2 && m.type_of.a[5] == 3);
     CHECK(m.type_of.a[3] == 3 && m.type_of.a[6] == 4 && !m.type_of.a[2] && !m.type_of.a[7]);
     char *data;
     size_t len;
-    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, &data, &len) == 0);
+    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, 0, &data, &len) == 0);
     CHECK(len == 7 && memcmp(data, "\0s\0u\0v\0", 7) == 0);
     free(data);
     merge_words_t out;
@@ -189,11 +236,11 @@ static void failures(void)
     merge_t m;
     host_t h;
     start(&m, &h);
-    CHECK(merge_emit(&m) == -1 && m.failure.code == MERGE_OUT_OF_ORDER);
+    CHECK(merge_emit(&m, 1) == -1 && m.failure.code == MERGE_OUT_OF_ORDER);
     CHECK(strcmp(m.failure.why, "keyed merge: finish() first") == 0);
     CHECK(merge_begin_group(&m) == 0);
     ADD(&m, I(K_INT), N(N_INT), I(0), I(INT64_C(1) << 40), I(32), I(0));
-    CHECK(merge_end_group(&m) == 0 && merge_finish(&m) == 0 && merge_emit(&m) == 0);
+    CHECK(merge_end_group(&m) == 0 && merge_finish(&m, NULL, 0) == 0 && merge_emit(&m, 1) == 0);
     CHECK(merge_begin_group(&m) == -1 && m.failure.code == MERGE_OUT_OF_ORDER);
     CHECK(strcmp(m.failure.why, "keyed merge already finished") == 0);
     merge_words_t out;
@@ -201,7 +248,7 @@ static void failures(void)
     CHECK(strcmp(m.failure.why, "keyed merge: strings() first") == 0);
     char *data;
     size_t len;
-    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, &data, &len) == 0);
+    CHECK(merge_strings_begin(&m) == 0 && merge_strings_table(&m, 0, &data, &len) == 0);
     free(data);
     CHECK(merge_words_begin(&m, &out) == -1 && m.failure.code == MERGE_DECLINED);
     CHECK(strcmp(m.failure.why, "keyed merge: a value no 32-bit word holds") == 0);
@@ -212,11 +259,22 @@ static void failures(void)
     CHECK(strcmp(m.failure.why, "keyed merge: a name strings() was not given") == 0);
     VEC_FREE(out.w);
     merge_free(&m);
+    /* type ids that would pass 2**32 - 1 */
+    start(&m, &h);
+    CHECK(merge_begin_group(&m) == 0);
+    ADD(&m, I(K_INT), N(N_INT), I(0), I(4), I(32), I(0));
+    ADD(&m, I(K_PTR), N(N_EMPTY), I(0), I(1), I(0), I(0));
+    CHECK(merge_end_group(&m) == 0 && merge_finish(&m, NULL, 0) == 0);
+    CHECK(merge_emit(&m, UINT32_MAX) == -1 && m.failure.code == MERGE_DECLINED);
+    CHECK(strcmp(m.failure.why, "keyed merge: type ids past 32 bits") == 0);
+    merge_free(&m);
 }
 
 int main(void)
 {
-    RUN(shared_keys_merged_once);
+    RUN(shared_keys_in_a_base);
+    RUN(shared_keys_split_over_a_base);
+    RUN(split_token_is_ambiguous);
     RUN(ambiguous_name_and_declaration);
     RUN(failures);
     return ctest_status("test_merge");

@@ -42,7 +42,7 @@ enum { S_NAME, S_TYPE, S_BYTE_SIZE, S_DECLARATION, S_ENCODING, S_BIT_SIZE, S_SIG
        S_EXTERNAL, S_LOW_PC, S_ABSTRACT_ORIGIN, S_SPECIFICATION, S_CALLING_CONVENTION,
        S_LOCATION, S_DATA_MEMBER_LOCATION, S_DATA_BIT_OFFSET, S_BIT_OFFSET,
        S_CONST_VALUE, S_LOWER_BOUND, S_UPPER_BOUND, S_COUNT, S_STR_OFFSETS_BASE,
-       S_ADDR_BASE, S_LOCLISTS_BASE, NSLOTS };
+       S_ADDR_BASE, S_LOCLISTS_BASE, S_LANGUAGE, NSLOTS };
 
 /* How a wanted attribute's value is read (dwarf_numbers.V_*). */
 enum { V_NONE, V_STRING, V_REF, V_CONST, V_LOCATION, V_FLAG, V_SECTION_OFFSET, V_TEXT,
@@ -233,6 +233,10 @@ int encode_unit(encoder_t *e, const unit_t *u);
 void encoder_free(encoder_t *e);
 /* read.c */
 int read_unit(encoder_t *e);
+/* The DW_AT_language of unit u's own DIE in *language (-1: none); 0, 1 where the
+ * reference must read it (not a unit DIE, a form this does not mirror), or as
+ * encode_unit fails. Reads the unit's abbreviations and its first DIE only. */
+int unit_language(encoder_t *e, const unit_t *u, int64_t *language);
 /* locations.c */
 int64_t param_location_summary(const encoder_t *e, const attr_t *a);
 int unexpected_register(int64_t summary, int expected);

@@ -284,7 +284,7 @@ static int spread_unsafe(merge_t *m, readers_t *r, uint8_t *unsafe_token)
     return 0;
 }
 
-static int find_unsafe(merge_t *m)
+static int find_unsafe(merge_t *m, const int64_t *split, size_t nsplit)
 {
     size_t nkeys = key_count(m);
     if (VEC_RESERVE(m->token, nkeys + 1) || VEC_RESERVE(m->unsafe, nkeys + 1)) return nomem(m);
@@ -300,8 +300,12 @@ static int find_unsafe(merge_t *m)
     readers_t r = {.nkeys = nkeys, .nodes = nkeys + 1 + nobj};
     uint8_t *unsafe_token = calloc(nobj ? nobj : 1, 1);
     int rc = !unsafe_token ? nomem(m)
-             : build_readers(m, &r) || read_tokens(m, &r, nobj)
-                   || spread_unsafe(m, &r, unsafe_token) ? -1 : 0;
+             : build_readers(m, &r) || read_tokens(m, &r, nobj) ? -1 : 0;
+    for (size_t i = 0; i < nsplit && !rc; i++) {
+        if (split[i] < 0 || (size_t)split[i] >= nobj) rc = DECLINE(m, "a split token unknown");
+        else if (VEC_PUSH(r.seeds, (int64_t)(nkeys + 1) + split[i])) rc = nomem(m);
+    }
+    if (!rc && spread_unsafe(m, &r, unsafe_token)) rc = -1;
     free(unsafe_token);
     VEC_FREE(r.start);
     VEC_FREE(r.fill);
@@ -309,10 +313,10 @@ static int find_unsafe(merge_t *m)
     return rc;
 }
 
-int merge_finish(merge_t *m)
+int merge_finish(merge_t *m, const int64_t *split, size_t nsplit)
 {
     if (m->state == MERGE_ADDING) {
-        if (find_unsafe(m)) return -1;
+        if (find_unsafe(m, split, nsplit)) return -1;
         m->state = MERGE_FOUND;
     }
     return 0;
@@ -335,6 +339,8 @@ int merge_unit_redone(const merge_t *m, size_t u)
 static int emit(merge_t *m)
 {
     size_t nkeys = key_count(m);
+    if (!m->first_id || nkeys > UINT32_MAX - (m->first_id - 1))
+        return DECLINE(m, "type ids past 32 bits");
     if (VEC_RESERVE(m->type_of, nkeys + 1)) return nomem(m);
     m->type_of.n = nkeys + 1;
     memset(m->type_of.a, 0, (nkeys + 1) * sizeof *m->type_of.a);
@@ -349,7 +355,7 @@ static int emit(merge_t *m)
                 continue;  /* a declaration of a name with a definition */
         }
         if (VEC_PUSH(m->emitted, (uint32_t)k)) return nomem(m);
-        m->type_of.a[k] = (uint32_t)m->emitted.n;
+        m->type_of.a[k] = m->first_id - 1 + (uint32_t)m->emitted.n;
     }
     for (size_t k = 1; k <= nkeys; k++) {
         if (m->unsafe.a[k] || m->type_of.a[k]) continue;
@@ -360,10 +366,11 @@ static int emit(merge_t *m)
     return 0;
 }
 
-int merge_emit(merge_t *m)
+int merge_emit(merge_t *m, uint32_t first_id)
 {
     if (merge_need(m, MERGE_FOUND)) return -1;
     if (m->state == MERGE_FOUND) {
+        m->first_id = first_id;
         if (emit(m)) return -1;
         m->state = MERGE_EMITTED;
     }
@@ -447,11 +454,12 @@ static int sorted_names(merge_t *m, named_t **sorted, size_t *count)
     return 0;
 }
 
-/* "" then each name, at its offset (m->name_offset), into `data`. */
+/* "" (unless split: the base's) then each name, at its offset (m->name_offset), into
+ * `data`. */
 static int write_names(merge_t *m, const named_t *sorted, size_t count, void *data)
 {
     VEC(char) *out = data;
-    if (VEC_PUSH(*out, '\0')) return nomem(m);
+    if (!m->string_start && VEC_PUSH(*out, '\0')) return nomem(m);
     for (size_t i = 0; i < count; i++) {
         const merge_text_t *text = &sorted[i].text;
         if (text->width != 1) {
@@ -459,8 +467,8 @@ static int write_names(merge_t *m, const named_t *sorted, size_t count, void *da
             m->failure.name = sorted[i].id;
             return -1;
         }
-        if (out->n > UINT32_MAX) return DECLINE(m, "strings past 4 GiB");
-        m->name_offset.a[sorted[i].id] = (uint32_t)out->n;
+        if (out->n > UINT32_MAX - m->string_start) return DECLINE(m, "strings past 4 GiB");
+        m->name_offset.a[sorted[i].id] = m->string_start + (uint32_t)out->n;
         if (VEC_RESERVE(*out, out->n + text->len + 1)) return nomem(m);
         memcpy(out->a + out->n, text->data, text->len);
         out->n += text->len;
@@ -469,9 +477,10 @@ static int write_names(merge_t *m, const named_t *sorted, size_t count, void *da
     return 0;
 }
 
-int merge_strings_table(merge_t *m, char **data, size_t *len)
+int merge_strings_table(merge_t *m, uint32_t start, char **data, size_t *len)
 {
     if (merge_need(m, MERGE_EMITTED)) return -1;
+    m->string_start = start;
     named_t *sorted = NULL;
     size_t count;
     VEC(char) table = {0};
@@ -615,6 +624,7 @@ int merge_words_begin(merge_t *m, merge_words_t *out)
 {
     memset(out, 0, sizeof *out);
     if (merge_need(m, MERGE_PLACED)) return -1;
+    out->type_id = m->first_id - 1;
     out->keyed = 1;
     for (size_t i = 0; i < m->emitted.n; i++)
         if (write_type(m, entry_cells(m, m->emitted.a[i]), out)) return -1;

@@ -84,6 +84,8 @@ typedef struct {
     VEC(uint8_t) used;             /* per name number: named by a type of the merged Btf */
     VEC(uint32_t) name_offset;     /* per name number */
     VEC(uint32_t) emitted;         /* the keys with a type of their own, in type id order */
+    uint32_t first_id;             /* the first type id (after a base's: split BTF) */
+    uint32_t string_start;         /* the first string offset (after a base's strings) */
     size_t received;               /* entries received (the caller counts them) */
     int state;                     /* MERGE_ADDING .. MERGE_PLACED */
     merge_failure_t failure;
@@ -111,20 +113,24 @@ int merge_add_entry(merge_t *m, const merge_cell_t *cells, size_t n);
 int merge_end_group(merge_t *m);
 int merge_add_unit(merge_t *m, const uint32_t *keys, size_t count);
 
-/* The unsafe keys (m->unsafe, per key id) found, once. */
-int merge_finish(merge_t *m);
+/* The unsafe keys (m->unsafe, per key id) found, once; the tokens `split` (host object
+ * numbers: names a module's base defines otherwise) count as ambiguous. */
+int merge_finish(merge_t *m, const int64_t *split, size_t nsplit);
 /* Whether unit u (in the order added) holds an unsafe key; after merge_finish. */
 int merge_unit_redone(const merge_t *m, size_t u);
 /* The key id of an entry, or -2 (keys.py's _UNKNOWN) when no worker sent it. */
 int merge_find(merge_t *m, const merge_cell_t *cells, size_t n, int64_t *key);
-/* Each safe key's type id (m->type_of; m->emitted: the keys with a type of their own). */
-int merge_emit(merge_t *m);
+/* Each safe key's type id (m->type_of; m->emitted: the keys with a type of their own),
+ * numbered from `first_id`: 1, or for split BTF the id after its base's last. */
+int merge_emit(merge_t *m, uint32_t first_id);
 
 /* The string table: begin, each record the merged Btf appends, then the table (malloc'd
- * into *data, the caller frees it): "" then the names of its types, sorted. */
+ * into *data, the caller frees it): "" then the names of its types, sorted. With `start`
+ * (a base's string section's end: split BTF) the names only, at offsets from `start`;
+ * "" is the base's. */
 int merge_strings_begin(merge_t *m);
 int merge_strings_add(merge_t *m, const merge_cell_t *record);
-int merge_strings_table(merge_t *m, char **data, size_t *len);
+int merge_strings_table(merge_t *m, uint32_t start, char **data, size_t *len);
 
 /* The type section's words (out zeroed first; the caller frees out->w.a): begin (the
  * safe keys' types), then each record given to the strings (a reference its type id). */

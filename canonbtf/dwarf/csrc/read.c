@@ -631,6 +631,42 @@ static int take_unit_bases(encoder_t *e, uint32_t first, int nattrs)
     return 0;
 }
 
+int unit_language(encoder_t *e, const unit_t *u, int64_t *language)
+{
+    const uint8_t *buf = e->info.buf;
+    uint64_t size = (uint64_t)e->info.len, pos = u->die_offset;
+    int over = 0, r;
+    e->unit = *u;
+    e->bad = 0;
+    e->why[0] = 0;
+    *language = -1;
+    if (u->end > size || pos >= u->end)
+        return fail(e, "unit outside .debug_info");
+    if ((r = parse_abbrevs(e))) return r;
+    uint64_t code = rd_uleb(e, buf, size, &pos, &over);
+    if (e->bad) return -1;
+    if (over || !code || code >= e->abbrevs.n || !e->abbrevs.a[code].defined)
+        return fail(e, "the unit's DIE uses an undefined abbreviation code");
+    const abbrev_t *ab = &e->abbrevs.a[code];
+    if (ab->role != ROLE_UNIT) return 1;
+    for (uint32_t i = 0; i < ab->nspecs; i++) {
+        const spec_t *s = &e->specs.a[ab->spec_first + i];
+        if (s->attr == AT_language && s->cls == C_DATA16) return 1;
+    }
+    e->attrs.n = 0;
+    int nattrs = read_attrs(e, ab, &pos, 1);
+    if (nattrs < 0) return nattrs;
+    int rc = 0;
+    for (int k = 0; k < nattrs; k++) {
+        i128 v = e->attrs.a[k].v;
+        if (e->attrs.a[k].slot != S_LANGUAGE) continue;
+        if (v < 0 || v > INT64_MAX) rc = 1;  /* -1 says none here */
+        else *language = (int64_t)v;
+    }
+    e->attrs.n = 0;
+    return rc;
+}
+
 int read_unit(encoder_t *e)
 {
     const unit_t *u = &e->unit;

@@ -581,8 +581,30 @@ static PyObject *Encoder_take_counts(UnitEncoder *e, PyObject *noargs)
     return out;
 }
 
+PyDoc_STRVAR(Encoder_language_doc,
+             "language(unit) -> the DW_AT_language of the unit's own DIE, or None; "
+             "CoreFallback where dies.unit_attribute must read it.");
+static PyObject *Encoder_language(UnitEncoder *e, PyObject *unit)
+{
+    unit_t u;
+    int64_t language;
+    if (parse_unit(e, unit, &u)) return NULL;
+    int rc = unit_language(&e->core, &u, &language);
+    if (rc == 1) {
+        PyErr_SetString(e->fallback, "a unit DIE the reference reads");
+        return NULL;
+    }
+    if (rc) {
+        raise_for(e, rc);
+        return NULL;
+    }
+    if (language < 0) Py_RETURN_NONE;
+    return PyLong_FromLongLong(language);
+}
+
 static PyMethodDef Encoder_methods[] = {
     METHOD_ROW(Encoder, records, METH_O),
+    METHOD_ROW(Encoder, language, METH_O),
     METHOD_ROW(Encoder, add_keys, METH_O),
     METHOD_ROW(Encoder, take_fragment, METH_NOARGS),
     METHOD_ROW(Encoder, take_counts, METH_NOARGS),

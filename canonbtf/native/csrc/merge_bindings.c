@@ -342,11 +342,24 @@ static PyObject *Merge_add_group(merge_object_t *o, PyObject *args)
 }
 
 PyDoc_STRVAR(Merge_finish_doc,
-             "finish() -> per key id, 1 where the key is unsafe (bytes).");
-static PyObject *Merge_finish(merge_object_t *o, PyObject *noargs)
+             "finish(split=()) -> per key id, 1 where the key is unsafe (bytes); the tokens "
+             "in `split` (as dedup.token_of makes them: names a module's base defines "
+             "otherwise) count as ambiguous.");
+static PyObject *Merge_finish(merge_object_t *o, PyObject *args)
 {
-    (void)noargs;
-    if (merge_finish(&o->merge)) return raise_failure(o);
+    PyObject *split = NULL;
+    if (!PyArg_ParseTuple(args, "|O", &split)) return NULL;
+    PyObject *seq = split ? PySequence_Fast(split, "split: a sequence of tokens") : NULL;
+    if (split && !seq) return NULL;
+    Py_ssize_t n = seq ? PySequence_Fast_GET_SIZE(seq) : 0;
+    int64_t *tokens = malloc((size_t)(n + 1) * sizeof *tokens);
+    int rc = tokens ? 0 : (PyErr_NoMemory(), -1);
+    for (Py_ssize_t i = 0; i < n && !rc; i++)
+        if ((tokens[i] = number(&o->objs, PySequence_Fast_GET_ITEM(seq, i))) < 0) rc = -1;
+    if (!rc && merge_finish(&o->merge, tokens, (size_t)n)) rc = (raise_failure(o), -1);
+    free(tokens);
+    Py_XDECREF(seq);
+    if (rc) return NULL;
     return PyBytes_FromStringAndSize((const char *)o->merge.unsafe.a,
                                      (Py_ssize_t)o->merge.unsafe.n);
 }
@@ -392,25 +405,35 @@ static PyObject *Merge_lookup(merge_object_t *o, PyObject *entries)
 }
 
 PyDoc_STRVAR(Merge_emit_doc,
-             "emit() -> how many safe keys have a type of their own (type ids 1..that, in key "
-             "order); the others' references go to their token's definition.");
-static PyObject *Merge_emit(merge_object_t *o, PyObject *noargs)
+             "emit(first_id) -> how many safe keys have a type of their own (type ids from "
+             "first_id, in key order: 1, or split BTF's first); the others' references go to "
+             "their token's definition.");
+static PyObject *Merge_emit(merge_object_t *o, PyObject *first_id)
 {
-    (void)noargs;
-    if (merge_emit(&o->merge)) return raise_failure(o);
+    unsigned long first = PyLong_AsUnsignedLong(first_id);
+    if (first == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    if (first < 1 || first > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "first_id: from 1 to 2**32 - 1");
+        return NULL;
+    }
+    if (merge_emit(&o->merge, (uint32_t)first)) return raise_failure(o);
     return PyLong_FromSize_t(o->merge.emitted.n);
 }
 
 PyDoc_STRVAR(Merge_strings_doc,
-             "strings(records) -> the string table of the merged Btf (records_btf's): \"\" "
-             "then the names of its types, sorted; the safe keys' types first, then `records` "
-             "([(record, type id map)], appended after them).");
-static PyObject *Merge_strings(merge_object_t *o, PyObject *records)
+             "strings(records, start) -> the string table of the merged Btf (records_btf's): "
+             "\"\" (unless split: start, the base's end, is not 0) then the names of its types, "
+             "sorted; the safe keys' types first, then `records` ([(record, type id map)], "
+             "appended after them).");
+static PyObject *Merge_strings(merge_object_t *o, PyObject *args)
 {
-    if (add_records(o, records, NULL)) return NULL;
+    PyObject *records;
+    unsigned int start;
+    if (!PyArg_ParseTuple(args, "OI", &records, &start) || add_records(o, records, NULL))
+        return NULL;
     char *data;
     size_t len;
-    if (merge_strings_table(&o->merge, &data, &len)) return raise_failure(o);
+    if (merge_strings_table(&o->merge, start, &data, &len)) return raise_failure(o);
     PyObject *out = PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
     free(data);
     return out;
@@ -470,11 +493,11 @@ static void Merge_dealloc(merge_object_t *o)
 
 static PyMethodDef Merge_methods[] = {
     METHOD_ROW(Merge, add_group, METH_VARARGS),
-    METHOD_ROW(Merge, finish, METH_NOARGS),
+    METHOD_ROW(Merge, finish, METH_VARARGS),
     METHOD_ROW(Merge, redo_units, METH_NOARGS),
     METHOD_ROW(Merge, lookup, METH_O),
-    METHOD_ROW(Merge, emit, METH_NOARGS),
-    METHOD_ROW(Merge, strings, METH_O),
+    METHOD_ROW(Merge, emit, METH_O),
+    METHOD_ROW(Merge, strings, METH_VARARGS),
     METHOD_ROW(Merge, words, METH_O),
     {NULL, NULL, 0, NULL},
 };
