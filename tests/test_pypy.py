@@ -20,6 +20,7 @@ import pytest
 from canonbtf.btf import reader, writer
 from canonbtf.canon import canonicalize
 from canonbtf.dwarf.encode import encode_dwarf
+from canonbtf.dwarf.sections import open_dwarf
 
 from .conftest import (
     MODULE_BLOBS,
@@ -60,6 +61,17 @@ def test_encode_gives_the_same_bytes(path, tmp_path):
     out = tmp_path / "out.btf"
     run_pypy("encode", "-j2", str(path), "-o", str(out))
     assert out.read_bytes() == encoded(path)
+
+
+def test_module_over_a_base_gives_the_same_bytes(tmp_path):
+    """A module's keyed merge, made split over its base (dwarf/keys.py): the multi-unit
+    object over the first golden object's BTF."""
+    base = tmp_path / "base.btf"
+    base.write_bytes(encoded(OBJECTS[0]))
+    out = tmp_path / "module.btf"
+    run_pypy("encode", "-j1", "--base", str(base), str(MULTI_UNIT), "-o", str(out))
+    expected, _ = encode_dwarf(open_dwarf(str(MULTI_UNIT)), 1, base=reader.load(str(base)))
+    assert out.read_bytes() == writer.write(expected)
 
 
 @pytest.mark.parametrize("name", VMLINUX_BLOBS + MODULE_BLOBS[:1])
