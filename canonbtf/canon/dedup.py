@@ -189,25 +189,20 @@ def _base_splits_names(inputs: KeyedTypes, first: int, last: int) -> list[int]:
     one key and the base with another. A name the own types only declare is no matter:
     types equal by key that reach only its declarations are equal records."""
     keys, tokens, declares = inputs.keys, inputs.tokens, inputs.declares
-    defined: dict = {}  # token -> its own definitions' key, or 0 for two keys
+    defined: dict = {}  # token -> (its own definitions' key, or 0 for two keys; one of them)
     for node in range(first, last + 1):
         token = tokens[node]
         if token and not declares[node]:
-            key = defined.setdefault(token, keys[node])
+            key, _ = defined.setdefault(token, (keys[node], node))
             if key != keys[node]:
-                defined[token] = 0
-    single = {token: key for token, key in defined.items() if key}
+                defined[token] = (0, node)
+    single = {token: found for token, found in defined.items() if found[0]}
     holders = accel.members(tokens, single, last)
     if holders is None:
         holders = [node for node in range(1, first) if tokens[node] in single]
     split = {tokens[node] for node in holders
-             if node < first and not declares[node] and keys[node] != single[tokens[node]]}
-    found = []
-    for node in range(first, last + 1) if split else ():
-        if tokens[node] in split and not declares[node]:
-            split.discard(tokens[node])
-            found.append(node)
-    return found
+             if node < first and not declares[node] and keys[node] != single[tokens[node]][0]}
+    return sorted(single[token][1] for token in split)
 
 
 def _token_of_type(t: model.Type, btf: Btf) -> tuple:

@@ -11,9 +11,9 @@ the batch; it is not complete (bisimilar cycles of different shapes stay apart) 
 are never resolved here: the parent's global dedup does both on the full union, which
 is what makes the result independent of how units were split across workers.
 
-This is the records path: the units a keyed merge sends again (keys.py), a module
-whose base defines a name the module's keyed merge took as settled, and the tests'
-reference for the keyed merge. On a whole kernel it sends
+This is the records path: the units a keyed merge sends again (keys.py: a name
+ambiguous in the units, or in a module's base) and the tests' reference for the keyed
+merge. On a whole kernel it sends
 the parent 890 k records, which is why keys are the default.
 """
 

@@ -29,7 +29,8 @@ argument holds over base and module while every name the module defines with one
 has no other definition in the base: a key's types then reach, through each name, one
 definition or declarations only. The dedup checks it where it keys the base anyway
 (dedup.merge_map's `premerged`); when the base defines such a name otherwise, encode.py
-sends every unit's records instead (none of 169 Debian 6.1 and 6.12 modules tried).
+merges the keys again with that name taken as ambiguous (`split`), so the units reaching
+it are sent as records (20 of 1,600 Debian 6.1 and 6.12 modules, tools/keyed_modules.py).
 
 Measured on the 6.1 kernel (-j2): 47 unsafe keys, 17 of 2,172 units sent again; the
 parent holds 96 k entries instead of 890 k records (peak 0.44 GB instead of 1.6 GB) and
