@@ -1,11 +1,11 @@
 """The one table of kinds (canonbtf/spec/) and the C generated from it.
 
 The committed C (native/csrc/kinds.def, features.def, func_flags.def, dwarf_numbers.def,
-wanted_attrs.def, check_keys.def) is what spec/gen_c.py writes from the spec today, so no test needs to read C source;
-spec/ imports nothing else of canonbtf; and a kind added as one row reaches both
-implementations: in a copy of the package with a made-up row, the Python modules and a C
-program compiled against the regenerated header (gcc: the judge of what the C side reads)
-see its words, roles, name and sets.
+wanted_attrs.def, check_keys.def) is what spec/gen_c.py writes from the spec today, so no
+test needs to read C source; spec/ imports nothing else of canonbtf; and a kind added as one
+row reaches both implementations: in a copy of the package with a made-up row, the Python
+modules and a C program compiled against the regenerated header (gcc: the judge of what the
+C side reads) see its words, roles, name and sets.
 """
 
 from __future__ import annotations

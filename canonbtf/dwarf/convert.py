@@ -101,15 +101,8 @@ class UnitConverter(TypeRecords):
             if offset is not None:
                 die = dies[offset]
                 if die.tag == _TAG_pointer_type and not die.children:
-                    target = die.attrs.get(_AT_type)
-                    if target is None:
-                        target = 0
-                    else:
-                        target_number = local.get(target)
-                        if target_number is None:
-                            target_number = self._number(target)
-                        target = 0 if target_number == FAILED else target_number
-                    records[number] = (f.PTR, "", 0, target, 0, ())
+                    target = self._type_number(die.attrs.get(_AT_type))
+                    records[number] = (f.PTR, "", 0, 0 if target == FAILED else target, 0, ())
                     continue
                 records[number] = self._record(die)
                 if self.decl_tags:
