@@ -26,7 +26,6 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
-from functools import partial
 
 from ..btf import format as f
 from ..btf.model import Btf
@@ -512,9 +511,8 @@ def _deduplicated(dwarf: DwarfFile, groups: list, keyed: bool, base: Btf | None,
     stats.merged_records = len(merged)  # a packed Btf stays packed
     if not stats.merged_records:
         raise InputError(dwarf.path, "no types to encode in its DWARF")
-    index = None
-    if base is not None:
-        index = partial(_base_index, base)  # made only where the reference dedups
+    # The base's index is made only where the reference dedups.
+    index = None if base is None else (lambda: _base_index(base))
     return canonicalize_checked(place_variables(merged), dedup=True, strings=False,
                                 index=index,
                                 premerged=keyed and base is not None and split is None)
