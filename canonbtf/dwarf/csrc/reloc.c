@@ -5,12 +5,6 @@
 
 #include "plain.h"
 
-static void store(uint8_t *p, int size, int little, uint64_t v)
-{
-    for (int i = 0; i < size; i++)
-        p[little ? i : size - 1 - i] = (uint8_t)(v >> (8 * i));
-}
-
 int relocate_section(uint8_t *data, size_t size, const uint8_t *entries, size_t entries_len,
                      const uint8_t *symtab, size_t symtab_len, int little,
                      const reloc_type_t *types, int ntypes)
@@ -25,7 +19,8 @@ int relocate_section(uint8_t *data, size_t size, const uint8_t *entries, size_t 
             if (types[k].type == (uint32_t)info) width = types[k].width;
         if (!width || symbol >= symbol_count || offset > size || size - offset < (uint64_t)width)
             return -1;
-        store(data + offset, width, little, get_uint(symtab + 24 * symbol + 8, 8, little) + addend);
+        uint64_t value = get_uint(symtab + 24 * symbol + 8, 8, little) + addend;
+        put_uint(data + offset, width, little, value);
     }
     return 0;
 }
