@@ -32,14 +32,13 @@ from ..btf.model import Btf
 from ..errors import InputError
 from ..gcpause import paused_gc
 from ..spec import kinds as spec
-from ..spec.dwarf_numbers import TAG_NAMES
+from ..spec.dwarf_numbers import PARAMETER_REGISTERS, TAG_NAMES
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
-from .locations import PARAMETER_REGISTERS
 from .numbering import ConvertContext, Skips
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
