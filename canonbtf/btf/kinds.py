@@ -37,10 +37,13 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
-from types import ModuleType
 
 from ..spec import kinds as spec
 from ..spec.kinds import NAME, TYPE, VALUE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from types import ModuleType
 
 FIELDS = ("kind", "name_off", "kflag", "size_or_type", "extra", "items")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import ModuleType
 
 from .. import native
 from ..btf import writer
@@ -21,6 +20,10 @@ from ..btf.model import Btf, Packed, Type
 from ..btf.reader import unpacked_types
 from ..btf.strings import StringTable
 from .keyed import KeyedTypes
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 def _module() -> ModuleType | None:
