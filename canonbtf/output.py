@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import sys
-from collections.abc import Iterator
 
 from .errors import InputError
 
@@ -43,8 +41,7 @@ def new_temporary(directory: str, suffix: str) -> tuple[int, str]:
             continue
 
 
-@contextlib.contextmanager
-def atomic_output(path: str | None, mode: int | None = None) -> Iterator[BinaryIO]:
+class atomic_output:  # noqa: N801 - used as a function: `with atomic_output(path) as fh:`
     """A binary stream for `path` (stdout when None or '-') that appears only when complete,
     with permissions `mode` (else those of the file it replaces, or 0644).
 
@@ -52,49 +49,72 @@ def atomic_output(path: str | None, mode: int | None = None) -> Iterator[BinaryI
     do. A path that is a device or a pipe (/dev/stdout, a FIFO) cannot be replaced by
     renaming and is written straight through. Failing to write is an InputError; on any
     error the temporary file is removed and an existing file at `path` is left as it was.
+    A class, not a contextlib.contextmanager: see gcpause.paused_gc.
     """
-    if path is None or path == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    target = os.path.realpath(path)
-    try:
-        existing = os.stat(target).st_mode
-    except OSError:
-        existing = None
-    if existing is not None and stat.S_ISDIR(existing):
-        raise InputError(path, "output is a directory")
-    if existing is not None and not stat.S_ISREG(existing):
-        with _writing(path), open(target, "wb") as fh:
-            yield fh
-        return
-    try:
-        fd, tmp = new_temporary(os.path.dirname(target), ".tmp")
-    except OSError as e:
-        raise InputError(path, f"cannot create output: {e.strerror or e}") from None
-    try:
-        with _writing(path):
-            with os.fdopen(fd, "wb") as fh:
-                yield fh
-            if mode is None:
-                mode = stat.S_IMODE(existing) if existing is not None else NEW_FILE_MODE
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+    __slots__ = ("path", "mode", "target", "existing", "tmp", "fh")
+
+    def __init__(self, path: str | None, mode: int | None = None):
+        self.path, self.mode = path, mode
+        self.tmp = self.fh = None
+
+    def __enter__(self) -> BinaryIO:
+        path = self.path
+        if path is None or path == "-":
+            return sys.stdout.buffer
+        self.target = target = os.path.realpath(path)
+        try:
+            self.existing = existing = os.stat(target).st_mode
+        except OSError:
+            self.existing = existing = None
+        if existing is not None and stat.S_ISDIR(existing):
+            raise InputError(path, "output is a directory")
+        if existing is not None and not stat.S_ISREG(existing):
+            try:
+                self.fh = open(target, "wb")  # noqa: SIM115 - closed by __exit__
+            except OSError as e:
+                raise _write_error(path, e) from None
+            return self.fh
+        try:
+            fd, self.tmp = new_temporary(os.path.dirname(target), ".tmp")
+        except OSError as e:
+            raise InputError(path, f"cannot create output: {e.strerror or e}") from None
+        self.fh = os.fdopen(fd, "wb")
+        return self.fh
+
+    def __exit__(self, kind: object, error: BaseException | None, traceback: object) -> None:
+        if self.fh is None:  # stdout
+            if error is None:
+                sys.stdout.buffer.flush()
+            return
+        try:
+            self.fh.close()
+            if error is None and self.tmp is not None:
+                mode = self.mode
+                if mode is None:
+                    existing = self.existing
+                    mode = stat.S_IMODE(existing) if existing is not None else NEW_FILE_MODE
+                os.chmod(self.tmp, mode)
+                os.replace(self.tmp, self.target)
+                self.tmp = None
+        except OSError as e:
+            if error is None:
+                error = e
+        finally:
+            if self.tmp is not None:
+                try:
+                    os.unlink(self.tmp)
+                except OSError:
+                    pass
+        if isinstance(error, OSError) and not isinstance(error, BrokenPipeError):
+            raise _write_error(self.path, error) from None
+        if error is not None and kind is None:
+            raise error  # a broken pipe closing the file
 
 
-@contextlib.contextmanager
-def _writing(path: str) -> Iterator[None]:
+def _write_error(path: str, error: OSError) -> InputError:
     """An OSError while writing (disk full, I/O error, rename refused) names the output."""
-    try:
-        yield
-    except BrokenPipeError:
-        raise
-    except OSError as e:
-        raise InputError(path, f"cannot write output: {e.strerror or e}") from None
+    return InputError(path, f"cannot write output: {error.strerror or error}")
 
 
 def write_atomically(path: str | None, data: bytes, mode: int | None = None) -> None:

@@ -35,13 +35,15 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
 
 from __future__ import annotations
 
-import functools
 from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
-from types import ModuleType
 
 from ..spec import kinds as spec
 from ..spec.kinds import NAME, TYPE, VALUE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from types import ModuleType
 
 FIELDS = ("kind", "name_off", "kflag", "size_or_type", "extra", "items")
 
@@ -183,14 +185,19 @@ def _ahead(family: str, source: str, make: Callable | None) -> tuple[Callable, .
     return None if functions is None else tuple(functions[i] for i in ahead.SHAPE_OF_KIND)
 
 
-@functools.lru_cache(maxsize=1)
 def _ahead_module() -> ModuleType | None:
-    """kind_functions.py, if it matches the table (the check is a repr of 128 rows)."""
-    try:
-        from . import kind_functions as ahead
-    except ImportError:
-        return None
-    return ahead if ahead.SHAPES == repr(_shapes()) else None
+    """kind_functions.py, if it matches the table (the check is a repr of 128 rows, made
+    once: _AHEAD)."""
+    if not _AHEAD:
+        try:
+            from . import kind_functions as ahead
+        except ImportError:
+            ahead = None
+        _AHEAD.append(ahead if ahead is not None and ahead.SHAPES == repr(_shapes()) else None)
+    return _AHEAD[0]
+
+
+_AHEAD: list[ModuleType | None] = []  # _ahead_module's answer, once it is known
 
 
 def _shapes() -> tuple[list[Shape], list[Shape]]:

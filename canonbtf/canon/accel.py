@@ -10,11 +10,9 @@ making its 95 k `Type`s."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import ModuleType
 
 from .. import native
 from ..btf import writer
@@ -22,6 +20,10 @@ from ..btf.model import Btf, Packed, Type
 from ..btf.reader import unpacked_types
 from ..btf.strings import StringTable
 from .keyed import KeyedTypes
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 def _module() -> ModuleType | None:
@@ -169,8 +171,7 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
     def edges_of(nodes: list[int]) -> dict[int, tuple]:
         return dict(zip(nodes, module.edges(words, 1, sections, array("I", nodes))))
 
-    return _keyed(done, edges_of, functools.partial(_refined, module, None, None, words, 1,
-                                                    sections))
+    return _keyed(done, edges_of, module, (None, None, words, 1, sections))
 
 
 def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
@@ -202,19 +203,19 @@ def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
                                                  array("I", below))))
         return found
 
-    return _keyed(done, edges_of, functools.partial(_refined, module, base_view,
-                                                    base_sections, view, first, sections))
+    return _keyed(done, edges_of, module, (base_view, base_sections, view, first, sections))
 
 
 def _keyed(done: tuple, edges_of: Callable[[list[int]], dict[int, tuple]],
-           refined: Callable) -> KeyedTypes:
-    """KeyedTypes of the compiled part's (keys, token keys, declares, kinds)."""
+           module: ModuleType, views: tuple) -> KeyedTypes:
+    """KeyedTypes of the compiled part's (keys, token keys, declares, kinds); `views`:
+    _refined's arguments that say where the types are."""
     raw_keys, raw_tokens, declares, kinds = done
     keys, tokens = _u32(raw_keys), _u32(raw_tokens)
     # The arrays as they are (0: no token): a list of each, and None for 0, were 5-7 ms
     # over a module's base, each run.
     return KeyedTypes(keys, tokens, declares, kinds, edges_of,
-                      lambda shared: refined(keys, tokens, declares, shared))
+                      lambda shared: _refined(module, *views, keys, tokens, declares, shared))
 
 
 def _u32(raw: bytes) -> array:

@@ -15,7 +15,6 @@ reference's error message. So both paths give the same bytes and the same errors
 from __future__ import annotations
 
 import sys
-from types import ModuleType
 
 from ..native import PURE_ENV, compiled, pure_requested
 from ..spec.dwarf_numbers import TAG_NAMES
@@ -23,6 +22,8 @@ from ..spec.features import FEATURE_BITS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:  # the CLI asks for `active_core` without loading the encoder
+    from types import ModuleType
+
     from .convert import ConvertContext
     from .sections import DwarfFile, Unit
 

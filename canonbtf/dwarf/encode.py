@@ -26,21 +26,19 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
-from functools import partial
 
 from ..btf import format as f
 from ..btf.model import Btf
 from ..errors import InputError
 from ..gcpause import paused_gc
 from ..spec import kinds as spec
-from ..spec.dwarf_numbers import TAG_NAMES
+from ..spec.dwarf_numbers import PARAMETER_REGISTERS, TAG_NAMES
 from .core import CoreFallback, new_encoder, unit_fields
 from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keyed_core import keyed_merge, new_type_pool
 from .keys import KeyFragment, KeyPool
-from .locations import PARAMETER_REGISTERS
 from .numbering import ConvertContext, Skips
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
@@ -512,9 +510,8 @@ def _deduplicated(dwarf: DwarfFile, groups: list, keyed: bool, base: Btf | None,
     stats.merged_records = len(merged)  # a packed Btf stays packed
     if not stats.merged_records:
         raise InputError(dwarf.path, "no types to encode in its DWARF")
-    index = None
-    if base is not None:
-        index = partial(_base_index, base)  # made only where the reference dedups
+    # The base's index is made only where the reference dedups.
+    index = None if base is None else (lambda: _base_index(base))
     return canonicalize_checked(place_variables(merged), dedup=True, strings=False,
                                 index=index,
                                 premerged=keyed and base is not None and split is None)

@@ -47,13 +47,6 @@ LLE_start_end = 7
 LLE_start_length = 8
 REGISTER_BITS = 6  # the first register + 1 fits below the entry-value bits
 
-# e_machine -> DWARF numbers of the argument registers, in order (pahole's
-# arch__set_register_params for the architectures checked here).
-PARAMETER_REGISTERS = {
-    "EM_X86_64": (5, 4, 1, 2, 8, 9),  # rdi, rsi, rdx, rcx, r8, r9
-    "EM_AARCH64": (0, 1, 2, 3, 4, 5, 6, 7),  # x0-x7
-}
-
 
 class LocationList(int):
     """A parameter's DW_AT_location that is a location list: its section offset."""

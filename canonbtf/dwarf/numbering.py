@@ -45,7 +45,7 @@ class ConvertContext(namedtuple("ConvertContext", "features symbols parameter_re
     (frozenset[str]) and the ELF's symbols (ElfSymbols, or None when the file has no
     symbol table: then every external function definition is a candidate, as pahole does,
     and no variable is); parameter_registers: the DWARF numbers of the argument registers,
-    in order (locations.PARAMETER_REGISTERS), empty: parameter locations are not checked.
+    in order (spec.dwarf_numbers.PARAMETER_REGISTERS), empty: parameter locations are not checked.
     A namedtuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()

@@ -137,7 +137,7 @@ def _open_plain(path: str) -> DwarfFile | None:
     if sections is None:
         return None
     dwarf = DwarfFile(path, image.little_endian, ELF_TYPES.get(image.type, ""), sections, None)
-    # The calling convention (locations.PARAMETER_REGISTERS) is the machine's.
+    # The calling convention (spec.dwarf_numbers.PARAMETER_REGISTERS) is the machine's.
     dwarf.machine = MACHINE_NAMES.get(image.machine, "")
     dwarf.units = list_units(dwarf)
     return dwarf

@@ -14,7 +14,6 @@ PROGBITS section, as pahole adds it to kernel modules.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 
@@ -161,5 +160,7 @@ def _with_objcopy(objcopy: list[str], source: str, sections: dict[str, bytes],
         raise InputError(out_path, f"cannot write output: {e.strerror or e}") from None
     finally:
         for path in temps:
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(path)
+            except OSError:
+                pass

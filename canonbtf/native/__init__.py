@@ -11,11 +11,13 @@ anything but 0; PyPy and machines without a compiler get the pure path."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections import Counter
-from types import ModuleType
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from types import ModuleType
 
 PURE_ENV = "CANONBTF_PURE"
 # Set (to anything but 0), every fallback from a compiled part to the reference prints a
@@ -36,9 +38,10 @@ def compiled(name: str, marker: str) -> ModuleType | None:
     if pure_requested() or sys.implementation.name != "cpython":
         return None
     try:
-        module = importlib.import_module(name)
-    except ImportError:
+        __import__(name)  # importlib's import_module, without importing importlib (2 %
+    except ImportError:   # of a small kernel module's run, with warnings)
         return None
+    module = sys.modules[name]
     return module if hasattr(module, marker) else None
 
 

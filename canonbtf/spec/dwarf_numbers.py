@@ -259,3 +259,11 @@ FORM_GNU_addr_index = 0x1F01
 FORM_GNU_str_index = 0x1F02
 FORM_GNU_ref_alt = 0x1F20
 FORM_GNU_strp_alt = 0x1F21
+
+# e_machine -> DWARF numbers of the argument registers, in order (pahole's
+# arch__set_register_params for the architectures checked here): a fact of each ABI, here
+# so that a module's run need not import dwarf/locations.py for it.
+PARAMETER_REGISTERS = {
+    "EM_X86_64": (5, 4, 1, 2, 8, 9),  # rdi, rsi, rdx, rcx, r8, r9
+    "EM_AARCH64": (0, 1, 2, 3, 4, 5, 6, 7),  # x0-x7
+}

@@ -10,55 +10,68 @@ static int vlen_must_be_zero(uint32_t kind)
     return kind != K_FUNC && !kind_item_words(kind);
 }
 
-static int check_record(const uint32_t *w, uint32_t kind, uint32_t vlen, uint32_t last_id,
-                        uint32_t str_end)
+/* The largest string offset and type id one record holds (its own name, an item's name, a
+ * reference), folded into *name and *ref. */
+static void record_maxima(const uint32_t *w, uint32_t kind, uint32_t vlen, uint32_t *name,
+                          uint32_t *ref)
 {
-    if (w[0] >= str_end) return -1;
-    if (kind_in(KINDS_TYPED, kind) && w[2] > last_id) return -1;
-    const uint32_t *rest = w + 3 + kind_fixed_words(kind);
-    if (kind == K_ARRAY && (w[3] > last_id || w[4] > last_id)) return -1;
-    uint32_t step = kind_item_words(kind);
-    for (uint32_t j = 0; j < vlen; j++) {
-        const uint32_t *item = rest + (size_t)j * step;
-        if (kind == K_DATASEC) {
-            if (item[0] > last_id) return -1;
-            continue;
+    uint32_t n = *name > w[0] ? *name : w[0], r = *ref;
+    if (kind_in(KINDS_TYPED, kind) && w[2] > r) r = w[2];
+    const uint32_t *item = w + 3 + kind_fixed_words(kind);
+    switch (kind) {
+    case K_ARRAY:
+        if (w[3] > r) r = w[3];
+        if (w[4] > r) r = w[4];
+        break;
+    case K_STRUCT: case K_UNION: case K_FUNC_PROTO: {
+        uint32_t step = kind_item_words(kind);
+        for (uint32_t j = 0; j < vlen; j++, item += step) {
+            if (item[0] > n) n = item[0];
+            if (item[1] > r) r = item[1];
         }
-        if (item[0] >= str_end) return -1;
-        if ((kind == K_STRUCT || kind == K_UNION || kind == K_FUNC_PROTO) && item[1] > last_id)
-            return -1;
+        break;
     }
-    return 0;
+    case K_DATASEC:
+        for (uint32_t j = 0; j < vlen; j++, item += 3)
+            if (item[0] > r) r = item[0];
+        break;
+    case K_FUNC:
+        break;  /* vlen is its linkage */
+    default: {
+        uint32_t step = kind_item_words(kind);  /* enumerators: a name each */
+        for (uint32_t j = 0; j < vlen; j++, item += step)
+            if (item[0] > n) n = item[0];
+    }
+    }
+    *name = n;
+    *ref = r;
 }
 
+/* One pass: each record's start, its shape checked, and the largest name and reference
+ * compared at the end (a second pass checking each record against the last id was half
+ * of indexing a module's base, once per run). */
 int index_types(types_t *t, uint32_t str_end)
 {
-    size_t pos = 0, n = t->nwords, cap = 0;
-    uint32_t count = 0;
-    t->start = NULL;
+    size_t pos = 0, n = t->nwords;
+    uint32_t count = 0, max_name = 0, max_ref = 0;
+    t->start = malloc((n / 3 + 2) * sizeof *t->start);  /* a record is 3 words or more */
+    if (!t->start) return -1;
     while (pos < n) {
         if (pos + 3 > n) goto bad;
-        uint32_t info = t->w[pos + 1];
-        uint32_t kind = (info >> 24) & 0x7F, vlen = info & 0xFFFFFF;
+        const uint32_t *w = t->w + pos;
+        uint32_t kind = (w[1] >> 24) & 0x7F, vlen = w[1] & 0xFFFFFF;
         if (kind == 0 || kind > K_MAX) goto bad;
         if (vlen && vlen_must_be_zero(kind)) goto bad;
         size_t words = 3 + kind_fixed_words(kind);
         if (kind != K_FUNC) words += (size_t)vlen * kind_item_words(kind);
         if (words > n - pos || count >= UINT32_MAX - t->first_id - 1) goto bad;
-        if (GROW(t->start, cap, (size_t)count + 2)) goto bad;
         t->start[count++] = (uint32_t)pos;
+        record_maxima(w, kind, vlen, &max_name, &max_ref);
         pos += words;
     }
-    if (GROW(t->start, cap, (size_t)count + 1)) goto bad;
     t->start[count] = (uint32_t)pos;
     t->count = count;
-    uint32_t last_id = t->first_id + count - 1;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t kind = t_kind(t, i);
-        if (check_record(t->w + t->start[i], kind, kind == K_FUNC ? 0 : t_vlen(t, i), last_id,
-                         str_end))
-            goto bad;
-    }
+    if ((count && max_name >= str_end) || max_ref > t->first_id + count - 1) goto bad;
     return 0;
 bad:
     free(t->start);
@@ -103,20 +116,27 @@ uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out)
     }
 }
 
-const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len)
+const uint8_t *name_span(const types_t *t, uint32_t off, uint32_t *avail)
 {
     for (int k = t->ntabs - 1; k >= 0; k--) {
         const strtab_t *tab = &t->tabs[k];
         if (off < tab->start) continue;
         uint32_t rel = off - tab->start;
         if (rel >= tab->len) break;
-        const uint8_t *p = tab->data + rel;
-        const uint8_t *end = memchr(p, 0, tab->len - rel);
-        *len = end ? (uint32_t)(end - p) : tab->len - rel;
-        return p;
+        *avail = tab->len - rel;
+        return tab->data + rel;
     }
-    *len = 0;
+    *avail = 0;
     return (const uint8_t *)"";
+}
+
+const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len)
+{
+    uint32_t avail;
+    const uint8_t *p = name_span(t, off, &avail);
+    const uint8_t *end = memchr(p, 0, avail);
+    *len = end ? (uint32_t)(end - p) : avail;
+    return p;
 }
 
 uint64_t enumerator_value(uint32_t kind, const uint32_t *item)

@@ -48,6 +48,9 @@ uint32_t type_edges(const types_t *t, uint32_t i, uint32_t *out);
 uint32_t edge_count(const types_t *t, uint32_t i);
 /* The name at a string offset (length-bounded, as StringTable.get). */
 const uint8_t *name_at(const types_t *t, uint32_t off, uint32_t *len);
+/* The bytes from a string offset to the end of its table (*avail of them; "" and 0 for an
+ * offset no table holds): a name's first bytes without finding its end. */
+const uint8_t *name_span(const types_t *t, uint32_t off, uint32_t *avail);
 /* The label's size field: the record's size for sized kinds, else 0 (labels.label_head). */
 uint32_t label_size(const types_t *t, uint32_t i);
 /* An ENUM or ENUM64 item's value, unsigned, and as signed (kind_flag 1) for its width. */

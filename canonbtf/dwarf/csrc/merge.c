@@ -412,7 +412,10 @@ int merge_strings_begin(merge_t *m)
     return 0;
 }
 
-typedef struct { merge_text_t text; uint32_t id; } named_t;
+/* A name to sort: its text, id, and (latin-1) its first 8 bytes as a big-endian number,
+ * which decides most comparisons without a call (sorting veth.ko's 6 k names was 3 % of
+ * its run). */
+typedef struct { uint64_t prefix; merge_text_t text; uint32_t id; } named_t;
 
 static uint32_t code_point(const merge_text_t *t, size_t i)
 {
@@ -425,6 +428,8 @@ static uint32_t code_point(const merge_text_t *t, size_t i)
 static int compare_names(const void *a, const void *b)
 {
     const merge_text_t *x = &((const named_t *)a)->text, *y = &((const named_t *)b)->text;
+    uint64_t px = ((const named_t *)a)->prefix, py = ((const named_t *)b)->prefix;
+    if (px != py && x->width == 1 && y->width == 1) return px < py ? -1 : 1;
     size_t n = x->len < y->len ? x->len : y->len;
     if (x->width == 1 && y->width == 1) {
         int c = memcmp(x->data, y->data, n);
@@ -448,6 +453,11 @@ static int sorted_names(merge_t *m, named_t **sorted, size_t *count)
         named_t *one = &(*sorted)[*count];
         if (m->host.name_text(m->host.ctx, (int64_t)id, &one->text)) return host_failed(m);
         one->id = (uint32_t)id;
+        one->prefix = 0;
+        if (one->text.width == 1)  /* else compared in full */
+            for (size_t i = 0; i < 8; i++)
+                one->prefix = one->prefix << 8
+                              | (i < one->text.len ? ((const uint8_t *)one->text.data)[i] : 0);
         if (one->text.len) ++*count;
     }
     qsort(*sorted, *count, sizeof **sorted, compare_names);
