@@ -248,3 +248,48 @@ def test_relayout_never_raises_on_a_damaged_header(tmp_path):
             pieces = relaid(bytes(damaged), {".BTF": b"x"})
             if pieces is not None:
                 assert sum(len(p) for p in pieces) < 2 * len(image) + (1 << 17)
+
+
+@pytest.mark.parametrize("copy", ["kernel", "fails", "absent"])
+def test_kept_sections_are_copied_the_same_whichever_way(tmp_path, monkeypatch, copy):
+    """The sections kept are copied from the source by copy_file_range, or read and
+    written where it fails (another file system, an old kernel) or does not exist: the
+    same file each way, as relaid lays it out from the bytes."""
+    from canonbtf.elf.relayout import relaid
+
+    source = compiled(tmp_path)
+    if copy == "fails":
+        def refuse(*args: object) -> int:
+            raise OSError(18, "Invalid cross-device link")
+
+        monkeypatch.setattr(os, "copy_file_range", refuse, raising=False)
+    elif copy == "absent":
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    out = tmp_path / "out.o"
+    assert elfout.write_elf_with_btf(never, str(source), b"BTF bytes", str(out)) == []
+    assert out.read_bytes() == b"".join(relaid(source.read_bytes(), {".BTF": b"BTF bytes"}))
+
+
+@pytest.mark.parametrize("copy", ["kernel", "absent"])
+def test_a_source_shorter_than_its_table_says_is_an_input_error(tmp_path, monkeypatch,
+                                                                 copy):
+    """A file cut short after its section table was read (a second writer): one clean
+    InputError naming it, and no output left behind."""
+    from canonbtf.elf import relayout
+
+    source = compiled(tmp_path)
+    if copy == "absent":
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    planned = relayout.planned
+
+    def then_cut(read, size, sections):
+        pieces = planned(read, size, sections)
+        os.truncate(source, size // 2)
+        return pieces
+
+    monkeypatch.setattr(elfout, "planned", then_cut)
+    out = tmp_path / "out.o"
+    with pytest.raises(InputError, match="changed while it was read"):
+        elfout.write_elf_with_btf(never, str(source), b"BTF bytes", str(out))
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(TEMP_PREFIX)]

@@ -15,6 +15,7 @@ bounds) is left to objcopy: `relaid` says None.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from .read import ET_REL, LAYOUTS, MAGIC, SHT_NOBITS
 
@@ -29,37 +30,68 @@ def _aligned(offset: int, alignment: int) -> int:
     return offset if alignment <= 1 else -(-offset // alignment) * alignment
 
 
+class Extent:
+    """A piece of the output that is bytes [offset, offset + size) of the source file as
+    they are: the writer copies it (elf/write.py), so a 35 MB module is not read into
+    this process to be written out again."""
+
+    __slots__ = ("offset", "size")
+
+    def __init__(self, offset: int, size: int):
+        self.offset, self.size = offset, size
+
+    def __len__(self) -> int:
+        return self.size
+
+
 def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview] | None:
     """`image` (a whole ELF file) with each of `sections` (name -> contents) replacing
     the section of that name, or added as a non-allocated PROGBITS section (flags 0,
     alignment 1, as pahole's objcopy run adds .BTF), as the pieces to write one after
-    the other (views of `image`: ext4.ko is 13 MB); None where objcopy should do it."""
-    if len(image) < 52 or image[:4] != MAGIC or image[4] not in LAYOUTS \
-            or image[5] not in (1, 2):
+    the other (views of `image`); None where objcopy should do it."""
+    pieces = planned(lambda offset, size: image[offset:offset + size], len(image), sections)
+    if pieces is None:
         return None
-    order = "<" if image[5] == 1 else ">"
-    head_format, row_format = LAYOUTS[image[4]]
+    view = memoryview(image)
+    return [view[p.offset:p.offset + p.size] if isinstance(p, Extent) else p for p in pieces]
+
+
+def planned(read: Callable[[int, int], bytes], file_size: int, sections: dict[str, bytes]
+            ) -> list[bytes | Extent] | None:
+    """`relaid` of a file of `file_size` bytes that `read(offset, size)` reads: only its
+    header, section table and section names are read; the sections kept are Extents."""
+    ident = read(0, 64)
+    if file_size < 52 or len(ident) < 52 or ident[:4] != MAGIC or ident[4] not in LAYOUTS \
+            or ident[5] not in (1, 2):
+        return None
+    order = "<" if ident[5] == 1 else ">"
+    head_format, row_format = LAYOUTS[ident[4]]
     head = struct.Struct(order + head_format)
     row = struct.Struct(order + row_format)
-    if len(image) < 16 + head.size:
+    if len(ident) < 16 + head.size:
         return None
-    fields = list(head.unpack_from(image, 16))
+    fields = list(head.unpack_from(ident, 16))
     e_type, shoff, ehsize, phnum = fields[0], fields[5], fields[7], fields[9]
     shentsize, shnum, shstrndx = fields[10:13]
     if e_type != ET_REL or phnum or ehsize != 16 + head.size or shentsize != row.size \
-            or not 0 < shstrndx < shnum or shoff + shnum * row.size > len(image):
+            or not 0 < shstrndx < shnum or shoff + shnum * row.size > file_size:
         return None
-    rows = [list(r) for r in row.iter_unpack(image[shoff:shoff + shnum * row.size])]
+    table = read(shoff, shnum * row.size)
+    if len(table) != shnum * row.size:
+        return None
+    rows = [list(r) for r in row.iter_unpack(table)]
     if any(rows[0]):  # extended numbering keeps counts in section 0
         return None
-    view = memoryview(image)
-    contents: list[bytes | memoryview] = []
+    contents: list[bytes | Extent] = []
     for _, kind, _, _, offset, size, _, _, align, _ in rows:
         if align & (align - 1) or align > MAX_ALIGN \
-                or (kind != SHT_NOBITS and offset + size > len(image)):
+                or (kind != SHT_NOBITS and offset + size > file_size):
             return None
-        contents.append(b"" if kind == SHT_NOBITS else view[offset:offset + size])
-    names = bytes(contents[shstrndx])
+        contents.append(b"" if kind == SHT_NOBITS else Extent(offset, size))
+    names_at = contents[shstrndx]
+    names = read(names_at.offset, names_at.size) if isinstance(names_at, Extent) else b""
+    if len(names) != len(names_at):
+        return None
     by_name = {}
     for index, r in enumerate(rows):
         end = names.find(b"\0", r[0])
@@ -80,16 +112,16 @@ def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview]
     contents[shstrndx] = bytes(new_names)
     if len(rows) >= SHN_LORESERVE:
         return None
-    return _laid_out(image[:ehsize], head, row, fields, rows, contents)
+    return _laid_out(ident[:ehsize], head, row, fields, rows, contents)
 
 
 def _laid_out(ident_and_head: bytes, head: struct.Struct, row: struct.Struct,
               fields: list[int], rows: list[list[int]],
-              contents: list[bytes | memoryview]) -> list[bytes | memoryview] | None:
+              contents: list[bytes | Extent]) -> list[bytes | Extent] | None:
     """The file's pieces: the ELF header, the sections in index order, the section
     table."""
     header = bytearray(ident_and_head)
-    pieces: list[bytes | memoryview] = [header]
+    pieces: list[bytes | Extent] = [header]
     end = len(header)
     for r, data in zip(rows[1:], contents[1:]):
         start = _aligned(end, r[8])

@@ -20,11 +20,12 @@ import stat
 from ..errors import InputError
 from ..output import atomic_output, new_temporary
 from .read import ET_REL, MAGIC, ElfImage, Unusual
-from .relayout import relaid
+from .relayout import Extent, planned
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
 OBJCOPY_ENV = "OBJCOPY"
 OBJCOPY_NAMES = ("objcopy", "llvm-objcopy")
@@ -109,17 +110,56 @@ def write_elf_with_sections(objcopy: Callable[[], list[str]], source: str,
         raise InputError(out_path, "output is a directory")
     if laid_out_here(source):
         try:
-            with open(source, "rb") as fh:
-                image = fh.read()
-                mode = stat.S_IMODE(os.fstat(fh.fileno()).st_mode)
+            src = os.open(source, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError as e:
             raise InputError(source, f"cannot read: {e.strerror or e}") from None
-        pieces = relaid(image, sections)
-        if pieces is not None:
-            with atomic_output(out_path, mode) as fh:
-                fh.writelines(pieces)
-            return []
+        try:
+            try:
+                st = os.fstat(src)
+                pieces = planned(lambda offset, size: os.pread(src, size, offset), st.st_size,
+                                 sections)
+            except OSError as e:
+                raise InputError(source, f"cannot read: {e.strerror or e}") from None
+            if pieces is not None:
+                with atomic_output(out_path, stat.S_IMODE(st.st_mode)) as fh:
+                    for piece in pieces:
+                        if isinstance(piece, Extent):
+                            _copy_extent(source, src, fh, piece)
+                        else:
+                            fh.write(piece)
+                return []
+        finally:
+            os.close(src)
     return _with_objcopy(objcopy(), source, sections, out_path)
+
+
+def _copy_extent(source: str, src: int, out: BinaryIO, extent: Extent) -> None:
+    """Bytes `extent` of the file open as `src` appended to `out`: copied by the kernel
+    (copy_file_range) where it can, without passing through this process (btrfs.ko's
+    35 MB were read in 21 ms and written again), else read and written a MB at a time."""
+    out.flush()
+    offset, size = extent.offset, extent.size
+    copy = getattr(os, "copy_file_range", None)
+    while size:
+        done = 0
+        if copy is not None:
+            try:
+                done = copy(src, out.fileno(), size, offset)
+            except OSError:  # not on this file system or kernel: the plain way from here
+                copy = None
+                continue
+        else:
+            try:
+                chunk = os.pread(src, min(size, 1 << 20), offset)
+            except OSError as e:
+                raise InputError(source, f"cannot read: {e.strerror or e}") from None
+            out.write(chunk)
+            done = len(chunk)
+        if not done:
+            raise InputError(source, "changed while it was read: shorter than its section "
+                                     "table says")
+        offset += done
+        size -= done
 
 
 def _section_edit(name: str, path: str, replace: bool) -> list[str]:
