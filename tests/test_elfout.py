@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from canonbtf.elf import write as elfout
+from canonbtf.elf.relayout import Extent, planned
 from canonbtf.errors import InputError
 from canonbtf.output import TEMP_PREFIX
 
@@ -38,6 +39,15 @@ def linked(tmp_path: Path) -> Path:
     out = tmp_path / "main"
     subprocess.run([need_tool("gcc"), "-o", str(out), str(source)], check=True)
     return out
+
+
+def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview] | None:
+    """relayout.planned over the bytes of a whole file, its Extents as views of them."""
+    pieces = planned(lambda offset, size: image[offset:offset + size], len(image), sections)
+    if pieces is None:
+        return None
+    view = memoryview(image)
+    return [view[p.offset:p.offset + p.size] if isinstance(p, Extent) else p for p in pieces]
 
 
 def never() -> list[str]:
@@ -219,8 +229,6 @@ def test_a_file_relayout_does_not_take_whole_goes_to_objcopy(tmp_path):
 def test_relayout_refuses_what_it_does_not_take_whole(tmp_path):
     """None (objcopy's turn) for a file whose section table is cut off or which is not
     relocatable; never an exception."""
-    from canonbtf.elf.relayout import relaid
-
     image = compiled(tmp_path).read_bytes()
     assert b"".join(relaid(image, {".BTF": b"x"}))[:4] == b"\x7fELF"
     assert relaid(image[:len(image) // 2], {".BTF": b"x"}) is None
@@ -235,8 +243,6 @@ def test_relayout_never_raises_on_a_damaged_header(tmp_path):
     in turn: relaid gives pieces that add up to an ELF file, or None; nothing raises and
     nothing is padded without bound (an alignment of 2**40 is refused, not written)."""
     import struct
-
-    from canonbtf.elf.relayout import relaid
 
     image = compiled(tmp_path).read_bytes()
     shoff = struct.unpack_from("<Q", image, 40)[0]
@@ -255,8 +261,6 @@ def test_kept_sections_are_copied_the_same_whichever_way(tmp_path, monkeypatch, 
     """The sections kept are copied from the source by copy_file_range, or read and
     written where it fails (another file system, an old kernel) or does not exist: the
     same file each way, as relaid lays it out from the bytes."""
-    from canonbtf.elf.relayout import relaid
-
     source = compiled(tmp_path)
     if copy == "fails":
         def refuse(*args: object) -> int:
@@ -275,12 +279,9 @@ def test_a_source_shorter_than_its_table_says_is_an_input_error(tmp_path, monkey
                                                                  copy):
     """A file cut short after its section table was read (a second writer): one clean
     InputError naming it, and no output left behind."""
-    from canonbtf.elf import relayout
-
     source = compiled(tmp_path)
     if copy == "absent":
         monkeypatch.delattr(os, "copy_file_range", raising=False)
-    planned = relayout.planned
 
     def then_cut(read, size, sections):
         pieces = planned(read, size, sections)

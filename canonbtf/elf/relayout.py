@@ -9,7 +9,7 @@ alignment, with the new contents, and the section header table last, as objcopy 
 Section indices never change (a new section is appended to the table), so symbols,
 relocations and groups that name sections by index stay right. A file this does not
 take whole (not ET_REL, program headers, extended section numbering, a header out of
-bounds) is left to objcopy: `relaid` says None.
+bounds) is left to objcopy: `planned` says None.
 """
 
 from __future__ import annotations
@@ -44,22 +44,14 @@ class Extent:
         return self.size
 
 
-def relaid(image: bytes, sections: dict[str, bytes]) -> list[bytes | memoryview] | None:
-    """`image` (a whole ELF file) with each of `sections` (name -> contents) replacing
-    the section of that name, or added as a non-allocated PROGBITS section (flags 0,
-    alignment 1, as pahole's objcopy run adds .BTF), as the pieces to write one after
-    the other (views of `image`); None where objcopy should do it."""
-    pieces = planned(lambda offset, size: image[offset:offset + size], len(image), sections)
-    if pieces is None:
-        return None
-    view = memoryview(image)
-    return [view[p.offset:p.offset + p.size] if isinstance(p, Extent) else p for p in pieces]
-
-
 def planned(read: Callable[[int, int], bytes], file_size: int, sections: dict[str, bytes]
             ) -> list[bytes | Extent] | None:
-    """`relaid` of a file of `file_size` bytes that `read(offset, size)` reads: only its
-    header, section table and section names are read; the sections kept are Extents."""
+    """The file of `file_size` bytes that `read(offset, size)` reads, with each of
+    `sections` (name -> contents) replacing the section of that name, or added as a
+    non-allocated PROGBITS section (flags 0, alignment 1, as pahole's objcopy run adds
+    .BTF), as the pieces to write one after the other: only its header, section table
+    and section names are read, the sections kept are Extents; None where objcopy should
+    do it."""
     ident = read(0, 64)
     if file_size < 52 or len(ident) < 52 or ident[:4] != MAGIC or ident[4] not in LAYOUTS \
             or ident[5] not in (1, 2):
