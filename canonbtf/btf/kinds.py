@@ -35,20 +35,19 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
 
 from __future__ import annotations
 
-from collections import namedtuple
-from collections.abc import Callable, Mapping, Sequence
-
 from ..spec import kinds as spec
 from ..spec.kinds import NAME, TYPE, VALUE
+from ..tuples import named_tuple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
     from types import ModuleType
 
 FIELDS = ("kind", "name_off", "kflag", "size_or_type", "extra", "items")
 
 
-class Shape(namedtuple("Shape", ("sot", "extra", "item"), defaults=(VALUE, None, ()))):
+class Shape(named_tuple("Shape", "sot extra item", defaults=(VALUE, None, ()))):
     """What one kind's fields hold: `sot` the role of size_or_type; `extra` the roles of
     a tuple-valued fixed part (None: a plain value); `item` the roles of each vlen item.
     (A named tuple: `specialise` groups kinds by their shape.)"""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .. import native
 from ..btf import writer
@@ -23,6 +22,7 @@ from .keyed import KeyedTypes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from types import ModuleType
 
 

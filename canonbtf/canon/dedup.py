@@ -25,17 +25,20 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from collections import namedtuple
-from collections.abc import Callable, Iterable, Sequence
 
 from ..btf import format as f
 from ..btf import model
 from ..btf.model import Btf
+from ..tuples import named_tuple
 from . import accel
 from .keyed import KeyedTypes
 from .labels import label
 from .refine import Partition
 from .twins import declared_twins
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
 
 
 def token_of(kind: int, name: str, kflag: int) -> tuple | None:
@@ -149,7 +152,7 @@ def _edges_and_tokens(btf: Btf, own: list) -> tuple[list, list]:
     return edges, tokens
 
 
-class BaseIndex(namedtuple("BaseIndex", "edges tokens keys intern token_keys declares kinds")):
+class BaseIndex(named_tuple("BaseIndex", "edges tokens keys intern token_keys declares kinds")):
     """What the dedup reads of a base BTF, which the same base always gives: edges, tokens
     and abstract keys (lists, with their intern table, a dict keyed by repr), declaration
     flags and kinds (bytes), by base id ([0] for void). A module's dedup spent most of its
@@ -218,12 +221,12 @@ def equivalence_classes(btf: Btf, labels: list | None = None,
     return refined.classes, refined.stands_for
 
 
-class _Refinement(namedtuple("_Refinement", "classes stands_for candidates keys rank edges "
-                                            "tokens declares")):
+class _Refinement(named_tuple("_Refinement", "classes stands_for candidates keys rank edges "
+                                              "tokens declares")):
     """The refined partition and what it was computed from (for `declared_twins`, which
     groups the `candidates`: the ids sharing a key; from the compiled part only those
     whose key's ids ended in two or more classes, the only groups it reads). A
-    namedtuple, not a dataclass (see elf/read.Section)."""
+    named tuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
 

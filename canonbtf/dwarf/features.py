@@ -9,13 +9,12 @@ older than 5.18 (no TYPE_TAG) asks for `--features=-type_tag`, and one older tha
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ..errors import InputError
+from ..tuples import named_tuple
 
 
-class Feature(namedtuple("Feature", "name default summary")):
-    """A feature's name, whether it is on by default, and what it does (a namedtuple, not
+class Feature(named_tuple("Feature", "name default summary")):
+    """A feature's name, whether it is on by default, and what it does (a named tuple, not
     a dataclass: see elf/read.Section)."""
 
     __slots__ = ()

@@ -9,9 +9,8 @@ the declaration is shared (tests/test_forms.py holds it to pyelftools' table).
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ..spec import dwarf_numbers as c
+from ..tuples import named_tuple
 
 # Layouts that are not a fixed byte count.
 OFFSET = "offset"  # the unit's offset size (4 or 8 bytes)
@@ -29,10 +28,10 @@ INDIRECT = "indirect"  # a ULEB128 form code, then a value of that form
 BLOCK_LENGTH_SIZES = {BLOCK1: 1, BLOCK2: 2, BLOCK4: 4}
 
 
-class Form(namedtuple("Form", "layout cls")):
+class Form(named_tuple("Form", "layout cls")):
     """A form's layout (a byte count, or one of the names above: int | str) and class
     (DWARF 5 section 7.5.5's classes, split where the readers treat forms apart). A
-    collections namedtuple: typing.NamedTuple's import was milliseconds of every run."""
+    named tuple (tuples.py): typing.NamedTuple's import was milliseconds of every run."""
 
     __slots__ = ()
 

@@ -19,13 +19,15 @@ the parent 890 k records, which is why keys are the default.
 
 from __future__ import annotations
 
-from collections import namedtuple
-from collections.abc import Mapping, Sequence
-
 from ..btf import kinds
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..canon.refine import Partition
+from ..tuples import named_tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 Record = tuple
 
@@ -67,7 +69,7 @@ class _Interned(dict):
         return name
 
 
-class Fragment(namedtuple("Fragment", "records units dies skips")):
+class Fragment(named_tuple("Fragment", "records units dies skips")):
     """What a worker sends back: distinct records (pool id = index + 1, list[Record]) and
     counts (units, type DIEs, skips by reason); a plain record, pickled to the parent."""
 

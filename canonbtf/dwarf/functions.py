@@ -27,8 +27,6 @@ second dedup.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ..btf import format as f
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
@@ -36,6 +34,7 @@ from ..canon import accel, renumbered
 from ..canon.renumber import new_ids
 from ..spec import kinds as spec
 from ..spec.features import FUNC_CANDIDATE, FUNC_LINKED, FUNC_MOVED, FUNC_NOCALL, FUNC_PIECE
+from ..tuples import named_tuple
 
 
 class FunctionReport:
@@ -92,14 +91,14 @@ def datasecs(sections: dict[str, list[tuple[int, int, int]]], strings: StringTab
     return out
 
 
-class FunctionChoice(namedtuple("FunctionChoice", "kept redirect dropped orphaned closed",
-                                 defaults=(True,))):
+class FunctionChoice(named_tuple("FunctionChoice", "kept redirect dropped orphaned closed",
+                                   defaults=(True,))):
     """What `decide_functions` chose, by the ids of the Btf it looked at. kept: chosen
     candidate -> its FUNC (linkage static); redirect: candidate -> the FUNC it becomes
     (own or base), 0 dropped; dropped: ids that go (FUNCs, their decl tags and
     prototypes, VARs); orphaned: VARs that overlap an earlier entry of their DATASEC;
     closed: no type other than a DECL_TAG refers to a FUNC or a DECL_TAG, so the types
-    around them are closed under references (`reorder` relies on it). A namedtuple, not
+    around them are closed under references (`reorder` relies on it). A named tuple, not
     a dataclass (see elf/read.Section)."""
 
     __slots__ = ()

@@ -40,14 +40,17 @@ its merge takes 5 s instead of 31 s; the output bytes are the same.
 from __future__ import annotations
 
 from array import array
-from collections import namedtuple
-from collections.abc import Sequence
 
 from ..btf import kinds
 from ..btf.model import Btf
 from ..canon.dedup import is_declaration, token_of
 from ..spec import kinds as spec
+from ..tuples import named_tuple
 from .fragment import RECORD_REFS, RECORD_REMAP, Fragment, records_btf
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 Record = tuple
 CYCLE = -1  # the part of an edge that closes a cycle through anonymous types
@@ -57,7 +60,7 @@ CYCLE = -1  # the part of an edge that closes a cycle through anonymous types
 _READY = kinds.specialise("ready", "record")
 
 
-class KeyFragment(namedtuple("KeyFragment", "entries unit_keys units dies skips")):
+class KeyFragment(named_tuple("KeyFragment", "entries unit_keys units dies skips")):
     """What a worker in keyed mode sends: new entries (key id = index + first) and, per
     unit, (unit offset, array of the key ids of its records), then counts as Fragment's;
     a plain record, pickled to the parent."""

@@ -8,10 +8,9 @@ top of that. Nothing here calls up into those layers.
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ..btf import format as f
 from ..spec import dwarf_numbers as c
+from ..tuples import named_tuple
 from .features import DEFAULT as DEFAULT_FEATURES
 from .unit_types import TypeDie, UnitTypes
 
@@ -39,14 +38,14 @@ _TAG_unspecified_type, _TAG_atomic_type = c.TAG_unspecified_type, c.TAG_atomic_t
 _AT_type = c.AT_type
 
 
-class ConvertContext(namedtuple("ConvertContext", "features symbols parameter_registers",
-                                 defaults=(DEFAULT_FEATURES, None, ()))):
+class ConvertContext(named_tuple("ConvertContext", "features symbols parameter_registers",
+                                   defaults=(DEFAULT_FEATURES, None, ()))):
     """What a unit's conversion needs besides its DIEs: the features asked for
     (frozenset[str]) and the ELF's symbols (ElfSymbols, or None when the file has no
     symbol table: then every external function definition is a candidate, as pahole does,
     and no variable is); parameter_registers: the DWARF numbers of the argument registers,
     in order (spec.dwarf_numbers.PARAMETER_REGISTERS), empty: parameter locations are not checked.
-    A namedtuple, not a dataclass (see elf/read.Section)."""
+    A named tuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
 

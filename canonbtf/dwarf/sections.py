@@ -13,10 +13,10 @@ from __future__ import annotations
 import io
 import os
 import struct
-from collections import namedtuple
 
 from ..elf.read import ELF_TYPES, ET_REL, MACHINE_NAMES, SHT_NOBITS, SHT_RELA, ElfImage, Unusual
 from ..errors import InputError, opened_input
+from ..tuples import named_tuple
 from .core import compiled_module
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
@@ -44,12 +44,12 @@ UNIT_TYPE_NAMES = {2: "type unit", 4: "skeleton unit (split DWARF)",
                    5: "split compile unit", 6: "split type unit"}
 
 
-class Unit(namedtuple("Unit", "offset end die_offset version offset_size address_size "
-                             "abbrev_offset")):
+class Unit(named_tuple("Unit", "offset end die_offset version offset_size address_size "
+                               "abbrev_offset")):
     """One unit of .debug_info, from its header: where its DIEs are and how to read them.
     offset: of the unit header in .debug_info; end: one past the unit's last byte;
     die_offset: of the unit's first DIE; offset_size: 4 for 32-bit DWARF, 8 for 64-bit.
-    A namedtuple, not a dataclass (see elf/read.Section)."""
+    A named tuple, not a dataclass (see elf/read.Section)."""
 
     __slots__ = ()
 

@@ -18,10 +18,10 @@ section symbols of value 0, so a DW_OP_addr holds the offset in its section).
 from __future__ import annotations
 
 import struct
-from collections import namedtuple
 
 from ..elf.read import SHT_NOBITS, ElfImage, Unusual
 from ..errors import InputError
+from ..tuples import named_tuple
 from .core import compiled_module
 
 STT_OBJECT = 1
@@ -36,8 +36,8 @@ BTF_ID_SET8_PREFIX = "__BTF_ID__set8__"
 BTF_SET8_KFUNCS = 1 << 0  # flags word of struct btf_id_set8: the set holds kfuncs
 
 
-class Section(namedtuple("Section", "name address size")):
-    """A section's name, address and size (a namedtuple: see elf/read.Section)."""
+class Section(named_tuple("Section", "name address size")):
+    """A section's name, address and size (a named tuple: see elf/read.Section)."""
 
     __slots__ = ()
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import struct
-from collections import namedtuple
+
+from ..tuples import named_tuple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -47,9 +48,10 @@ class Unusual(Exception):
     """The file is not one this reader takes whole; the caller uses pyelftools."""
 
 
-class Section(namedtuple("Section", "index name type flags address offset size link info")):
-    """A section header: index, name (str) and the header's numbers. A namedtuple, not a
-    dataclass: importing dataclasses and making the classes was ~15 ms of a module's run."""
+class Section(named_tuple("Section", "index name type flags address offset size link info")):
+    """A section header: index, name (str) and the header's numbers. A named tuple, not a
+    dataclass: importing dataclasses and making the classes was ~15 ms of a module's run
+    (and not collections' namedtuple either: tuples.py)."""
 
     __slots__ = ()
 

@@ -24,8 +24,6 @@ The named sets (one column each, one meaning each):
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 NAME = "name"
 TYPE = "type"
 VALUE = "value"
@@ -36,15 +34,31 @@ SIZE = "size"
 (UNKN, INT, PTR, ARRAY, STRUCT, UNION, ENUM, FWD, TYPEDEF, VOLATILE, CONST, RESTRICT, FUNC,
  FUNC_PROTO, VAR, DATASEC, FLOAT, DECL_TAG, TYPE_TAG, ENUM64) = range(20)
 
+# The columns that are named sets (each a frozenset of kind numbers below).
+SET_COLUMNS = ("modifier", "qualifier", "tagged", "c_named", "token", "needs_resolve",
+               "source_only", "decl_tag_target")
 
-# One row: number and name; `sot`, the wire words and the roles (the module docstring);
-# then the set columns (bools). A collections.namedtuple, not typing's: every command
-# reads this table, and importing `typing` was about 20 ms of a module's start-up.
-Kind = namedtuple("Kind", (
-    "number", "name", "sot", "fixed_words", "item_words", "extra", "item",
-    "modifier", "qualifier", "tagged", "c_named", "token", "needs_resolve", "source_only",
-    "decl_tag_target"),
-    defaults=(VALUE, 0, 0, None, (), False, False, False, False, False, False, False, False))
+
+class Kind:
+    """One row: number and name; `sot`, the wire words and the roles (the module
+    docstring); then the set columns, false unless given. A plain class: every command
+    reads this table, and typing's NamedTuple or collections' namedtuple cost milliseconds
+    of a module's start-up (tuples.py)."""
+
+    __slots__ = ("number", "name", "sot", "fixed_words", "item_words", "extra", "item",
+                 *SET_COLUMNS)
+
+    def __init__(self, number: int, name: str, sot: str = VALUE, fixed_words: int = 0,
+                 item_words: int = 0, extra: tuple[str, ...] | None = None,
+                 item: tuple[str, ...] = (), **sets: bool):
+        unknown = set(sets).difference(SET_COLUMNS)
+        if unknown:
+            raise TypeError(f"Kind {name}: no set columns {sorted(unknown)}")
+        self.number, self.name, self.sot = number, name, sot
+        self.fixed_words, self.item_words = fixed_words, item_words
+        self.extra, self.item = extra, item
+        for column in SET_COLUMNS:
+            setattr(self, column, sets.get(column, False))
 
 
 _MEMBERS = (NAME, TYPE, VALUE)   # (name, type, bit offset)
@@ -79,10 +93,6 @@ ROWS: tuple[Kind, ...] = (
     Kind(TYPE_TAG, "TYPE_TAG", TYPE, modifier=True, qualifier=True, needs_resolve=True),
     Kind(ENUM64, "ENUM64", SIZE, item_words=3, item=_ENUMERATORS, **_TAGGED),
 )
-
-# The columns that are named sets (each a frozenset of kind numbers below).
-SET_COLUMNS = ("modifier", "qualifier", "tagged", "c_named", "token", "needs_resolve",
-               "source_only", "decl_tag_target")
 
 MAX_KIND = len(ROWS) - 1
 KIND_NAMES: tuple[str, ...] = tuple(row.name for row in ROWS)
