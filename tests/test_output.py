@@ -248,6 +248,35 @@ def test_sigint_during_sort_leaves_no_output(tmp_path):
     assert no_temporary_files(tmp_path)
 
 
+def _ended_by_entry(code: str) -> subprocess.CompletedProcess:
+    """A process that runs `code`, then ends as the entry points do (entry._exit_now, then
+    sys.exit with the same status). Without `site`, whose .pth files may register atexit
+    callbacks of their own."""
+    script = ("import sys\nfrom canonbtf.entry import _exit_now\n" + code
+              + "\n_exit_now(3)\nprint('teardown', flush=True)\nsys.exit(3)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-S", "-c", script], capture_output=True,
+                          text=True, env=env, timeout=60)
+
+
+def test_a_process_ended_early_flushes_its_output_and_keeps_its_status():
+    # Piped stdout is block-buffered: without the flush the text would be lost.
+    proc = _ended_by_entry("print('kept', end=''); print('also', file=sys.stderr, end='')")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "kept", "also")
+
+
+@pytest.mark.parametrize("code", [
+    "import atexit; atexit.register(print, 'atexit ran')",
+    "import threading, time; threading.Thread(target=lambda: (time.sleep(0.2), "
+    "print('atexit ran'))).start()",
+])
+def test_python_ends_a_process_with_work_left_at_exit(code):
+    """An atexit callback or a thread still running: Python's own exit, which runs them."""
+    proc = _ended_by_entry(code)
+    assert proc.returncode == 3, proc.stderr
+    assert sorted(proc.stdout.split()) == ["atexit", "ran", "teardown"]
+
+
 def test_module_sorts_against_its_base_in_place(tmp_path):
     base_path, module_path = split_pair(tmp_path)
     proc = run_cli("sort", str(module_path), "--base", str(base_path), "--in-place", "-o",
