@@ -71,6 +71,9 @@ def canonbtf() -> None:
 
 
 def canonbtf_pahole() -> None:
+    from .native import keep_freed_memory
     from .pahole.front import main
+
+    keep_freed_memory()  # a run per kernel module: short processes
 
     _exit_with(main)

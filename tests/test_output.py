@@ -9,6 +9,7 @@ has to land at an exact moment.
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import signal
 import stat
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from canonbtf import cli
+from canonbtf import cli, native
 from canonbtf.btf import format as f
 from canonbtf.btf import reader, writer
 from canonbtf.btf.builder import BtfBuilder
@@ -275,6 +276,18 @@ def test_python_ends_a_process_with_work_left_at_exit(code):
     proc = _ended_by_entry(code)
     assert proc.returncode == 3, proc.stderr
     assert sorted(proc.stdout.split()) == ["atexit", "ran", "teardown"]
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_glibc_takes_the_allocator_settings_of_a_short_process():
+    """native.keep_freed_memory (canonbtf-pahole's runs): glibc accepts both settings
+    (mallopt refuses a mapping threshold past its largest, which would leave it as it
+    was); in a process of its own, as it changes how the whole process allocates."""
+    module = native.compiled("canonbtf._btf", "keep_freed_memory")
+    if module is None:
+        pytest.skip("canonbtf._btf is not built (no compiler, PyPy, or CANONBTF_PURE set)")
+    proc = _ended_by_entry("from canonbtf import _btf\nprint(_btf.keep_freed_memory())")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "True\n", "")
 
 
 def test_module_sorts_against_its_base_in_place(tmp_path):

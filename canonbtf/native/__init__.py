@@ -54,6 +54,15 @@ def compiled(name: str, marker: str) -> ModuleType | None:
     return module if hasattr(module, marker) else None
 
 
+def keep_freed_memory() -> None:
+    """For a process that ends soon, canonbtf-pahole's: the C allocator keeps the blocks
+    it frees for the next ones instead of returning them to the kernel and faulting new
+    pages in (native/csrc/btf_bindings.c). Without the compiled part, nothing."""
+    module = compiled("canonbtf._btf", "keep_freed_memory")
+    if module is not None:
+        module.keep_freed_memory()
+
+
 def fell_back(part: str, why: str) -> None:
     """Counts a fallback of `part` to the reference; a line on stderr with FALLBACK_ENV.
     On a real kernel a fallback is a bug to fix: it costs the compiled part's speed."""
