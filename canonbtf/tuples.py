@@ -9,6 +9,7 @@ are the same tuples (indexing, unpacking, equality, hashing, pickling, `_fields`
 
 from __future__ import annotations
 
+import sys
 from operator import itemgetter
 
 
@@ -27,6 +28,8 @@ def named_tuple(typename: str, fields: str, defaults: tuple = ()) -> type:
         return tuple.__new__(cls, args)
 
     namespace = {
+        # The caller's module, as namedtuple takes it: where pickle finds the class.
+        "__module__": sys._getframe(1).f_globals.get("__name__", __name__),
         "__slots__": (),
         "__new__": __new__,
         "__repr__": _repr,
