@@ -1,10 +1,10 @@
-"""Named tuples without `collections`.
+"""Named tuples made without compiling.
 
-A kernel module's run imports a dozen record classes. `collections.namedtuple` compiles
-each one's `__new__` from source when it is made, and importing `collections` brings
-`keyword`, `reprlib` and the rest with it: 3 ms of a small module's 35 ms, measured. These
-are the same tuples (indexing, unpacking, equality, hashing, pickling, `_fields`,
-`_replace`), made with no compiling; the fields are read by `operator.itemgetter`.
+`collections.namedtuple` compiles each class's `__new__` from source (eval) when the class
+is made: a kernel module's run makes 13 record classes, 3.7 M instructions of crc16.ko's
+139 M. These are the same tuples (indexing, unpacking, equality, hashing, pickling,
+`_fields`, `_replace`; tests/test_tuples.py holds them to namedtuple's), with the fields
+read by `operator.itemgetter`.
 """
 
 from __future__ import annotations

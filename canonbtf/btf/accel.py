@@ -5,11 +5,9 @@ which gives the message for input it rejects."""
 
 from __future__ import annotations
 
-from .. import native
+from collections.abc import Callable, Sequence
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+from .. import native
 
 
 def wanted(marker: str) -> bool:

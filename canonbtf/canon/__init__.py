@@ -6,6 +6,7 @@ Works on the btf/ model only; knows nothing of DWARF or of output formats.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable, Sequence
 
 from ..btf.model import Btf
 from ..errors import InputError
@@ -17,8 +18,6 @@ from .renumber import renumber
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
     from .dedup import BaseIndex
 
 __all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order", "renumbered"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .. import native
 from ..btf import writer
@@ -22,7 +23,6 @@ from .keyed import KeyedTypes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
     from types import ModuleType
 
 

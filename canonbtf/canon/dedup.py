@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
+from collections.abc import Callable, Iterable, Sequence
 
 from ..btf import format as f
 from ..btf import model
@@ -35,10 +36,6 @@ from .keyed import KeyedTypes
 from .labels import label
 from .refine import Partition
 from .twins import declared_twins
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
 
 
 def token_of(kind: int, name: str, kflag: int) -> tuple | None:

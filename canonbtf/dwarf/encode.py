@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from array import array
+from collections.abc import Callable
 
 from ..btf import format as f
 from ..btf.model import Btf
@@ -45,8 +46,6 @@ from .unit_types import DwarfFormatError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ..canon.dedup import BaseIndex
 
 SHUFFLE_ENV = "CANONBTF_SHUFFLE_SEED"

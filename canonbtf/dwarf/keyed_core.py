@@ -20,6 +20,7 @@ the same bytes or the same error as without the compiled core.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 
 from ..btf.model import Btf, Packed
 from ..btf.reader import unpacked_types
@@ -29,10 +30,6 @@ from .core import compiled_module
 from .fragment import Fragment, Record, TypePool, label_ranks
 from .functions import datasecs
 from .keys import KeyedMerge, KeyFragment
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 
 def keyed_merge(groups: list[list[KeyFragment]], split: frozenset[tuple] = frozenset()

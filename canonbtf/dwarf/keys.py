@@ -40,6 +40,7 @@ its merge takes 5 s instead of 31 s; the output bytes are the same.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 
 from ..btf import kinds
 from ..btf.model import Btf
@@ -47,10 +48,6 @@ from ..canon.dedup import is_declaration, token_of
 from ..spec import kinds as spec
 from ..tuples import named_tuple
 from .fragment import RECORD_REFS, RECORD_REMAP, Fragment, records_btf
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 Record = tuple
 CYCLE = -1  # the part of an edge that closes a cycle through anonymous types

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -24,17 +25,7 @@ PURE_ENV = "CANONBTF_PURE"
 FALLBACK_ENV = "CANONBTF_FALLBACKS"
 # Fallbacks of this process by part: a compiled part that was used and declined the
 # input, so the reference ran instead (never counted: not built, PyPy, CANONBTF_PURE).
-class _Counts(dict):
-    """A count for every key, 0 until counted: collections.Counter's reading, without
-    importing collections in a kernel module's run (tuples.py)."""
-
-    __slots__ = ()
-
-    def __missing__(self, key: str) -> int:
-        return 0
-
-
-FALLBACKS: dict[str, int] = _Counts()
+FALLBACKS: Counter[str] = Counter()
 
 
 def pure_requested() -> bool:

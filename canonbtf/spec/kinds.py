@@ -42,8 +42,9 @@ SET_COLUMNS = ("modifier", "qualifier", "tagged", "c_named", "token", "needs_res
 class Kind:
     """One row: number and name; `sot`, the wire words and the roles (the module
     docstring); then the set columns, false unless given. A plain class: every command
-    reads this table, and typing's NamedTuple or collections' namedtuple cost milliseconds
-    of a module's start-up (tuples.py)."""
+    reads this table, and typing's NamedTuple cost milliseconds of a module's start-up,
+    collections' namedtuple compiles (tuples.py, which spec, importing nothing of
+    canonbtf, does not use)."""
 
     __slots__ = ("number", "name", "sot", "fixed_words", "item_words", "extra", "item",
                  *SET_COLUMNS)
