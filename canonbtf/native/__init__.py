@@ -48,7 +48,7 @@ def compiled(name: str, marker: str) -> ModuleType | None:
 def keep_freed_memory() -> None:
     """For a process that ends soon, canonbtf-pahole's: the C allocator keeps the blocks
     it frees for the next ones instead of returning them to the kernel and faulting new
-    pages in (native/csrc/btf_bindings.c). Without the compiled part, nothing."""
+    pages in (native/csrc/grow.h). Without the compiled part, nothing."""
     module = compiled("canonbtf._btf", "keep_freed_memory")
     if module is not None:
         module.keep_freed_memory()

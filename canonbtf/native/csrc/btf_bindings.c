@@ -9,9 +9,6 @@
 #include <Python.h>
 
 #include <fcntl.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -1410,21 +1407,11 @@ static PyObject *py_view(PyObject *self, PyObject *args)
     return (PyObject *)view;
 }
 
-/* glibc's malloc hands out blocks from 128 kB up as fresh mappings, unmaps them when freed
- * and trims the heap's top: the next block is new pages again, and a first touch of a
- * page costs a fault (about 2.5 us in a VM here). A kernel module's run allocates and
- * frees arrays over all of its base's ids a dozen times over: served from the heap and
- * kept there, crc16.ko's run took 4,000 -> 2,850 faults and 3 ms less of its 34 ms. */
+/* grow.h's keep_freed_memory, for canonbtf-pahole's short runs. */
 static PyObject *py_keep_freed_memory(PyObject *self, PyObject *noargs)
 {
     (void)self, (void)noargs;
-#ifdef __GLIBC__
-    /* The mapping threshold's largest value: half of glibc's HEAP_MAX_SIZE. */
-    int most = sizeof(void *) >= 8 ? 32 << 20 : 512 << 10;
-    if (mallopt(M_MMAP_THRESHOLD, most) && mallopt(M_TRIM_THRESHOLD, 256 << 20))
-        Py_RETURN_TRUE;
-#endif
-    Py_RETURN_FALSE;
+    return PyBool_FromLong(keep_freed_memory());
 }
 
 static PyMethodDef methods[] = {

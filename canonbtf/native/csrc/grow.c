@@ -36,6 +36,17 @@ void big_alloc_setup(void)
 #endif
 }
 
+int keep_freed_memory(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    /* The mapping threshold's largest value: half of glibc's HEAP_MAX_SIZE. */
+    int most = sizeof(void *) >= 8 ? 32 << 20 : 512 << 10;
+    return mallopt(M_MMAP_THRESHOLD, most) && mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#else
+    return 0;
+#endif
+}
+
 void *big_alloc(size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / 2 / size) return NULL;
