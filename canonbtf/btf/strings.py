@@ -7,6 +7,8 @@ Offsets of split BTF continue after the base's section, so a table knows where i
 
 from __future__ import annotations
 
+PEEKS = 256  # StringTable.get's lookups before it indexes the section
+
 
 class _ByOffset(dict):
     """offset -> string; offsets into the middle of a string are resolved on first use."""
@@ -20,13 +22,14 @@ class _ByOffset(dict):
 class StringTable:
     """One string section: its raw bytes, offset lookup, and appending for builders."""
 
-    __slots__ = ("start", "_data", "_by_offset", "_offset_of", "_size")
+    __slots__ = ("start", "_data", "_by_offset", "_offset_of", "_size", "_peeked")
 
     def __init__(self, data: bytes = b"\0", start: int = 0):
         self.start = start
         self._data = bytes(data)
         self._size = len(self._data)
-        self._by_offset: _ByOffset | None = None  # made on the first lookup
+        self._by_offset: _ByOffset | None = None  # made after PEEKS lookups (get)
+        self._peeked = 0
         self._offset_of: dict[str, int] | None = None
 
     def _map(self) -> _ByOffset:
@@ -59,8 +62,17 @@ class StringTable:
         return self._data
 
     def get(self, offset: int) -> str:
-        """The string at `offset`, which may point into the middle of a stored string."""
-        return self._map()[offset]
+        """The string at `offset`, which may point into the middle of a stored string.
+        The first PEEKS lookups read the bytes (`peek`); the section is indexed once there
+        are more: a kernel module's run looks up a hundred or so of its thousands of
+        names, and indexing them all was 1 ms of veth.ko's."""
+        by_offset = self._by_offset
+        if by_offset is None:
+            if self._peeked < PEEKS:
+                self._peeked += 1
+                return self.peek(offset)
+            by_offset = self._index()
+        return by_offset[offset]
 
     @property
     def lookup(self):
