@@ -1,4 +1,5 @@
 /* Renumbering with the canonical string section: canon/renumber.py in C. */
+#include "keyset.h"
 #include "types.h"
 
 #include <stdlib.h>
@@ -83,9 +84,8 @@ static int64_t names_get(names_t *m, const uint8_t *p, uint32_t n, uint32_t add)
     return UINT32_MAX;
 }
 
-/* A string's bit in lend_names' filter: its length and its first and last bytes. */
-#define LEND_FILTER_WORDS 1024
-static inline uint32_t lend_filter_bit(const uint8_t *p, uint32_t n)
+/* A string's key in lend_names' filter: its length and its first and last bytes. */
+static inline uint32_t lend_key(const uint8_t *p, uint32_t n)
 {
     return (n & 0xFF) << 8 | (uint8_t)(n ? p[0] * 7u + p[n - 1] : 0);
 }
@@ -94,20 +94,19 @@ static inline uint32_t lend_filter_bit(const uint8_t *p, uint32_t n)
  * offset in the lender's section `tab` (StringTable.offset_of), if it is there. The
  * wanted names are indexed and the section scanned once: indexing every string of the
  * lender (vmlinux's 2 MB) was most of a small module's renumbering, twice a run. A
- * string is hashed only when a wanted name shares its length and end bytes (a bit
- * filter of 64 k): hashing each of the base's strings was 6 % of a small module's run. */
+ * string is hashed only when a wanted name shares its length and end bytes (a keyset.h
+ * filter): hashing each of the base's strings was 6 % of a small module's run. */
 static int lend_names(const strtab_t *tab, const ranks_t *r, const uint32_t *seq,
                       uint32_t nseq, uint32_t *lent)
 {
     names_t wanted;
-    uint64_t filter[LEND_FILTER_WORDS] = {0};
+    keyset_t filter = {{0}};
     int rc = -1;
     if (names_init(&wanted, nseq)) goto done;
     for (uint32_t j = 0; j < nseq; j++) {
         if (lent[j] != UINT32_MAX) continue;
         const uint8_t *p = r->ptr[seq[j]];
-        uint32_t bit = lend_filter_bit(p, r->len[seq[j]]);
-        filter[bit >> 6] |= 1ULL << (bit & 63);
+        keyset_add(&filter, lend_key(p, r->len[seq[j]]));
         if (names_get(&wanted, p, r->len[seq[j]], j) == -2) goto done;
     }
     size_t missing = wanted.count;
@@ -116,8 +115,7 @@ static int lend_names(const strtab_t *tab, const ranks_t *r, const uint32_t *seq
         const uint8_t *p = tab->data + pos;
         const uint8_t *end = memchr(p, 0, tab->len - pos);
         uint32_t n = end ? (uint32_t)(end - p) : tab->len - pos;
-        uint32_t bit = lend_filter_bit(p, n);
-        if (!(filter[bit >> 6] >> (bit & 63) & 1)) {
+        if (!keyset_has(&filter, lend_key(p, n))) {
             pos += n + 1;
             continue;
         }

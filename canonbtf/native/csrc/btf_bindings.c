@@ -22,6 +22,7 @@
 #include "diffspell.h"
 #include "failure.h"
 #include "intern.h"
+#include "keyset.h"
 #include "pyparts.h"
 #include "pytype.h"
 #include "rawdump.h"
@@ -1061,6 +1062,13 @@ static int names_table(PyObject *names, intern_t *table)
     return -1;
 }
 
+/* heads' key of a name: its first two bytes, of the `n` from p on (a whole name, or the
+ * rest of its table: a NUL first byte ends it). */
+static uint32_t first_two(const uint8_t *p, size_t n)
+{
+    return (n ? p[0] : 0u) << 8 | (n > 1 && p[0] ? p[1] : 0u);
+}
+
 /* (id, name offset, vlen, size_or_type) of each own type of one kind, with a name in
  * the set `names` (bytes) unless it is None: what a caller needs of a few records
  * without decoding them all (functions._base_functions). */
@@ -1079,14 +1087,13 @@ static PyObject *py_heads(PyObject *self, PyObject *args)
     if (names != Py_None && names_table(names, &wanted)) return NULL;
     view_t v;
     PyObject *result = NULL;
-    /* The wanted names' first two bytes, a bit each: most names are passed over before
+    /* The wanted names' first two bytes (keyset.h): most names are passed over before
      * their length is found (22 k FUNCs of a module's base, each run). */
-    uint64_t firsts[1024] = {0};
+    keyset_t firsts = {{0}};
     for (size_t k = 0; k < wanted.count; k++) {
         size_t len;
         const uint8_t *p = intern_at(&wanted, (uint32_t)k, &len);
-        uint32_t bit = (len ? p[0] : 0u) << 8 | (len > 1 ? p[1] : 0u);
-        firsts[bit >> 6] |= 1ULL << (bit & 63);
+        keyset_add(&firsts, first_two(p, len));
     }
     if (view_init(&v, words, first_id, strings) || !(result = PyList_New(0))) goto done;
     for (uint32_t i = 0; i < v.t.count; i++) {
@@ -1094,8 +1101,7 @@ static PyObject *py_heads(PyObject *self, PyObject *args)
         if (names != Py_None) {
             uint32_t avail, len;
             const uint8_t *name = name_span(&v.t, t_name(&v.t, i), &avail);
-            uint32_t bit = (avail ? name[0] : 0u) << 8 | (avail > 1 && name[0] ? name[1] : 0u);
-            if (!(firsts[bit >> 6] >> (bit & 63) & 1)) continue;
+            if (!keyset_has(&firsts, first_two(name, avail))) continue;
             name = name_at(&v.t, t_name(&v.t, i), &len);
             if (intern_find(&wanted, name, len) < 0) continue;
         }
