@@ -23,7 +23,7 @@ from canonbtf.dwarf.convert import ConvertContext, Skips, convert_unit
 from canonbtf.dwarf.dies import DieReader
 from canonbtf.dwarf.encode import _Worker, context_for, encode_dwarf, encode_file
 from canonbtf.dwarf.features import DEFAULT
-from canonbtf.dwarf.keys import KeyPool
+from canonbtf.dwarf.keys import KeyPool, PackedEntries
 from canonbtf.dwarf.sections import DwarfFile, list_units, open_dwarf
 
 from . import fuzzing
@@ -56,8 +56,8 @@ def compare_units(dwarf, units) -> set[int]:
         # records() and add_keys() each counted the unit once
         assert {k: v // 2 for k, v in reasons.items()} == skips.counts
     fragment = pool.fragment(0, 0, {})
-    entries, unit_keys = encoder.take_fragment()
-    assert entries == fragment.entries
+    packed, unit_keys = encoder.take_fragment()
+    assert PackedEntries(*packed).unpacked() == fragment.entries
     assert [(o, sorted(array("I", k))) for o, k in unit_keys] == \
         [(o, sorted(k)) for o, k in fragment.unit_keys]
     return kinds

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
+from array import array
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -33,7 +34,15 @@ from canonbtf.dwarf.keyed_core import (
     keyed_merge,
     new_type_pool,
 )
-from canonbtf.dwarf.keys import KeyedMerge, KeyPool
+from canonbtf.dwarf.keys import (
+    CELL_INT,
+    CELL_NAME,
+    CELL_OBJECT,
+    CELL_TOKEN,
+    KeyedMerge,
+    KeyPool,
+    PackedEntries,
+)
 from canonbtf.dwarf.sections import open_dwarf
 
 from .conftest import REPO, fetched_kernel_sample
@@ -164,6 +173,28 @@ def random_record(rng: random.Random, count: int) -> tuple:
     return (kind, name or "v", 0, ref(), place, ())
 
 
+def packed(entries: list) -> PackedEntries:
+    """Entry tuples as the compiled encoder packs them (this test's own packer, for the
+    pure KeyPool's entries): each str a NAME, each int of 64 bits an INT, anything else
+    (tokens, VAR places, wider ints) an OBJECT or, a tuple, a TOKEN."""
+    cells, ends, names, objects = array("q"), array("I"), [], []
+    for kind, name, kflag, sot, extra, items in entries:
+        fields = [kind, name, kflag, sot, *(extra if kind == f.ARRAY else (extra,)),
+                  len(items), *(field for item in items for field in item)]
+        for field in fields:
+            if isinstance(field, str):
+                cells.extend((CELL_NAME, len(names)))
+                names.append(field)
+            elif isinstance(field, int) and -2**63 <= field < 2**63:
+                cells.extend((CELL_INT, field))
+            else:
+                cells.extend((CELL_TOKEN if isinstance(field, tuple) else CELL_OBJECT,
+                              len(objects)))
+                objects.append(field)
+        ends.append(len(cells) // 2)
+    return PackedEntries(cells.tobytes(), ends.tobytes(), names, objects)
+
+
 def random_unit(rng: random.Random) -> list:
     count = rng.randrange(2, 12)
     return [None] + [random_record(rng, count) for _ in range(count - 1)]
@@ -183,6 +214,10 @@ def random_merge(rng: random.Random, units: list[list]) -> None:
             if rng.random() < 0.4:
                 fragments.append(pool.fragment(1, 0, {}))
         fragments.append(pool.fragment(0, 0, {}))
+        for i, fragment in enumerate(fragments):
+            if rng.random() < 0.5:  # as the compiled encoder sends them
+                fragments[i] = fragment._replace(entries=packed(fragment.entries))
+                assert fragments[i].entries.unpacked() == fragment.entries
         groups.append(fragments)
 
     def redo(offsets: list[int]) -> list:
@@ -223,6 +258,77 @@ def test_shapes_the_c_side_leaves_to_the_reference():
     odd = [[encode.KeyFragment([(f.STRUCT, "s", 0, 4, 0, [("m", 0, 0)])], [], 1, 0, {})]]
     with pytest.raises(TypeError, match="unhashable"):  # the reference's own failure
         keyed_merge(odd)
+
+
+def golden_packed() -> tuple[list, PackedEntries]:
+    """A golden object's fragments, and the packed entries of its first."""
+    dwarf = open_dwarf(str(OBJECTS[0]))
+    context = encode.context_for(dwarf, encode.DEFAULT_FEATURES)
+    groups, _ = encode.encode_fragments(dwarf, 1, None, "fast", False, context, True)
+    return groups, groups[0][0].entries
+
+
+def damaged(entries: PackedEntries, rng: random.Random) -> PackedEntries:
+    """`entries` with one of its cells, ends or lists changed."""
+    cells, ends = array("q", entries.cells), array("I", entries.ends)
+    what = rng.randrange(6)
+    if what == 0:
+        cells[rng.randrange(len(cells))] = rng.choice([0, 5, -1, 2**31, -2**63, 2**63 - 1])
+    elif what == 1:
+        i = rng.randrange(0, len(cells), 2)
+        cells[i] = rng.choice([CELL_INT, CELL_NAME, CELL_OBJECT, CELL_TOKEN])
+    elif what == 2:
+        ends[rng.randrange(len(ends))] = rng.choice([0, 1, len(cells) // 2 + 1, 2**32 - 1])
+    elif what == 3:
+        return entries._replace(cells=entries.cells[:-rng.randrange(1, 40)])
+    elif what == 4:
+        return entries._replace(names=entries.names[:len(entries.names) // 2],
+                                objects=[None] * len(entries.objects))
+    else:
+        return entries._replace(ends=entries.ends[:-rng.randrange(1, 8)])
+    return entries._replace(cells=cells.tobytes(), ends=ends.tobytes())
+
+
+def test_packed_entries_from_the_compiled_encoder():
+    """The encoder's packed entries read by the C merge give what their tuples give."""
+    groups, entries = golden_packed()
+    assert isinstance(entries, PackedEntries) and entries.unpacked()
+    as_tuples = [[fragment.with_tuples() for fragment in group] for group in groups]
+    from_packed, from_tuples = keyed_merge(groups), keyed_merge(as_tuples)
+    assert isinstance(from_packed, CompiledKeyedMerge)
+    assert from_packed.unsafe == from_tuples.unsafe
+    assert from_packed.received == from_tuples.received == len(entries.unpacked())
+    assert writer.write(from_packed.build([])) == writer.write(from_tuples.build([]))
+
+
+def c_merge(entries) -> bytes | type:
+    """The C merge's unsafe keys of one fragment's entries, or the exception it raised."""
+    core = compiled_module().KeyedMerge()
+    try:
+        core.add_group([entries], [])
+        return core.finish([])
+    except (ValueError, TypeError) as e:
+        return type(e)
+
+
+def test_damaged_packed_entries_read_as_their_tuples():
+    """A damaged packed fragment (as no encoder sends: a bug's) is never a crash (CI runs
+    this under ASan/UBSan): the C merge refuses what unpacked() refuses (ValueError), and
+    takes the rest exactly as the tuples unpacked() gives (the same keys, or the same
+    refusal, after which the merge runs the reference)."""
+    _, entries = golden_packed()
+    rng = random.Random(5)
+    refused = 0
+    for _ in range(400):
+        bad = damaged(entries, rng)
+        try:
+            tuples = bad.unpacked()
+        except ValueError:
+            refused += 1
+            assert c_merge(bad) is ValueError
+            continue
+        assert c_merge(bad) == c_merge(tuples)
+    assert 0 < refused < 400
 
 
 def test_pool_leaves_odd_units_to_the_reference():

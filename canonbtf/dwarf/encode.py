@@ -38,7 +38,7 @@ from .features import DEFAULT as DEFAULT_FEATURES
 from .fragment import Fragment, records_btf
 from .functions import FunctionReport, decide_functions, place_variables, rebuild, reorder
 from .keyed_core import keyed_merge, new_type_pool
-from .keys import KeyFragment, KeyPool
+from .keys import KeyFragment, KeyPool, PackedEntries
 from .numbering import ConvertContext, Skips
 from .sections import DwarfFile, Unit, open_dwarf
 from .symbols import read_symbols
@@ -165,10 +165,10 @@ class _Worker:
             for tag, count in tags.items():
                 skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
         if self.native is not None and self.keyed:
-            entries, unit_keys = self.native.take_fragment()
-            out = [(0, KeyFragment(entries, [(offset, array("I", keys))
-                                             for offset, keys in unit_keys],
-                                   len(units), dies, skips.counts))]
+            packed, unit_keys = self.native.take_fragment()
+            keys_by_unit = [(offset, array("I", keys)) for offset, keys in unit_keys]
+            out = [(0, KeyFragment(PackedEntries(*packed), keys_by_unit, len(units), dies,
+                                   skips.counts))]
             if self.fallback_pool is not None:
                 out.append((1, self.fallback_pool.fragment(0, 0, {})))
             return out

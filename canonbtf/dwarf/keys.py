@@ -58,11 +58,69 @@ _READY = kinds.specialise("ready", "record")
 
 
 class KeyFragment(named_tuple("KeyFragment", "entries unit_keys units dies skips")):
-    """What a worker in keyed mode sends: new entries (key id = index + first) and, per
-    unit, (unit offset, array of the key ids of its records), then counts as Fragment's;
-    a plain record, pickled to the parent."""
+    """What a worker in keyed mode sends: new entries (key id = index + first: a list of
+    tuples, or PackedEntries) and, per unit, (unit offset, array of the key ids of its
+    records), then counts as Fragment's; a plain record, pickled to the parent."""
 
     __slots__ = ()
+
+    def with_tuples(self) -> KeyFragment:
+        entries = self.entries
+        return self if isinstance(entries, list) else self._replace(entries=entries.unpacked())
+
+
+# The tags of PackedEntries' cells (dwarf/csrc/merge.h's CELL_*).
+CELL_INT, CELL_NAME, CELL_OBJECT, CELL_TOKEN = 1, 2, 3, 4
+
+
+class PackedEntries(named_tuple("PackedEntries", "cells ends names objects")):
+    """New entries as the compiled encoder sends them (encoder_bindings.c), which the
+    compiled merge reads without a tuple made per entry: `cells`, (tag, value) pairs of
+    signed 64-bit words in merge.h's order; `ends`, each entry's end in cells (unsigned
+    32-bit); `names`, the strs of NAME cells and `objects`, the values of OBJECT and TOKEN
+    cells (tokens, VAR places, ints past 64 bits), by index. An INT cell is the int
+    itself, a reference's key id too."""
+
+    __slots__ = ()
+
+    def unpacked(self) -> list[Record]:
+        """The entry tuples (keys.py's): for the reference merge, where the compiled one
+        does not take a fragment."""
+        cells = array("q", self.cells)
+        fields: list = []
+        for tag, value in zip(cells[::2], cells[1::2]):
+            if tag == CELL_INT:
+                fields.append(value)
+                continue
+            listed = self.names if tag == CELL_NAME else self.objects
+            if tag not in (CELL_NAME, CELL_OBJECT, CELL_TOKEN) or not 0 <= value < len(listed):
+                raise ValueError(f"packed entries: a cell ({tag}, {value})")
+            fields.append(listed[value])
+        entries = []
+        first = 0
+        for end in array("I", self.ends):
+            if not first < end <= len(fields) or end - first < 6:
+                raise ValueError(f"packed entries: an entry in cells {first} to {end}")
+            kind, name, kflag, sot = fields[first:first + 4]
+            if type(kind) is not int or not 0 <= kind <= spec.MAX_KIND:
+                raise ValueError(f"packed entries: kind {kind!r}")
+            row = spec.ROWS[kind]
+            at = first + 4
+            if row.extra:
+                extra = tuple(fields[at:at + len(row.extra)])
+                at += len(row.extra)
+            else:
+                extra = fields[at]
+                at += 1
+            count, width = fields[at], len(row.item)
+            if type(count) is not int or end - at - 1 != count * width or (count and not width):
+                raise ValueError(f"packed entries: an entry of kind {kind} not of its shape")
+            items = tuple(tuple(fields[i:i + width]) for i in range(at + 1, end, width or 1))
+            entries.append((kind, name, kflag, sot, extra, items))
+            first = end
+        if first != len(fields):
+            raise ValueError("packed entries: cells past the last entry")
+        return entries
 
 
 class KeyPool:
@@ -175,6 +233,7 @@ class KeyedMerge:
     def __init__(self, groups: list[list[KeyFragment]], split: frozenset[tuple] = frozenset()):
         """`split`: tokens (dedup.token_of) taken as ambiguous whatever the units say:
         names a module's base defines otherwise (dedup.BaseSplitsNames)."""
+        groups = [[fragment.with_tuples() for fragment in group] for group in groups]
         self.entries: list[Record | None] = [None]
         self.ids: dict[Record, int] = {}
         self.unit_keys: list[tuple[int, array]] = []

@@ -1,7 +1,8 @@
 /* The keyed merge's parent side (keys.py KeyedMerge) in plain C (merge.c): the workers'
  * entries unified, the unsafe keys found, the units to encode again listed, and the
  * merged type section written as words. native/csrc/merge_bindings.c is its Python face
- * (the _core.KeyedMerge type): it turns each entry or record tuple into cells, and owns
+ * (the _core.KeyedMerge type): it turns each entry or record tuple into cells (the
+ * compiled encoder sends its entries as these cells already: keys.PackedEntries), and owns
  * the numbering of names and other values the cells refer to, which the merge reads
  * through the host callbacks below.
  *

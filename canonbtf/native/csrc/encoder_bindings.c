@@ -28,10 +28,16 @@ typedef struct {
     PyObject *fallback;        /* the exception class for "read this unit in Python" */
     PyObject *places;          /* list: this unit's VAR places, then extras, by slot */
     PyObject *place_keys;      /* list: this unit's reprs of VAR extras (var_key) */
-    PyObject *entries_made;    /* list of entry tuples */
     PyObject *unit_keys;       /* list of (unit offset, bytes of u32 key ids) */
     VEC(PyObject *) name_objs; /* by name id */
-    VEC(PyObject *) token_objs; /* by token id */
+    /* The new entries until take_fragment, packed (keys.PackedEntries): merge.h's cells,
+     * each entry's end, and the names and other values the cells number, each once. */
+    VEC(merge_cell_t) cells;
+    VEC(uint32_t) ends;
+    PyObject *names;           /* list of str */
+    PyObject *objects;         /* list: tokens, VAR places, ints past 64 bits */
+    VEC(uint32_t) name_slot;   /* by name id: 1 + its index in `names`, 0 when not there */
+    VEC(uint32_t) token_slot;  /* by token id: 1 + its index in `objects`, 0 likewise */
 } UnitEncoder;
 
 static void clear_objects(PyObject **objects, size_t n)
@@ -51,10 +57,14 @@ static void Encoder_dealloc(UnitEncoder *e)
     Py_XDECREF(e->fallback);
     Py_XDECREF(e->places);
     Py_XDECREF(e->place_keys);
-    Py_XDECREF(e->entries_made);
     Py_XDECREF(e->unit_keys);
     clear_objects(e->name_objs.a, e->name_objs.n);
-    clear_objects(e->token_objs.a, e->token_objs.n);
+    VEC_FREE(e->cells);
+    VEC_FREE(e->ends);
+    Py_XDECREF(e->names);
+    Py_XDECREF(e->objects);
+    VEC_FREE(e->name_slot);
+    VEC_FREE(e->token_slot);
     encoder_free(&e->core);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
@@ -80,11 +90,10 @@ static PyObject *py_from_i128(i128 v)
     return sum;
 }
 
-/* The str of a name (latin-1, as the reference decodes), shared per distinct name (by
- * the core's name id); a borrowed reference. */
-static PyObject *name_object(UnitEncoder *e, name_t name)
+/* The str of name `id` (the core's name id of `name`: latin-1, as the reference
+ * decodes), shared per distinct name; a borrowed reference. */
+static PyObject *name_of_id(UnitEncoder *e, int64_t id, name_t name)
 {
-    int64_t id = encoder_name_id(&e->core, name);
     if (id < 0) return PyErr_NoMemory();
     while (e->name_objs.n <= (size_t)id)
         if (VEC_PUSH(e->name_objs, (PyObject *)NULL)) return PyErr_NoMemory();
@@ -97,52 +106,23 @@ static PyObject *name_object(UnitEncoder *e, name_t name)
     return obj;
 }
 
-/* A token's tuple, made once per token id; a borrowed reference. */
-static PyObject *token_object(UnitEncoder *e, uint32_t id)
+static PyObject *name_object(UnitEncoder *e, name_t name)
 {
-    while (e->token_objs.n <= id)
-        if (VEC_PUSH(e->token_objs, (PyObject *)NULL)) return PyErr_NoMemory();
-    if (e->token_objs.a[id]) return e->token_objs.a[id];
-    const token_t *token = &e->core.token_list.a[id];
-    PyObject *name = name_object(e, token->name);
-    if (!name) return NULL;
-    PyObject *t = token->aggregate
-        ? Py_BuildValue("(sOO)", "aggregate", name, token->is_union ? Py_True : Py_False)
-        : Py_BuildValue("(sO)", "enum", name);
-    e->token_objs.a[id] = t;
-    return t;
-}
-
-/* How a record's references become objects: the record number (`parts` NULL), or the
- * next of the entry's parts. */
-typedef struct { UnitEncoder *e; const part_t *parts; } refs_t;
-
-static PyObject *ref_object(refs_t *refs, int64_t number)
-{
-    if (!refs->parts) return PyLong_FromLongLong(number);
-    part_t p = *refs->parts++;
-    switch (p.tag) {
-    case P_VOID: return PyLong_FromLong(0);
-    case P_KEY: return PyLong_FromUnsignedLong(p.id);
-    case P_CYCLE: return PyLong_FromLong(-1);
-    }
-    PyObject *t = token_object(refs->e, p.id);
-    Py_XINCREF(t);
-    return t;
+    return name_of_id(e, encoder_name_id(&e->core, name), name);
 }
 
 /* An item of a record of `kind`: (name, type, offset), (name, type) or (name, value). */
-static PyObject *item_object(refs_t *refs, int kind, const item_t *it)
+static PyObject *item_object(UnitEncoder *e, int kind, const item_t *it)
 {
-    PyObject *name = name_object(refs->e, it->name), *item = NULL;
+    PyObject *name = name_object(e, it->name), *item = NULL;
     if (!name) return NULL;
     if (kind == K_STRUCT || kind == K_UNION) {
-        PyObject *t = ref_object(refs, it->type), *o = py_from_i128(it->value);
+        PyObject *t = PyLong_FromLongLong(it->type), *o = py_from_i128(it->value);
         if (t && o) item = PyTuple_Pack(3, name, t, o);
         Py_XDECREF(t);
         Py_XDECREF(o);
     } else if (kind == K_FUNC_PROTO) {
-        PyObject *t = ref_object(refs, it->type);
+        PyObject *t = PyLong_FromLongLong(it->type);
         if (t) item = PyTuple_Pack(2, name, t);
         Py_XDECREF(t);
     } else {
@@ -155,15 +135,15 @@ static PyObject *item_object(refs_t *refs, int kind, const item_t *it)
 
 /* The record's extra field: the VAR's place, the ARRAY's (elem, index, nelems), else
  * the number. */
-static PyObject *extra_object(refs_t *refs, const rec_t *r)
+static PyObject *extra_object(UnitEncoder *e, const rec_t *r)
 {
     if (r->kind == K_VAR) {
-        PyObject *extra = PyList_GET_ITEM(refs->e->places, r->var_extra);
+        PyObject *extra = PyList_GET_ITEM(e->places, r->var_extra);
         Py_INCREF(extra);
         return extra;
     }
     if (r->kind != K_ARRAY) return py_from_i128(r->extra);
-    PyObject *elem = ref_object(refs, r->elem), *index = ref_object(refs, r->index);
+    PyObject *elem = PyLong_FromLongLong(r->elem), *index = PyLong_FromLongLong(r->index);
     PyObject *nelems = py_from_i128(r->nelems), *extra = NULL;
     if (elem && index && nelems) extra = PyTuple_Pack(3, elem, index, nelems);
     Py_XDECREF(elem);
@@ -172,20 +152,19 @@ static PyObject *extra_object(refs_t *refs, const rec_t *r)
     return extra;
 }
 
-/* (kind, name, kflag, size_or_type, extra, items) with each reference made by `refs`. */
-static PyObject *tuple_of(refs_t *refs, const rec_t *r)
+/* (kind, name, kflag, size_or_type, extra, items), references as record numbers. */
+static PyObject *record_object(UnitEncoder *e, const rec_t *r)
 {
-    UnitEncoder *e = refs->e;
     int kind = r->kind;
     PyObject *name = name_object(e, r->name);
     if (!name) return NULL;
     Py_INCREF(name);
     PyObject *sot = kind_in(KINDS_SINGLE_REF, (uint32_t)kind) || kind == K_FUNC_PROTO
-        ? ref_object(refs, (int64_t)r->sot) : py_from_i128(r->sot);
-    PyObject *extra = sot ? extra_object(refs, r) : NULL;
+        ? PyLong_FromLongLong((int64_t)r->sot) : py_from_i128(r->sot);
+    PyObject *extra = sot ? extra_object(e, r) : NULL;
     PyObject *items = extra ? PyTuple_New(r->nitems) : NULL;
     for (uint32_t i = 0; items && i < r->nitems; i++) {
-        PyObject *item = item_object(refs, kind, &e->core.items.a[r->item_first + i]);
+        PyObject *item = item_object(e, kind, &e->core.items.a[r->item_first + i]);
         if (!item) { Py_CLEAR(items); break; }
         PyTuple_SET_ITEM(items, i, item);
     }
@@ -202,10 +181,112 @@ static PyObject *tuple_of(refs_t *refs, const rec_t *r)
     return out;
 }
 
-static PyObject *record_object(UnitEncoder *e, const rec_t *r)
+/* -- new entries, packed --------------------------------------------------------------
+ * An entry is the cells merge.h describes (the merge reads them without a tuple made
+ * for each entry, then unpacked for each field: 19 M of veth.ko's 233 M instructions);
+ * keys.PackedEntries.unpacked gives the tuples keys.py makes. A reference is an INT (0
+ * void, -1 a cycle, else the key id) or a TOKEN. */
+
+static int pack(UnitEncoder *e, int64_t tag, int64_t v)
 {
-    refs_t refs = {e, NULL};
-    return tuple_of(&refs, r);
+    if (VEC_RESERVE(e->cells, e->cells.n + 1)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    e->cells.a[e->cells.n++] = (merge_cell_t){tag, v};
+    return 0;
+}
+
+/* `o`'s index in `list` through `slot` (1 + index, 0: not there yet: appended). */
+static int pack_listed(UnitEncoder *e, int64_t tag, uint32_t *slot, PyObject *list,
+                       PyObject *o)
+{
+    if (!*slot) {
+        if (PyList_Append(list, o)) return -1;
+        *slot = (uint32_t)PyList_GET_SIZE(list);
+    }
+    return pack(e, tag, (int64_t)*slot - 1);
+}
+
+static int pack_name(UnitEncoder *e, name_t name)
+{
+    int64_t id = encoder_name_id(&e->core, name);
+    PyObject *s = name_of_id(e, id, name);
+    if (!s) return -1;
+    while (e->name_slot.n <= (size_t)id)
+        if (VEC_PUSH(e->name_slot, 0u)) return PyErr_NoMemory(), -1;
+    return pack_listed(e, CELL_NAME, &e->name_slot.a[id], e->names, s);
+}
+
+static int pack_int(UnitEncoder *e, i128 v)
+{
+    if (v >= INT64_MIN && v <= INT64_MAX) return pack(e, CELL_INT, (int64_t)v);
+    PyObject *o = py_from_i128(v);
+    int rc = o ? PyList_Append(e->objects, o) : -1;
+    Py_XDECREF(o);
+    return rc ? -1 : pack(e, CELL_OBJECT, PyList_GET_SIZE(e->objects) - 1);
+}
+
+/* A token's tuple ("aggregate", name, is_union) or ("enum", name), made once per token
+ * id. */
+static int pack_token(UnitEncoder *e, uint32_t id)
+{
+    while (e->token_slot.n <= id)
+        if (VEC_PUSH(e->token_slot, 0u)) return PyErr_NoMemory(), -1;
+    if (e->token_slot.a[id]) return pack(e, CELL_TOKEN, (int64_t)e->token_slot.a[id] - 1);
+    const token_t *token = &e->core.token_list.a[id];
+    PyObject *name = name_object(e, token->name);
+    PyObject *t = !name ? NULL : token->aggregate
+        ? Py_BuildValue("(sOO)", "aggregate", name, token->is_union ? Py_True : Py_False)
+        : Py_BuildValue("(sO)", "enum", name);
+    int rc = t ? pack_listed(e, CELL_TOKEN, &e->token_slot.a[id], e->objects, t) : -1;
+    Py_XDECREF(t);
+    return rc;
+}
+
+static int pack_part(UnitEncoder *e, const part_t **parts)
+{
+    part_t p = *(*parts)++;
+    switch (p.tag) {
+    case P_VOID: return pack(e, CELL_INT, 0);
+    case P_KEY: return pack(e, CELL_INT, p.id);
+    case P_CYCLE: return pack(e, CELL_INT, -1);
+    }
+    return pack_token(e, p.id);
+}
+
+/* Record `r`'s entry, its references the parts from `parts` on, in merge.h's order. */
+static int pack_entry(UnitEncoder *e, const rec_t *r, const part_t *parts)
+{
+    int kind = r->kind;
+    if (pack(e, CELL_INT, kind) || pack_name(e, r->name) || pack(e, CELL_INT, r->kflag))
+        return -1;
+    if (kind_in(KINDS_SINGLE_REF, (uint32_t)kind) || kind == K_FUNC_PROTO
+        ? pack_part(e, &parts) : pack_int(e, r->sot))
+        return -1;
+    if (kind == K_VAR) {
+        if (PyList_Append(e->objects, PyList_GET_ITEM(e->places, r->var_extra))
+            || pack(e, CELL_OBJECT, PyList_GET_SIZE(e->objects) - 1))
+            return -1;
+    } else if (kind == K_ARRAY) {
+        if (pack_part(e, &parts) || pack_part(e, &parts) || pack_int(e, r->nelems)) return -1;
+    } else if (pack_int(e, r->extra)) {
+        return -1;
+    }
+    if (pack(e, CELL_INT, r->nitems)) return -1;
+    for (uint32_t i = 0; i < r->nitems; i++) {
+        const item_t *it = &e->core.items.a[r->item_first + i];
+        if (pack_name(e, it->name)) return -1;
+        int rc = kind == K_STRUCT || kind == K_UNION
+            ? pack_part(e, &parts) || pack_int(e, it->value)
+            : kind == K_FUNC_PROTO ? pack_part(e, &parts) : pack_int(e, it->value);
+        if (rc) return -1;
+    }
+    if (e->cells.n > UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a fragment of more than 2**32 cells");
+        return -1;
+    }
+    return VEC_PUSH(e->ends, (uint32_t)e->cells.n) ? (PyErr_NoMemory(), -1) : 0;
 }
 
 /* The unit's new entries (as keys.py makes them) and its key set join the fragment. */
@@ -214,14 +295,9 @@ static int take_unit_keys(UnitEncoder *e)
     const encoder_t *core = &e->core;
     for (size_t i = 0; i < core->new_entries.n; i++) {
         const new_entry_t *made = &core->new_entries.a[i];
-        const rec_t *r = &core->recs.a[made->rec];
-        int leaf = kind_in(KINDS_LEAF, r->kind);
-        refs_t refs = {e, leaf ? NULL : core->entry_parts.a + made->part_first};
-        PyObject *entry = tuple_of(&refs, r);
-        if (!entry) return -1;
-        int app = PyList_Append(e->entries_made, entry);
-        Py_DECREF(entry);
-        if (app) return -1;
+        const part_t *parts = core->entry_parts.a ? core->entry_parts.a + made->part_first
+                                                   : NULL;  /* a leaf's: none */
+        if (pack_entry(e, &core->recs.a[made->rec], parts)) return -1;
     }
     size_t size = core->unit_key_list.n * sizeof(uint32_t);
     PyObject *keys = PyBytes_FromStringAndSize((const char *)core->unit_key_list.a,
@@ -336,11 +412,12 @@ static int keep_objects(UnitEncoder *e, PyObject *functions, PyObject *kfuncs,
     Py_INCREF(fallback); e->fallback = fallback;
     e->places = PyList_New(0);
     e->place_keys = PyList_New(0);
-    e->entries_made = PyList_New(0);
     e->unit_keys = PyList_New(0);
+    e->names = PyList_New(0);
+    e->objects = PyList_New(0);
     e->core.calls = (encoder_calls_t){e, call_function_symbol, call_is_kfunc,
                                       call_place_variable, call_var_extra, call_var_key};
-    return e->places && e->place_keys && e->entries_made && e->unit_keys ? 0 : -1;
+    return e->places && e->place_keys && e->unit_keys && e->names && e->objects ? 0 : -1;
 }
 
 static int Encoder_init(UnitEncoder *e, PyObject *args, PyObject *kw)
@@ -471,16 +548,31 @@ static PyObject *Encoder_add_keys(UnitEncoder *e, PyObject *unit)
 }
 
 PyDoc_STRVAR(Encoder_take_fragment_doc,
-             "take_fragment() -> (new entries, [(unit offset, key ids as u32 bytes)]).");
+             "take_fragment() -> ((cells, ends, names, objects): the new entries as "
+             "keys.PackedEntries holds them, [(unit offset, key ids as u32 bytes)]).");
 static PyObject *Encoder_take_fragment(UnitEncoder *e, PyObject *noargs)
 {
     (void)noargs;
-    PyObject *entries = PyList_New(0), *units = PyList_New(0);
-    if (!entries || !units) { Py_XDECREF(entries); Py_XDECREF(units); return NULL; }
-    PyObject *out = Py_BuildValue("(OO)", e->entries_made, e->unit_keys);
-    if (!out) { Py_DECREF(entries); Py_DECREF(units); return NULL; }
-    Py_SETREF(e->entries_made, entries);
+    PyObject *names = PyList_New(0), *objects = PyList_New(0), *units = PyList_New(0);
+    PyObject *out = !names || !objects || !units ? NULL
+        : Py_BuildValue("((y#y#OO)O)",  /* y# of NULL would be None */
+                        e->cells.a ? (const char *)e->cells.a : "",
+                        (Py_ssize_t)(e->cells.n * sizeof *e->cells.a),
+                        e->ends.a ? (const char *)e->ends.a : "",
+                        (Py_ssize_t)(e->ends.n * sizeof *e->ends.a),
+                        e->names, e->objects, e->unit_keys);
+    if (!out) {
+        Py_XDECREF(names);
+        Py_XDECREF(objects);
+        Py_XDECREF(units);
+        return NULL;
+    }
+    Py_SETREF(e->names, names);
+    Py_SETREF(e->objects, objects);
     Py_SETREF(e->unit_keys, units);
+    e->cells.n = e->ends.n = 0;
+    if (e->name_slot.n) memset(e->name_slot.a, 0, e->name_slot.n * sizeof *e->name_slot.a);
+    if (e->token_slot.n) memset(e->token_slot.a, 0, e->token_slot.n * sizeof *e->token_slot.a);
     return out;
 }
 

@@ -1,6 +1,7 @@
 /* The keyed merge (dwarf/csrc/merge.c, plain C) for Python: the _core.KeyedMerge type,
- * a binding file of canonbtf.dwarf._core. It reads each entry or record tuple into
- * cells (merge.h), with every reference mapped into the parent's key ids; two entries
+ * a binding file of canonbtf.dwarf._core. It reads each entry or record tuple, or the
+ * compiled encoder's packed entries (keys.PackedEntries), into cells (merge.h), with
+ * every reference mapped into the parent's key ids; two entries
  * are one key exactly when their cells are equal, as the reference's tuples are equal:
  * ints by value, names (str) and any other value (a VAR's placement, an int past 64
  * bits, a token) by a Python dict that numbers them, which the merge reads through its
@@ -253,6 +254,143 @@ static int read_cells(merge_object_t *o, PyObject *rec, const refmap_t *map)
     return put_items(o, kind, PyTuple_GET_ITEM(rec, 5), map);
 }
 
+/* -- packed entries (keys.PackedEntries: the compiled encoder's) -------------------------
+ * The same cells as read_cells makes of the tuples that PackedEntries.unpacked gives,
+ * with the same errors: a NAME or OBJECT/TOKEN cell is taken as the object it numbers
+ * in `names` or `objects`, numbered here where first met (the tuples' order) and
+ * remembered per index, so each name costs one dict lookup per fragment, not one per
+ * occurrence. */
+
+typedef struct {
+    const char *cells;             /* merge_cell_t, unaligned */
+    size_t ncells;
+    PyObject *names, *objects;     /* lists */
+    int64_t *name_id, *object_id;  /* per index: its number here, or -1 */
+} packed_t;
+
+static merge_cell_t packed_cell(const packed_t *pk, size_t i)
+{
+    merge_cell_t c;
+    memcpy(&c, pk->cells + i * sizeof c, sizeof c);
+    return c;
+}
+
+/* Cell `c` as put_role takes the field of `role` it stands for. */
+static int put_packed(merge_object_t *o, char role, merge_cell_t c, const packed_t *pk,
+                      const refmap_t *map)
+{
+    if (c.tag == CELL_INT) {
+        if (role == 'N') return SHAPE_ERROR("a name that is no str");
+        int64_t v = role == 'T' && c.v > 0 && (uint64_t)c.v < map->n ? map->a[c.v] : c.v;
+        return put(o, CELL_INT, v);
+    }
+    if (c.tag == CELL_NAME) {
+        if (c.v < 0 || c.v >= PyList_GET_SIZE(pk->names))
+            return SHAPE_ERROR("a name past the fragment's names");
+        PyObject *s = PyList_GET_ITEM(pk->names, c.v);
+        if (role == 'T' || !PyUnicode_CheckExact(s)) return put_role(o, role, s, map);
+        if (pk->name_id[c.v] < 0 && (pk->name_id[c.v] = number(&o->names, s)) < 0) return -1;
+        return put(o, CELL_NAME, pk->name_id[c.v]);
+    }
+    if (c.tag != CELL_OBJECT && c.tag != CELL_TOKEN) return SHAPE_ERROR("a cell of no tag");
+    if (c.v < 0 || c.v >= PyList_GET_SIZE(pk->objects))
+        return SHAPE_ERROR("a value past the fragment's objects");
+    PyObject *v = PyList_GET_ITEM(pk->objects, c.v);
+    if (role == 'N' || PyLong_Check(v) || PyUnicode_CheckExact(v)
+        || (role == 'T' && !PyTuple_CheckExact(v)))
+        return put_role(o, role, v, map);
+    if (pk->object_id[c.v] < 0 && (pk->object_id[c.v] = number(&o->objs, v)) < 0) return -1;
+    return put(o, role == 'T' ? CELL_TOKEN : CELL_OBJECT, pk->object_id[c.v]);
+}
+
+/* Cells [first, end) of `pk`, one entry, into o->cells (as read_cells). */
+static int read_packed(merge_object_t *o, const packed_t *pk, size_t first, size_t end,
+                       const refmap_t *map)
+{
+    o->cells.n = 0;
+    merge_cell_t kind = packed_cell(pk, first);
+    if (kind.tag != CELL_INT || kind.v < 0 || kind.v > K_ENUM64)
+        return SHAPE_ERROR("an unknown kind");
+    size_t fixed = kind.v == K_ARRAY ? 8 : 6;  /* to the item count, with it */
+    if (end - first < fixed) return SHAPE_ERROR("an entry cut short");
+    char roles_before[8] = {'V', 'N', 'V', merge_typed_sot(kind.v) ? 'T' : 'V', 'V'};
+    if (kind.v == K_ARRAY) memcpy(roles_before + 4, "TTV", 3);
+    if (put(o, CELL_INT, kind.v)) return -1;
+    for (size_t i = 1; i + 1 < fixed; i++)
+        if (put_packed(o, roles_before[i], packed_cell(pk, first + i), pk, map)) return -1;
+    merge_cell_t count = packed_cell(pk, first + fixed - 1);
+    const char *roles = merge_item_roles(kind.v);
+    size_t width = strlen(roles), rest = end - first - fixed;
+    if (count.tag != CELL_INT || count.v < 0 || (uint64_t)count.v > rest
+        || (width ? (size_t)count.v * width != rest : count.v || rest))
+        return SHAPE_ERROR("items not of their kind's shape");
+    if (put(o, CELL_INT, count.v)) return -1;
+    for (size_t i = 0; i < rest; i++)
+        if (put_packed(o, roles[i % width], packed_cell(pk, first + fixed + i), pk, map))
+            return -1;
+    return 0;
+}
+
+/* A fragment's PackedEntries (cells, ends, names, objects), each entry interned with
+ * its references mapped. */
+static int add_packed(merge_object_t *o, PyObject *packed)
+{
+    if (!PyTuple_Check(packed) || PyTuple_GET_SIZE(packed) != 4
+        || !PyList_Check(PyTuple_GET_ITEM(packed, 2)) || !PyList_Check(PyTuple_GET_ITEM(packed, 3))) {
+        PyErr_SetString(PyExc_TypeError, "entries: a list, or (cells, ends, names, objects)");
+        return -1;
+    }
+    Py_buffer cells, ends;
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(packed, 0), &cells, PyBUF_SIMPLE)) return -1;
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(packed, 1), &ends, PyBUF_SIMPLE)) {
+        PyBuffer_Release(&cells);
+        return -1;
+    }
+    packed_t pk = {cells.buf, (size_t)cells.len / sizeof(merge_cell_t),
+                   PyTuple_GET_ITEM(packed, 2), PyTuple_GET_ITEM(packed, 3), NULL, NULL};
+    size_t nnames = (size_t)PyList_GET_SIZE(pk.names), nobjects = (size_t)PyList_GET_SIZE(pk.objects);
+    size_t count = (size_t)ends.len / sizeof(uint32_t);
+    int rc = -1;
+    if (cells.len % (Py_ssize_t)sizeof(merge_cell_t) || ends.len % (Py_ssize_t)sizeof(uint32_t)) {
+        (void)SHAPE_ERROR("cells or ends of a partial element");
+        goto done;
+    }
+    pk.name_id = malloc((nnames + 1) * sizeof *pk.name_id);
+    pk.object_id = malloc((nobjects + 1) * sizeof *pk.object_id);
+    if (!pk.name_id || !pk.object_id) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(pk.name_id, 0xff, nnames * sizeof *pk.name_id);        /* -1 */
+    memset(pk.object_id, 0xff, nobjects * sizeof *pk.object_id);
+    o->merge.received += count;
+    size_t first = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t end;
+        memcpy(&end, (const char *)ends.buf + i * sizeof end, sizeof end);
+        if (end <= first || end > pk.ncells) {
+            (void)SHAPE_ERROR("an entry's end out of order");
+            goto done;
+        }
+        refmap_t map = {NULL, 0, NULL};
+        map.a = merge_group_map(&o->merge, &map.n);
+        if (read_packed(o, &pk, first, end, &map)) goto done;
+        if (merge_add_entry(&o->merge, o->cells.a, o->cells.n)) {
+            raise_failure(o);
+            goto done;
+        }
+        first = end;
+    }
+    if (first != pk.ncells) (void)SHAPE_ERROR("cells past the last entry");
+    else rc = 0;
+done:
+    free(pk.name_id);
+    free(pk.object_id);
+    PyBuffer_Release(&cells);
+    PyBuffer_Release(&ends);
+    return rc;
+}
+
 /* merge_need, for a method that takes a list `arg` (TypeError naming `what` otherwise). */
 static int need_list_in_state(merge_object_t *o, PyObject *arg, const char *what, int state)
 {
@@ -294,10 +432,7 @@ static int add_records(merge_object_t *o, PyObject *records, merge_words_t *word
 /* One list of a group's entries, each interned with its references mapped. */
 static int add_entries(merge_object_t *o, PyObject *entries)
 {
-    if (!PyList_Check(entries)) {
-        PyErr_SetString(PyExc_TypeError, "entries: a list");
-        return -1;
-    }
+    if (!PyList_Check(entries)) return add_packed(o, entries);
     o->merge.received += (size_t)PyList_GET_SIZE(entries);
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(entries); i++) {
         refmap_t map = {NULL, 0, NULL};
@@ -326,7 +461,8 @@ static int add_unit(merge_object_t *o, PyObject *pair)
 }
 
 PyDoc_STRVAR(Merge_add_group_doc,
-             "add_group(entry lists, [(unit offset, key ids)]): one worker group's fragments.");
+             "add_group(entry lists, [(unit offset, key ids)]): one worker group's fragments "
+             "(each list of entry tuples, or keys.PackedEntries).");
 static PyObject *Merge_add_group(merge_object_t *o, PyObject *args)
 {
     PyObject *lists, *unit_keys;
