@@ -27,6 +27,15 @@
  * numbering). */
 enum { CELL_INT = 1, CELL_NAME, CELL_OBJECT, CELL_TOKEN };
 typedef struct { int64_t tag, v; } merge_cell_t;
+typedef VEC(merge_cell_t) merge_cells_t;
+
+/* (tag, v) appended to `c`: 0, or -1 out of memory. */
+static inline int merge_cells_push(merge_cells_t *c, int64_t tag, int64_t v)
+{
+    if (VEC_RESERVE(*c, c->n + 1)) return -1;
+    c->a[c->n++] = (merge_cell_t){tag, v};
+    return 0;
+}
 
 /* Whether size_or_type holds a type id; the roles (Name, Type, Value) of an item's
  * fields (kinds.KINDS). */

@@ -14,6 +14,51 @@
 
 enum { NSECTIONS = 8 };
 
+/* New entries packed (keys.PackedEntries): merge.h's cells, each entry's end, and the
+ * names and other values the cells number, each listed once. */
+typedef struct {
+    merge_cells_t cells;
+    VEC(uint32_t) ends;
+    PyObject *names;           /* list of str */
+    PyObject *objects;         /* list: tokens, VAR places, ints past 64 bits */
+    VEC(uint32_t) name_slot;   /* by name id: 1 + its index in `names`, 0 when not there */
+    VEC(uint32_t) token_slot;  /* by token id: 1 + its index in `objects`, 0 likewise */
+} packing_t;
+
+static void packing_free(packing_t *p)
+{
+    VEC_FREE(p->cells);
+    VEC_FREE(p->ends);
+    Py_XDECREF(p->names);
+    Py_XDECREF(p->objects);
+    VEC_FREE(p->name_slot);
+    VEC_FREE(p->token_slot);
+}
+
+/* (cells, ends, names, objects) of what `p` packed, which starts again empty; a new
+ * reference, or NULL. */
+static PyObject *packing_take(packing_t *p)
+{
+    PyObject *names = PyList_New(0), *objects = PyList_New(0);
+    PyObject *out = !names || !objects ? NULL
+        : Py_BuildValue("(y#y#OO)",  /* y# of NULL would be None */
+                        p->cells.a ? (const char *)p->cells.a : "",
+                        (Py_ssize_t)(p->cells.n * sizeof *p->cells.a),
+                        p->ends.a ? (const char *)p->ends.a : "",
+                        (Py_ssize_t)(p->ends.n * sizeof *p->ends.a), p->names, p->objects);
+    if (!out) {
+        Py_XDECREF(names);
+        Py_XDECREF(objects);
+        return NULL;
+    }
+    Py_SETREF(p->names, names);
+    Py_SETREF(p->objects, objects);
+    p->cells.n = p->ends.n = 0;
+    if (p->name_slot.n) memset(p->name_slot.a, 0, p->name_slot.n * sizeof *p->name_slot.a);
+    if (p->token_slot.n) memset(p->token_slot.a, 0, p->token_slot.n * sizeof *p->token_slot.a);
+    return out;
+}
+
 /* The plain encoder with what its Python face holds: the sections' buffers, the symbol
  * table's answers, the objects made (names, tokens: by the core's ids) and the fragment
  * until take_fragment. */
@@ -30,14 +75,7 @@ typedef struct {
     PyObject *place_keys;      /* list: this unit's reprs of VAR extras (var_key) */
     PyObject *unit_keys;       /* list of (unit offset, bytes of u32 key ids) */
     VEC(PyObject *) name_objs; /* by name id */
-    /* The new entries until take_fragment, packed (keys.PackedEntries): merge.h's cells,
-     * each entry's end, and the names and other values the cells number, each once. */
-    VEC(merge_cell_t) cells;
-    VEC(uint32_t) ends;
-    PyObject *names;           /* list of str */
-    PyObject *objects;         /* list: tokens, VAR places, ints past 64 bits */
-    VEC(uint32_t) name_slot;   /* by name id: 1 + its index in `names`, 0 when not there */
-    VEC(uint32_t) token_slot;  /* by token id: 1 + its index in `objects`, 0 likewise */
+    packing_t packed;          /* the new entries until take_fragment */
 } UnitEncoder;
 
 static void clear_objects(PyObject **objects, size_t n)
@@ -59,12 +97,7 @@ static void Encoder_dealloc(UnitEncoder *e)
     Py_XDECREF(e->place_keys);
     Py_XDECREF(e->unit_keys);
     clear_objects(e->name_objs.a, e->name_objs.n);
-    VEC_FREE(e->cells);
-    VEC_FREE(e->ends);
-    Py_XDECREF(e->names);
-    Py_XDECREF(e->objects);
-    VEC_FREE(e->name_slot);
-    VEC_FREE(e->token_slot);
+    packing_free(&e->packed);
     encoder_free(&e->core);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
@@ -189,12 +222,7 @@ static PyObject *record_object(UnitEncoder *e, const rec_t *r)
 
 static int pack(UnitEncoder *e, int64_t tag, int64_t v)
 {
-    if (VEC_RESERVE(e->cells, e->cells.n + 1)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    e->cells.a[e->cells.n++] = (merge_cell_t){tag, v};
-    return 0;
+    return merge_cells_push(&e->packed.cells, tag, v) ? (PyErr_NoMemory(), -1) : 0;
 }
 
 /* `o`'s index in `list` through `slot` (1 + index, 0: not there yet: appended). */
@@ -213,33 +241,43 @@ static int pack_name(UnitEncoder *e, name_t name)
     int64_t id = encoder_name_id(&e->core, name);
     PyObject *s = name_of_id(e, id, name);
     if (!s) return -1;
-    while (e->name_slot.n <= (size_t)id)
-        if (VEC_PUSH(e->name_slot, 0u)) return PyErr_NoMemory(), -1;
-    return pack_listed(e, CELL_NAME, &e->name_slot.a[id], e->names, s);
+    packing_t *p = &e->packed;
+    while (p->name_slot.n <= (size_t)id)
+        if (VEC_PUSH(p->name_slot, 0u)) return PyErr_NoMemory(), -1;
+    return pack_listed(e, CELL_NAME, &p->name_slot.a[id], p->names, s);
+}
+
+/* `o` (a borrowed reference) as an OBJECT cell of its own. */
+static int pack_object(UnitEncoder *e, PyObject *o)
+{
+    PyObject *objects = e->packed.objects;
+    return PyList_Append(objects, o) ? -1
+         : pack(e, CELL_OBJECT, PyList_GET_SIZE(objects) - 1);
 }
 
 static int pack_int(UnitEncoder *e, i128 v)
 {
     if (v >= INT64_MIN && v <= INT64_MAX) return pack(e, CELL_INT, (int64_t)v);
     PyObject *o = py_from_i128(v);
-    int rc = o ? PyList_Append(e->objects, o) : -1;
+    int rc = o ? pack_object(e, o) : -1;
     Py_XDECREF(o);
-    return rc ? -1 : pack(e, CELL_OBJECT, PyList_GET_SIZE(e->objects) - 1);
+    return rc;
 }
 
 /* A token's tuple ("aggregate", name, is_union) or ("enum", name), made once per token
  * id. */
 static int pack_token(UnitEncoder *e, uint32_t id)
 {
-    while (e->token_slot.n <= id)
-        if (VEC_PUSH(e->token_slot, 0u)) return PyErr_NoMemory(), -1;
-    if (e->token_slot.a[id]) return pack(e, CELL_TOKEN, (int64_t)e->token_slot.a[id] - 1);
+    packing_t *p = &e->packed;
+    while (p->token_slot.n <= id)
+        if (VEC_PUSH(p->token_slot, 0u)) return PyErr_NoMemory(), -1;
+    if (p->token_slot.a[id]) return pack(e, CELL_TOKEN, (int64_t)p->token_slot.a[id] - 1);
     const token_t *token = &e->core.token_list.a[id];
     PyObject *name = name_object(e, token->name);
     PyObject *t = !name ? NULL : token->aggregate
         ? Py_BuildValue("(sOO)", "aggregate", name, token->is_union ? Py_True : Py_False)
         : Py_BuildValue("(sO)", "enum", name);
-    int rc = t ? pack_listed(e, CELL_TOKEN, &e->token_slot.a[id], e->objects, t) : -1;
+    int rc = t ? pack_listed(e, CELL_TOKEN, &p->token_slot.a[id], p->objects, t) : -1;
     Py_XDECREF(t);
     return rc;
 }
@@ -265,9 +303,7 @@ static int pack_entry(UnitEncoder *e, const rec_t *r, const part_t *parts)
         ? pack_part(e, &parts) : pack_int(e, r->sot))
         return -1;
     if (kind == K_VAR) {
-        if (PyList_Append(e->objects, PyList_GET_ITEM(e->places, r->var_extra))
-            || pack(e, CELL_OBJECT, PyList_GET_SIZE(e->objects) - 1))
-            return -1;
+        if (pack_object(e, PyList_GET_ITEM(e->places, r->var_extra))) return -1;
     } else if (kind == K_ARRAY) {
         if (pack_part(e, &parts) || pack_part(e, &parts) || pack_int(e, r->nelems)) return -1;
     } else if (pack_int(e, r->extra)) {
@@ -282,11 +318,12 @@ static int pack_entry(UnitEncoder *e, const rec_t *r, const part_t *parts)
             : kind == K_FUNC_PROTO ? pack_part(e, &parts) : pack_int(e, it->value);
         if (rc) return -1;
     }
-    if (e->cells.n > UINT32_MAX) {
+    size_t end = e->packed.cells.n;
+    if (end > UINT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "a fragment of more than 2**32 cells");
         return -1;
     }
-    return VEC_PUSH(e->ends, (uint32_t)e->cells.n) ? (PyErr_NoMemory(), -1) : 0;
+    return VEC_PUSH(e->packed.ends, (uint32_t)end) ? (PyErr_NoMemory(), -1) : 0;
 }
 
 /* The unit's new entries (as keys.py makes them) and its key set join the fragment. */
@@ -413,11 +450,12 @@ static int keep_objects(UnitEncoder *e, PyObject *functions, PyObject *kfuncs,
     e->places = PyList_New(0);
     e->place_keys = PyList_New(0);
     e->unit_keys = PyList_New(0);
-    e->names = PyList_New(0);
-    e->objects = PyList_New(0);
+    e->packed.names = PyList_New(0);
+    e->packed.objects = PyList_New(0);
     e->core.calls = (encoder_calls_t){e, call_function_symbol, call_is_kfunc,
                                       call_place_variable, call_var_extra, call_var_key};
-    return e->places && e->place_keys && e->unit_keys && e->names && e->objects ? 0 : -1;
+    return e->places && e->place_keys && e->unit_keys && e->packed.names && e->packed.objects
+        ? 0 : -1;
 }
 
 static int Encoder_init(UnitEncoder *e, PyObject *args, PyObject *kw)
@@ -553,26 +591,13 @@ PyDoc_STRVAR(Encoder_take_fragment_doc,
 static PyObject *Encoder_take_fragment(UnitEncoder *e, PyObject *noargs)
 {
     (void)noargs;
-    PyObject *names = PyList_New(0), *objects = PyList_New(0), *units = PyList_New(0);
-    PyObject *out = !names || !objects || !units ? NULL
-        : Py_BuildValue("((y#y#OO)O)",  /* y# of NULL would be None */
-                        e->cells.a ? (const char *)e->cells.a : "",
-                        (Py_ssize_t)(e->cells.n * sizeof *e->cells.a),
-                        e->ends.a ? (const char *)e->ends.a : "",
-                        (Py_ssize_t)(e->ends.n * sizeof *e->ends.a),
-                        e->names, e->objects, e->unit_keys);
+    PyObject *units = PyList_New(0), *packed = units ? packing_take(&e->packed) : NULL;
+    PyObject *out = packed ? Py_BuildValue("(NO)", packed, e->unit_keys) : NULL;
     if (!out) {
-        Py_XDECREF(names);
-        Py_XDECREF(objects);
         Py_XDECREF(units);
         return NULL;
     }
-    Py_SETREF(e->names, names);
-    Py_SETREF(e->objects, objects);
     Py_SETREF(e->unit_keys, units);
-    e->cells.n = e->ends.n = 0;
-    if (e->name_slot.n) memset(e->name_slot.a, 0, e->name_slot.n * sizeof *e->name_slot.a);
-    if (e->token_slot.n) memset(e->token_slot.a, 0, e->token_slot.n * sizeof *e->token_slot.a);
     return out;
 }
 

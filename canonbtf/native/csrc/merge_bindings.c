@@ -34,7 +34,7 @@ typedef struct {
     name_numbering_t names;
     numbering_t objs;              /* of other values and tokens */
     PyObject *unit_offsets;        /* per unit, as the worker gave it */
-    VEC(merge_cell_t) cells;       /* the entry or record being read */
+    merge_cells_t cells;           /* the entry or record being read */
     PyObject *placed;              /* during words(): the VARs' placements */
 } merge_object_t;
 
@@ -178,12 +178,7 @@ static const merge_host_t HOST = {NULL, name_text, object_truth, token, object_c
 
 static int put(merge_object_t *o, int64_t tag, int64_t v)
 {
-    if (VEC_RESERVE(o->cells, o->cells.n + 1)) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->cells.a[o->cells.n++] = (merge_cell_t){tag, v};
-    return 0;
+    return merge_cells_push(&o->cells, tag, v) ? (PyErr_NoMemory(), -1) : 0;
 }
 
 static int put_name(merge_object_t *o, PyObject *s)
@@ -357,12 +352,42 @@ static int read_packed(merge_object_t *o, const packed_t *pk, size_t first, size
     return 0;
 }
 
+/* The entries of `pk`, ending at each of `ends` (n u32s, unaligned), interned. */
+static int add_packed_entries(merge_object_t *o, packed_t *pk, const char *ends, size_t n)
+{
+    size_t nnames = (size_t)PyList_GET_SIZE(pk->names);
+    size_t nobjects = (size_t)PyList_GET_SIZE(pk->objects);
+    pk->name_id = malloc((nnames + 1) * sizeof *pk->name_id);
+    pk->object_id = malloc((nobjects + 1) * sizeof *pk->object_id);
+    /* the names are distinct: most are new to a module's one fragment */
+    if (!pk->name_id || !pk->object_id || intern_reserve(&o->names.ids, nnames)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(pk->name_id, 0xff, nnames * sizeof *pk->name_id);        /* -1 */
+    memset(pk->object_id, 0xff, nobjects * sizeof *pk->object_id);
+    o->merge.received += n;
+    size_t first = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t end;
+        memcpy(&end, ends + i * sizeof end, sizeof end);
+        if (end <= first || end > pk->ncells) return SHAPE_ERROR("an entry's end out of order");
+        refmap_t map = {NULL, 0, NULL};
+        map.a = merge_group_map(&o->merge, &map.n);
+        if (read_packed(o, pk, first, end, &map)) return -1;
+        if (merge_add_entry(&o->merge, o->cells.a, o->cells.n)) return raise_failure(o), -1;
+        first = end;
+    }
+    return first == pk->ncells ? 0 : SHAPE_ERROR("cells past the last entry");
+}
+
 /* A fragment's PackedEntries (cells, ends, names, objects), each entry interned with
  * its references mapped. */
 static int add_packed(merge_object_t *o, PyObject *packed)
 {
     if (!PyTuple_Check(packed) || PyTuple_GET_SIZE(packed) != 4
-        || !PyList_Check(PyTuple_GET_ITEM(packed, 2)) || !PyList_Check(PyTuple_GET_ITEM(packed, 3))) {
+        || !PyList_Check(PyTuple_GET_ITEM(packed, 2))
+        || !PyList_Check(PyTuple_GET_ITEM(packed, 3))) {
         PyErr_SetString(PyExc_TypeError, "entries: a list, or (cells, ends, names, objects)");
         return -1;
     }
@@ -374,43 +399,9 @@ static int add_packed(merge_object_t *o, PyObject *packed)
     }
     packed_t pk = {cells.buf, (size_t)cells.len / sizeof(merge_cell_t),
                    PyTuple_GET_ITEM(packed, 2), PyTuple_GET_ITEM(packed, 3), NULL, NULL};
-    size_t nnames = (size_t)PyList_GET_SIZE(pk.names), nobjects = (size_t)PyList_GET_SIZE(pk.objects);
-    size_t count = (size_t)ends.len / sizeof(uint32_t);
-    int rc = -1;
-    if (cells.len % (Py_ssize_t)sizeof(merge_cell_t) || ends.len % (Py_ssize_t)sizeof(uint32_t)) {
-        (void)SHAPE_ERROR("cells or ends of a partial element");
-        goto done;
-    }
-    pk.name_id = malloc((nnames + 1) * sizeof *pk.name_id);
-    pk.object_id = malloc((nobjects + 1) * sizeof *pk.object_id);
-    /* the names are distinct: most are new to a module's one fragment */
-    if (!pk.name_id || !pk.object_id || intern_reserve(&o->names.ids, nnames)) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    memset(pk.name_id, 0xff, nnames * sizeof *pk.name_id);        /* -1 */
-    memset(pk.object_id, 0xff, nobjects * sizeof *pk.object_id);
-    o->merge.received += count;
-    size_t first = 0;
-    for (size_t i = 0; i < count; i++) {
-        uint32_t end;
-        memcpy(&end, (const char *)ends.buf + i * sizeof end, sizeof end);
-        if (end <= first || end > pk.ncells) {
-            (void)SHAPE_ERROR("an entry's end out of order");
-            goto done;
-        }
-        refmap_t map = {NULL, 0, NULL};
-        map.a = merge_group_map(&o->merge, &map.n);
-        if (read_packed(o, &pk, first, end, &map)) goto done;
-        if (merge_add_entry(&o->merge, o->cells.a, o->cells.n)) {
-            raise_failure(o);
-            goto done;
-        }
-        first = end;
-    }
-    if (first != pk.ncells) (void)SHAPE_ERROR("cells past the last entry");
-    else rc = 0;
-done:
+    int rc = cells.len % (Py_ssize_t)sizeof(merge_cell_t) || ends.len % 4
+        ? SHAPE_ERROR("cells or ends of a partial element")
+        : add_packed_entries(o, &pk, ends.buf, (size_t)ends.len / 4);
     free(pk.name_id);
     free(pk.object_id);
     PyBuffer_Release(&cells);
