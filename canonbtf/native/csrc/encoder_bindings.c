@@ -25,16 +25,6 @@ typedef struct {
     VEC(uint32_t) token_slot;  /* by token id: 1 + its index in `objects`, 0 likewise */
 } packing_t;
 
-static void packing_free(packing_t *p)
-{
-    VEC_FREE(p->cells);
-    VEC_FREE(p->ends);
-    Py_XDECREF(p->names);
-    Py_XDECREF(p->objects);
-    VEC_FREE(p->name_slot);
-    VEC_FREE(p->token_slot);
-}
-
 /* (cells, ends, names, objects) of what `p` packed, which starts again empty; a new
  * reference, or NULL. */
 static PyObject *packing_take(packing_t *p)
@@ -97,7 +87,12 @@ static void Encoder_dealloc(UnitEncoder *e)
     Py_XDECREF(e->place_keys);
     Py_XDECREF(e->unit_keys);
     clear_objects(e->name_objs.a, e->name_objs.n);
-    packing_free(&e->packed);
+    Py_XDECREF(e->packed.names);
+    Py_XDECREF(e->packed.objects);
+    VEC_FREE(e->packed.cells);
+    VEC_FREE(e->packed.ends);
+    VEC_FREE(e->packed.name_slot);
+    VEC_FREE(e->packed.token_slot);
     encoder_free(&e->core);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
