@@ -652,7 +652,7 @@ static int side_init(side_t *d, const diff_side_t *plan)
 
 static void side_free(side_t *d)
 {
-    free(d->dup), free(d->seen), free(d->tags), free(d->next);
+    FREE_EACH(d->dup, d->seen, d->tags, d->next);
     cdump_speller_free(d->plain), cdump_speller_free(d->tagged);
     free(d->facts.arena.p), free(d->facts.f);
 }

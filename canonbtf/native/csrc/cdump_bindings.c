@@ -316,11 +316,7 @@ typedef struct {
 
 static void place_args_free(place_args_t *a)
 {
-    free(a->defs);
-    free(a->rank);
-    free(a->mentions);
-    free(a->mention_at);
-    free(a->nmentions);
+    FREE_EACH(a->defs, a->rank, a->mentions, a->mention_at, a->nmentions);
 }
 
 /* The mentions `refs` of definition k, after those of the ones before it. */
@@ -360,11 +356,8 @@ static int place_args(place_args_t *a, PyObject *defs, PyObject *refs, PyObject 
     if (!seq) return -1;
     size_t n = (size_t)PySequence_Fast_GET_SIZE(seq);
     int rc = -1;
-    a->defs = malloc((n + 1) * sizeof *a->defs);
-    a->rank = malloc((n + 1) * sizeof *a->rank);
-    a->mention_at = malloc((n + 1) * sizeof *a->mention_at);
-    a->nmentions = malloc((n + 1) * sizeof *a->nmentions);
-    if (!a->defs || !a->rank || !a->mention_at || !a->nmentions) {
+    if (ZALLOC_EACH(n + 1, ZSLOT(a->defs), ZSLOT(a->rank), ZSLOT(a->mention_at),
+                    ZSLOT(a->nmentions))) {
         PyErr_NoMemory();
         goto done;
     }

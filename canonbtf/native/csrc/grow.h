@@ -47,5 +47,11 @@ void *big_zalloc(size_t n, size_t size);
 int zalloc_each(size_t n, ...);
 #define ZSLOT(p) (void **)&(p), sizeof *(p)
 #define ZALLOC_EACH(n, ...) zalloc_each((n), __VA_ARGS__, (void **)NULL)
+/* free() of each pointer named, NULL ones included: the arrays ZALLOC_EACH made, and the
+ * like, released in one statement. */
+#define FREE_EACH(...) do {                                                     \
+        void *each_[] = {__VA_ARGS__};                                          \
+        for (size_t i_ = 0; i_ < sizeof each_ / sizeof *each_; i_++) free(each_[i_]); \
+    } while (0)
 
 #endif

@@ -61,16 +61,8 @@ int ctx_init(ctx_t *c, const types_t *t, uint64_t ptr_size)
 
 void ctx_free(ctx_t *c)
 {
-    free(c->touches);
-    free(c->state);
-    free(c->is_inline);
-    free(c->size);
-    free(c->align);
-    free(c->out.p);
-    free(c->spelled);
-    free(c->memo_at);
-    free(c->memo_len);
-    free(c->memo.p);
+    FREE_EACH(c->touches, c->state, c->is_inline, c->size, c->align, c->out.p, c->spelled,
+              c->memo_at, c->memo_len, c->memo.p);
 }
 
 /* ---- text ---- */
@@ -167,10 +159,7 @@ typedef struct {
 
 static void layout_free(layout_t *l)
 {
-    free(l->m);
-    free(l->has_pad);
-    free(l->pad_from);
-    free(l->pad_to);
+    FREE_EACH(l->m, l->has_pad, l->pad_from, l->pad_to);
 }
 
 static int measure(ctx_t *c, uint32_t id, int depth, uint64_t *size, uint64_t *align);
@@ -245,11 +234,8 @@ static int layout(ctx_t *c, uint32_t id, int depth, layout_t *l)
     memset(l, 0, sizeof *l);
     l->n = vlen_of(c, id);
     size_t n = l->n + 1;
-    l->m = malloc(n * sizeof *l->m);
-    l->has_pad = calloc(n, 1);
-    l->pad_from = malloc(n * sizeof *l->pad_from);
-    l->pad_to = malloc(n * sizeof *l->pad_to);
-    if (!l->m || !l->has_pad || !l->pad_from || !l->pad_to) return fail_nomem(c);
+    if (ZALLOC_EACH(n, ZSLOT(l->m), ZSLOT(l->has_pad), ZSLOT(l->pad_from), ZSLOT(l->pad_to)))
+        return fail_nomem(c);
     uint64_t max_align, largest, size = sot_of(c, id);
     if (layout_members(c, id, depth, l, &max_align, &largest)) return -1;
     if (size % max_align) l->packed = 1;
@@ -1384,13 +1370,7 @@ static void place_free(place_t *p)
         if (p->declared) free(p->declared[k]);
         if (p->users) free(p->users[k]);
     }
-    free(p->complete);
-    free(p->completing);
-    free(p->needs);
-    free(p->declared);
-    free(p->users);
-    free(p->defs);
-    free(p->pos);
+    FREE_EACH(p->complete, p->completing, p->needs, p->declared, p->users, p->defs, p->pos);
 }
 
 /* The definitions, their needs and users. */
