@@ -14,9 +14,12 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections.abc import Callable
 
 from .gcpause import paused_gc
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _exit_with(main: Callable[[], int]) -> None:

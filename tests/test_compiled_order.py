@@ -408,13 +408,13 @@ def _keyed_alike(btf: Btf) -> None:
 
 
 def _refined_alike(btf: Btf, fast, reference) -> None:
-    """dedup._refined on the compiled part's arrays (canon/csrc/refined.c) gives the
-    ranks, stand-ins and classes the reference's Partition gives, on either's inputs."""
+    """dedup._refined on the compiled part's u32s (canon/csrc/refined.c) gives the ranks,
+    stand-ins and classes the reference's Partition gives, on either's inputs."""
     from canonbtf.canon.dedup import _refined
     from canonbtf.canon.twins import declared_twins
 
     made = _refined(btf, fast)
-    assert fast.refined is not None and isinstance(made.rank, array)
+    assert fast.refined is not None and isinstance(made.rank, memoryview)
     for inputs in (fast._replace(refined=None), reference._replace(refined=None)):
         expected = _refined(btf, inputs)
         assert isinstance(expected.rank, list)

@@ -5,9 +5,11 @@ which gives the message for input it rejects."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from .. import native
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 
 def wanted(marker: str) -> bool:

@@ -35,14 +35,13 @@ Adding a kind (what cilium/ebpf's types.go lists for a new type):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-
 from ..spec import kinds as spec
 from ..spec.kinds import NAME, TYPE, VALUE
 from ..tuples import named_tuple
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
     from types import ModuleType
 
 FIELDS = ("kind", "name_off", "kflag", "size_or_type", "extra", "items")

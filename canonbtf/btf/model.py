@@ -7,10 +7,12 @@ id 0 is void, a base BTF's types are 1..N, a split BTF's continue at N+1.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-
 from . import format as f
 from .strings import StringTable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
 
 class Type:

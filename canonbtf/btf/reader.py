@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import struct
 import sys
-from array import array
 
+from .. import u32
 from ..errors import InputError, opened_input
 from ..gcpause import paused_gc
 from . import accel
@@ -203,7 +203,7 @@ def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: Strin
     if not accel.wanted("check"):
         return None
     # In host order the section's bytes are the words already: no two more copies.
-    words = bytes(raw) if byteorder == _HOST_ORDER else _unpack_words(raw, byteorder).tobytes()
+    words = bytes(raw) if byteorder == _HOST_ORDER else u32.pack(_unpack_words(raw, byteorder))
     sections = [*(base.string_sections() if base is not None else ()),
                 (strings.start, strings.data())]
     checked = accel.checked_view(words, first_id, sections)
@@ -226,12 +226,8 @@ def unpacked_types(words: bytes, first_id: int, sections: list[tuple[int, bytes]
         return _parse_types(words, _HOST_ORDER, "<packed>", 0, first_id).types
 
 
-def _unpack_words(raw: bytes, byteorder: str) -> array:
-    words = array("I")
-    words.frombytes(raw)
-    if (byteorder == "<") != (sys.byteorder == "little"):
-        words.byteswap()
-    return words
+def _unpack_words(raw: bytes, byteorder: str) -> list[int]:
+    return list(struct.unpack(f"{byteorder}{len(raw) // 4}I", raw))
 
 
 _REFERENCE_KINDS = frozenset({f.PTR, f.TYPEDEF, f.VOLATILE, f.CONST, f.RESTRICT, f.TYPE_TAG})
@@ -262,7 +258,7 @@ def _parse_types(raw: bytes, byteorder: str, path: str, base_offset: int,
     took 119 -> 123 ms; the items read by a function of their own, 137 -> 167 ms for
     the whole `parse`. tests/test_roundtrip.py holds it to the writer byte for byte.
     """
-    words = _unpack_words(raw, byteorder).tolist()
+    words = _unpack_words(raw, byteorder)
     n = len(words)
     types: list[Type] = []
     append = types.append

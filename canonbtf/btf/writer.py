@@ -2,43 +2,43 @@
 
 from __future__ import annotations
 
+import struct
 import sys
-from array import array
 
+from .. import u32
 from ..spec import kinds as spec
 from . import accel
 from . import format as f
 from .model import Btf, Type
 
 
-def type_words(btf: Btf) -> array:
-    """The type section of `btf` as 32-bit words in host order.
+def type_words(btf: Btf) -> memoryview:
+    """The type section of `btf` as 32-bit words in host order (a `u32.view`).
 
     A record holding a value no 32-bit word can, or a field of the wrong shape (an
     encoder given corrupt input, a hand-built record) is a ValueError naming the type."""
-    words = array("I")
-    if btf.packed is not None:
-        words.frombytes(btf.packed.words)
-        return words
-    packed = accel.packed_words(btf.types)  # None: the Python path names the record
-    if packed is not None:
-        words.frombytes(packed)
-        return words
-    try:
-        return array("I", _words(btf.types))
-    except (OverflowError, TypeError):
-        raise ValueError(_bad_record(btf)) from None
+    return u32.view(_section(btf))
 
 
 def section_words(btf: Btf) -> bytes | None:
     """`type_words` as bytes, without a copy of words the reader kept; None where a record
     holds what no word can (the compiled parts then leave `btf` to the reference)."""
-    if btf.packed is not None:
-        return btf.packed.words
     try:
-        return type_words(btf).tobytes()
+        return _section(btf)
     except ValueError:
         return None
+
+
+def _section(btf: Btf) -> bytes:
+    if btf.packed is not None:
+        return btf.packed.words
+    packed = accel.packed_words(btf.types)  # None: the Python path names the record
+    if packed is not None:
+        return packed
+    try:
+        return u32.pack(_words(btf.types))
+    except (OverflowError, TypeError):
+        raise ValueError(_bad_record(btf)) from None
 
 
 def _bad_record(btf: Btf) -> str:
@@ -91,10 +91,9 @@ def _words(types: list[Type]) -> list[int]:
 def write(btf: Btf, byteorder: str | None = None) -> bytes:
     """Serialize `btf`: header, type section, string section, then any layout section."""
     byteorder = byteorder or btf.byteorder
-    words = type_words(btf)
+    type_sec = _section(btf)
     if (byteorder == "<") != (sys.byteorder == "little"):
-        words.byteswap()
-    type_sec = words.tobytes()
+        type_sec = struct.pack(f"{byteorder}{len(type_sec) // 4}I", *u32.view(type_sec))
     str_sec = btf.strings.data()
     hdr_len = f.HEADER_LEN + len(btf.header_tail)
     header = f.header_struct(byteorder).pack(
@@ -102,9 +101,8 @@ def write(btf: Btf, byteorder: str | None = None) -> bytes:
     )
     tail = btf.header_tail
     if len(tail) >= 8:
-        layout_fields = array("I", [len(type_sec) + len(str_sec) if btf.layout else 0,
-                                    len(btf.layout)])
-        if (byteorder == "<") != (sys.byteorder == "little"):
-            layout_fields.byteswap()
-        tail = layout_fields.tobytes() + tail[8:]
+        layout_fields = struct.pack(f"{byteorder}II",
+                                    len(type_sec) + len(str_sec) if btf.layout else 0,
+                                    len(btf.layout))
+        tail = layout_fields + tail[8:]
     return header + tail + type_sec + str_sec + btf.layout

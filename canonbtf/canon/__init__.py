@@ -5,9 +5,6 @@ Works on the btf/ model only; knows nothing of DWARF or of output formats.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Callable, Sequence
-
 from ..btf.model import Btf
 from ..errors import InputError
 from ..gcpause import paused_gc
@@ -18,6 +15,8 @@ from .renumber import renumber
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from .dedup import BaseIndex
 
 __all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order", "renumbered"]
@@ -82,12 +81,14 @@ def _order_hazard(btf: Btf) -> str | None:
     return order_dependent_reference(btf)
 
 
-def _kept_ids(btf: Btf, into: dict[int, int]) -> array:
+def _kept_ids(btf: Btf, into: dict[int, int]) -> Sequence[int]:
     """`btf`'s own ids that merge into nothing, ascending: runs between the merged ones
     (a test per id was 0.19 s of `sort --dedup` at 1.5 M types, bench_all's 16 x)."""
     done = accel.kept_ids(btf, into)
     if done is not None:
         return done
+    from array import array  # imported here: only the pure path needs it (u32.py says why)
+
     kept = array("I")
     first, last = btf.first_id, btf.last_id  # properties that walk the base chain
     start = first

@@ -11,10 +11,8 @@ making its 95 k `Type`s."""
 from __future__ import annotations
 
 import itertools
-from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from .. import native
+from .. import native, u32
 from ..btf import writer
 from ..btf.model import Btf, Packed, Type
 from ..btf.reader import unpacked_types
@@ -23,6 +21,7 @@ from .keyed import KeyedTypes
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from types import ModuleType
 
 
@@ -50,7 +49,7 @@ def _redirect(btf: Btf, into: Mapping[int, int] | None) -> bytes | None:
     module = _module()
     if not into or module is None:
         return None
-    return module.redirect(btf.last_id + 1, array("I", into), array("I", into.values()))
+    return module.redirect(btf.last_id + 1, u32.pack(into), u32.pack(into.values()))
 
 
 def packed(btf: Btf) -> Btf:
@@ -103,7 +102,7 @@ def order(btf: Btf, by_name: bool, nodes: Sequence[int] | None = None,
         redirect = _redirect(btf, into)
     except (OverflowError, ValueError):
         return None
-    done = _call(btf, "order", by_name, None if nodes is None else array("I", nodes),
+    done = _call(btf, "order", by_name, None if nodes is None else u32.pack(nodes),
                  redirect)
     if done is None:
         return None
@@ -118,7 +117,7 @@ def renumbered(btf: Btf, new_order: Sequence[int], into: Mapping[int, int] | Non
         redirect = _redirect(btf, into)
     except (OverflowError, ValueError):
         return None
-    done = _call(btf, "renumber", array("I", new_order), redirect, strings)
+    done = _call(btf, "renumber", u32.pack(new_order), redirect, strings)
     if done is None:
         return None
     new_words, new_strings = done
@@ -169,7 +168,7 @@ def keyed_types(btf: Btf) -> KeyedTypes | None:
         return None
 
     def edges_of(nodes: list[int]) -> dict[int, tuple]:
-        return dict(zip(nodes, module.edges(words, 1, sections, array("I", nodes))))
+        return dict(zip(nodes, module.edges(words, 1, sections, u32.pack(nodes))))
 
     return _keyed(done, edges_of, module, (None, None, words, 1, sections))
 
@@ -197,10 +196,10 @@ def _keyed_over(module: ModuleType, btf: Btf, base_words: bytes, path: str
     def edges_of(nodes: list[int]) -> dict[int, tuple]:
         below = [node for node in nodes if node < first]
         own = [node for node in nodes if node >= first]
-        found = dict(zip(own, module.edges(view, first, sections, array("I", own))))
+        found = dict(zip(own, module.edges(view, first, sections, u32.pack(own))))
         if below:
             found.update(zip(below, module.edges(base_view, 1, base_sections,
-                                                 array("I", below))))
+                                                 u32.pack(below))))
         return found
 
     return _keyed(done, edges_of, module, (base_view, base_sections, view, first, sections))
@@ -211,44 +210,39 @@ def _keyed(done: tuple, edges_of: Callable[[list[int]], dict[int, tuple]],
     """KeyedTypes of the compiled part's (keys, token keys, declares, kinds); `views`:
     _refined's arguments that say where the types are."""
     raw_keys, raw_tokens, declares, kinds = done
-    keys, tokens = _u32(raw_keys), _u32(raw_tokens)
+    keys, tokens = u32.view(raw_keys), u32.view(raw_tokens)
     # The arrays as they are (0: no token): a list of each, and None for 0, were 5-7 ms
     # over a module's base, each run.
     return KeyedTypes(keys, tokens, declares, kinds, edges_of,
                       lambda shared: _refined(module, *views, keys, tokens, declares, shared))
 
 
-def _u32(raw: bytes) -> array:
-    values = array("I")
-    values.frombytes(raw)
-    return values
-
-
 def _refined(module: ModuleType, base_view: object, base_sections: list | None,
-             view: object, first: int, sections: list, keys: array, tokens: array,
-             declares: bytes, shared: list[int]) -> tuple[array, ...] | None:
+             view: object, first: int, sections: list, keys: memoryview,
+             tokens: memoryview, declares: bytes, shared: list[int]
+             ) -> tuple[memoryview, ...] | None:
     """dedup._refined's (rank, stands_for, classes, the twins' candidates) by the
     compiled part (canon/csrc/refined.c), which reads the edges in place: in Python, the
     partition of a module's types sharing a key with the base's was a fifth of dummy.ko's
     run. None where it declines."""
     try:
         made = module.dedup_refined(base_view, base_sections, view, first, sections, keys,
-                                    tokens, declares, array("I", shared))
+                                    tokens, declares, u32.pack(shared))
     except ValueError as e:
         native.fell_back("dedup refinement", str(e))
         return None
-    rank, stands_for, classes, candidates = (_u32(raw) for raw in made)
+    rank, stands_for, classes, candidates = (u32.view(raw) for raw in made)
     return rank, stands_for, classes, candidates
 
 
-def kept_ids(btf: Btf, into: Mapping[int, int]) -> array | None:
+def kept_ids(btf: Btf, into: Mapping[int, int]) -> memoryview | None:
     """canon._kept_ids (`btf`'s own ids `into` does not move, ascending) by the compiled
     part; None where it does not apply."""
     module = _module()
     if module is None:
         return None
     try:
-        return _u32(module.kept_ids(btf.first_id, btf.last_id, array("I", into)))
+        return u32.view(module.kept_ids(btf.first_id, btf.last_id, u32.pack(into)))
     except (OverflowError, ValueError):
         return None
 
@@ -261,17 +255,17 @@ def merge_groups(classes: Sequence[int], moved: Sequence[bool], declares: bytes,
     module = _module()
     if module is None:
         return None
-    table = classes if isinstance(classes, array) and classes.typecode == "I" else None
+    table = classes if u32.is_view(classes) else None
     try:
         if table is None:
-            table = array("I", classes)
+            table = u32.pack(classes)
         made = module.dedup_into(table, bytes(moved) if any(moved) else None, declares,
                                  kinds)
     except (OverflowError, TypeError, ValueError):
         return None
     if made is None:
         return None
-    nodes, reps = (_u32(raw) for raw in made)
+    nodes, reps = (u32.view(raw) for raw in made)
     return dict(zip(nodes, reps))
 
 
@@ -282,11 +276,11 @@ def sharing(values: Sequence[int], last: int) -> list[int] | None:
     module = _module()
     if module is None:
         return None
-    if isinstance(values, array) and values.typecode == "I" and len(values) == last + 1:
+    if u32.is_view(values) and len(values) == last + 1:
         table = values  # keyed_types' keys: no copy through Python ints
     else:
         try:
-            table = array("I", itertools.islice(values, last + 1))
+            table = u32.pack(itertools.islice(values, last + 1))
         except (OverflowError, TypeError):
             return None
     return _id_list(module.sharing(table))
@@ -295,13 +289,12 @@ def sharing(values: Sequence[int], last: int) -> list[int] | None:
 def members(values: Sequence[int], wanted: Iterable[int], last: int) -> list[int] | None:
     """The ids 1..`last` whose value is one of `wanted` (dedup._named_groups' definitions
     of the declared names: a lookup per base type was 3-5 ms of a module's run); None
-    where the compiled part does not apply or the values are not keyed_types' array."""
+    where the compiled part does not apply or the values are not keyed_types' u32s."""
     module = _module()
-    if module is None or not (isinstance(values, array) and values.typecode == "I"
-                              and len(values) == last + 1):
+    if module is None or not (u32.is_view(values) and len(values) == last + 1):
         return None
     try:
-        return _id_list(module.members(values, array("I", wanted)))
+        return _id_list(module.members(values, u32.pack(wanted)))
     except (OverflowError, TypeError):
         return None
 
@@ -310,9 +303,7 @@ def _id_list(raw: bytes | None) -> list[int] | None:
     """The compiled part's u32 ids (host order) as a list; None stays None."""
     if raw is None:
         return None
-    ids = array("I")
-    ids.frombytes(raw)
-    return ids.tolist()
+    return u32.view(raw).tolist()
 
 
 def refers_to_func(btf: Btf) -> bool | None:
@@ -351,7 +342,7 @@ def base_type(btf: Btf, type_id: int) -> Type | None:
         return None
     try:
         found = module.decode(_view(module, holder), holder.first_id,
-                              holder.string_sections(), Type, array("I", [type_id]))
+                              holder.string_sections(), Type, u32.pack([type_id]))
     except ValueError:
         return None
     return found[0]

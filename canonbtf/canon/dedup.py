@@ -24,8 +24,6 @@ merge: two identical sections are one, two variables of one name and type are no
 from __future__ import annotations
 
 import itertools
-from array import array
-from collections.abc import Callable, Iterable, Sequence
 
 from ..btf import format as f
 from ..btf import model
@@ -36,6 +34,10 @@ from .keyed import KeyedTypes
 from .labels import label
 from .refine import Partition
 from .twins import declared_twins
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
 
 
 def token_of(kind: int, name: str, kflag: int) -> tuple | None:
@@ -382,6 +384,8 @@ def _sharing(values: Sequence[int], last: int) -> list[int]:
     done = accel.sharing(values, last)
     if done is not None:
         return done
+    from array import array  # imported here: only the pure path needs it (u32.py says why)
+
     counts = array("I", bytes(4 * (max(itertools.islice(values, 1, last + 1), default=0) + 1)))
     for node in range(1, last + 1):
         counts[values[node]] += 1

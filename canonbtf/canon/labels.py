@@ -7,11 +7,13 @@ always have the same shape, so labels of different kinds never compare past the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..btf import format as f
 from ..btf.model import Type
 from ..spec import kinds as spec
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ORDERS = ("kind", "name")
 

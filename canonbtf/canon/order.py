@@ -8,14 +8,16 @@ alone with their label, so the graph is built for the others only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-
 from ..btf.model import Btf
 from . import accel
 from .labels import label_head, scalars
 from .refine import Partition
 
-EdgesOf = Callable[[int], tuple]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    EdgesOf = Callable[[int], tuple]
 
 
 def plain_edges(btf: Btf) -> EdgesOf:

@@ -27,9 +27,12 @@ blocks it touches:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import count, groupby
 from operator import itemgetter
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 
 def _value(start: int, end: int) -> int:

@@ -8,12 +8,15 @@ pahole do.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import accumulate
 
 from ..btf import model
 from ..btf.model import Btf
 from ..btf.strings import StringTable
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def new_ids(btf: Btf, order: Sequence[int], merged: dict[int, int] | None = None

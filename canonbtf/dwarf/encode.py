@@ -24,8 +24,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from array import array
-from collections.abc import Callable
 
 from ..btf import format as f
 from ..btf.model import Btf
@@ -46,6 +44,8 @@ from .unit_types import DwarfFormatError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (ms per run)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..canon.dedup import BaseIndex
 
 SHUFFLE_ENV = "CANONBTF_SHUFFLE_SEED"
@@ -166,8 +166,7 @@ class _Worker:
                 skips.add(f"DW_TAG_{TAG_NAMES.get(tag, hex(tag))} outside a type", count)
         if self.native is not None and self.keyed:
             packed, unit_keys = self.native.take_fragment()
-            keys_by_unit = [(offset, array("I", keys)) for offset, keys in unit_keys]
-            out = [(0, KeyFragment(PackedEntries(*packed), keys_by_unit, len(units), dies,
+            out = [(0, KeyFragment(PackedEntries(*packed), unit_keys, len(units), dies,
                                    skips.counts))]
             if self.fallback_pool is not None:
                 out.append((1, self.fallback_pool.fragment(0, 0, {})))

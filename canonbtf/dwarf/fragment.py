@@ -19,13 +19,15 @@ the parent 890 k records, which is why keys are the default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from ..btf import kinds
 from ..btf.model import Btf, Type
 from ..btf.strings import StringTable
 from ..canon.refine import Partition
 from ..tuples import named_tuple
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 Record = tuple
 

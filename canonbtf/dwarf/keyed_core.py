@@ -19,9 +19,7 @@ the same bytes or the same error as without the compiled core.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Callable
-
+from .. import u32
 from ..btf.model import Btf, Packed
 from ..btf.reader import unpacked_types
 from ..btf.strings import StringTable
@@ -30,6 +28,10 @@ from .core import compiled_module
 from .fragment import Fragment, Record, TypePool, label_ranks
 from .functions import datasecs
 from .keys import KeyedMerge, KeyFragment
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def keyed_merge(groups: list[list[KeyFragment]], split: frozenset[tuple] = frozenset()
@@ -54,7 +56,8 @@ class CompiledKeyedMerge(KeyedMerge):
         """`core`: a new `_core.KeyedMerge`."""
         for group in groups:
             core.add_group([fragment.entries for fragment in group],
-                           [keys for fragment in group for keys in fragment.unit_keys])
+                           [(offset, u32.view(keys)) for fragment in group
+                            for offset, keys in fragment.unit_keys])
         self._core = core
         self._groups = groups
         self._split = split
@@ -74,9 +77,7 @@ class CompiledKeyedMerge(KeyedMerge):
         first = base.last_id + 1 if base is not None else 1
         start = base.strings.end if base is not None else 0
         emitted = core.emit(first)
-        type_of = array("I")
-        type_of.frombytes(core.type_of)
-        records = self.redo_records(record_groups, first - 1 + emitted, type_of)
+        records = self.redo_records(record_groups, first - 1 + emitted, u32.view(core.type_of))
         try:
             strings = StringTable(core.strings(records, start), start)
             words, placed = core.words(records)

@@ -39,15 +39,18 @@ its merge takes 5 s instead of 31 s; the output bytes are the same.
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Sequence
-
+from .. import u32
 from ..btf import kinds
 from ..btf.model import Btf
 from ..canon.dedup import is_declaration, token_of
 from ..spec import kinds as spec
 from ..tuples import named_tuple
 from .fragment import RECORD_REFS, RECORD_REMAP, Fragment, records_btf
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from array import array
+    from collections.abc import Sequence
 
 Record = tuple
 CYCLE = -1  # the part of an edge that closes a cycle through anonymous types
@@ -59,8 +62,9 @@ _READY = kinds.specialise("ready", "record")
 
 class KeyFragment(named_tuple("KeyFragment", "entries unit_keys units dies skips")):
     """What a worker in keyed mode sends: new entries (key id = index + first: a list of
-    tuples, or PackedEntries) and, per unit, (unit offset, array of the key ids of its
-    records), then counts as Fragment's; a plain record, pickled to the parent."""
+    tuples, or PackedEntries) and, per unit, (unit offset, the key ids of its records:
+    an array('I'), or the compiled encoder's bytes of u32s), then counts as Fragment's;
+    a plain record, pickled to the parent."""
 
     __slots__ = ()
 
@@ -86,6 +90,8 @@ class PackedEntries(named_tuple("PackedEntries", "cells ends names objects")):
     def unpacked(self) -> list[Record]:
         """The entry tuples (keys.py's): for the reference merge, where the compiled one
         does not take a fragment."""
+        from array import array  # the reference's only (u32.py says why not at the top)
+
         cells = array("q", self.cells)
         fields: list = []
         for tag, value in zip(cells[::2], cells[1::2]):
@@ -121,6 +127,14 @@ class PackedEntries(named_tuple("PackedEntries", "cells ends names objects")):
         if first != len(fields):
             raise ValueError("packed entries: cells past the last entry")
         return entries
+
+
+def _key_ids(ids: set[int]) -> array:
+    """A unit's key ids as the pure encoder sends them (the array module imported here:
+    the compiled encoder's runs do without it, u32.py says why)."""
+    from array import array
+
+    return array("I", ids)
 
 
 class KeyPool:
@@ -165,7 +179,7 @@ class KeyPool:
             else:
                 intern(root, entry, part, waiting, key)
         offset = getattr(unit, "offset", -1)
-        self._unit_keys.append((offset, array("I", set(key[1:]))))
+        self._unit_keys.append((offset, _key_ids(set(key[1:]))))
         return key
 
     def _keys_from(self, root: int, pending: list[int], records: list, part: list,
@@ -236,7 +250,7 @@ class KeyedMerge:
         groups = [[fragment.with_tuples() for fragment in group] for group in groups]
         self.entries: list[Record | None] = [None]
         self.ids: dict[Record, int] = {}
-        self.unit_keys: list[tuple[int, array]] = []
+        self.unit_keys: list[tuple[int, array | bytes]] = []
         self.unit_key_maps: list[list[int]] = []  # per unit key set: worker id -> parent id
         self.received = 0
         ids = self.ids
@@ -339,7 +353,7 @@ class KeyedMerge:
             if bad is None:
                 bad = {w for w in range(1, len(parent_id)) if unsafe[parent_id[w]]}
                 cache[id(parent_id)] = bad
-            if bad and not bad.isdisjoint(keys):
+            if bad and not bad.isdisjoint(u32.view(keys)):
                 out.append(offset)
         return out
 

@@ -15,9 +15,12 @@ bounds) is left to objcopy: `planned` says None.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 
 from .read import ET_REL, LAYOUTS, MAGIC, SHT_NOBITS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SHT_PROGBITS = 1
 SHN_LORESERVE = 0xFF00

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections import Counter
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -25,7 +24,15 @@ PURE_ENV = "CANONBTF_PURE"
 FALLBACK_ENV = "CANONBTF_FALLBACKS"
 # Fallbacks of this process by part: a compiled part that was used and declined the
 # input, so the reference ran instead (never counted: not built, PyPy, CANONBTF_PURE).
-FALLBACKS: Counter[str] = Counter()
+class _Counts(dict):
+    """A count by key, 0 for a key never counted: collections.Counter's part we use,
+    without importing collections at every start (u32.py says what that costs)."""
+
+    def __missing__(self, key: str) -> int:
+        return 0
+
+
+FALLBACKS: dict[str, int] = _Counts()
 
 
 def pure_requested() -> bool:

@@ -469,7 +469,7 @@ static int add_unit(merge_object_t *o, PyObject *pair)
         return -1;
     }
     Py_buffer b;
-    if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 1), &b, PyBUF_FORMAT)) return -1;
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, 1), &b, PyBUF_FORMAT | PyBUF_ND)) return -1;
     int ok = b.itemsize == 4 && b.format && strcmp(b.format, "I") == 0;
     int rc = ok ? merge_add_unit(&o->merge, b.buf, (size_t)b.len / 4) : -1;
     PyBuffer_Release(&b);
