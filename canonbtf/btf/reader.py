@@ -10,7 +10,6 @@ import os
 import struct
 import sys
 
-from .. import u32
 from ..errors import InputError, opened_input
 from ..gcpause import paused_gc
 from . import accel
@@ -20,6 +19,7 @@ from .strings import StringTable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from array import array
     from typing import BinaryIO
 
 ELF_MAGIC = b"\x7fELF"
@@ -147,7 +147,7 @@ def parse(data: bytes, path: str = "<bytes>", base: Btf | None = None) -> Btf:
     sections = [("type", type_off, type_len), ("string", str_off, str_len)]
     layout_off = layout_len = 0
     if hdr_len >= f.HEADER_LEN_WITH_LAYOUT:
-        layout_off, layout_len = _unpack_words(data[24:32], byteorder)
+        layout_off, layout_len = struct.unpack(f"{byteorder}II", data[24:32])
         sections.append(("layout", layout_off, layout_len))
     body = size - hdr_len
     for sec, off, length in sections:
@@ -203,7 +203,7 @@ def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: Strin
     if not accel.wanted("check"):
         return None
     # In host order the section's bytes are the words already: no two more copies.
-    words = bytes(raw) if byteorder == _HOST_ORDER else u32.pack(_unpack_words(raw, byteorder))
+    words = bytes(raw) if byteorder == _HOST_ORDER else _unpack_words(raw, byteorder).tobytes()
     sections = [*(base.string_sections() if base is not None else ()),
                 (strings.start, strings.data())]
     checked = accel.checked_view(words, first_id, sections)
@@ -226,8 +226,14 @@ def unpacked_types(words: bytes, first_id: int, sections: list[tuple[int, bytes]
         return _parse_types(words, _HOST_ORDER, "<packed>", 0, first_id).types
 
 
-def _unpack_words(raw: bytes, byteorder: str) -> list[int]:
-    return list(struct.unpack(f"{byteorder}{len(raw) // 4}I", raw))
+def _unpack_words(raw: bytes, byteorder: str) -> array:
+    from array import array  # the pure path's and other byte orders': u32.py says why
+
+    words = array("I")
+    words.frombytes(raw)
+    if (byteorder == "<") != (sys.byteorder == "little"):
+        words.byteswap()
+    return words
 
 
 _REFERENCE_KINDS = frozenset({f.PTR, f.TYPEDEF, f.VOLATILE, f.CONST, f.RESTRICT, f.TYPE_TAG})
@@ -258,7 +264,7 @@ def _parse_types(raw: bytes, byteorder: str, path: str, base_offset: int,
     took 119 -> 123 ms; the items read by a function of their own, 137 -> 167 ms for
     the whole `parse`. tests/test_roundtrip.py holds it to the writer byte for byte.
     """
-    words = _unpack_words(raw, byteorder)
+    words = _unpack_words(raw, byteorder).tolist()
     n = len(words)
     types: list[Type] = []
     append = types.append

@@ -35,8 +35,10 @@ def _section(btf: Btf) -> bytes:
     packed = accel.packed_words(btf.types)  # None: the Python path names the record
     if packed is not None:
         return packed
+    from array import array  # the pure path's: u32.py says why not at the top
+
     try:
-        return u32.pack(_words(btf.types))
+        return array("I", _words(btf.types)).tobytes()
     except (OverflowError, TypeError):
         raise ValueError(_bad_record(btf)) from None
 
@@ -93,7 +95,12 @@ def write(btf: Btf, byteorder: str | None = None) -> bytes:
     byteorder = byteorder or btf.byteorder
     type_sec = _section(btf)
     if (byteorder == "<") != (sys.byteorder == "little"):
-        type_sec = struct.pack(f"{byteorder}{len(type_sec) // 4}I", *u32.view(type_sec))
+        from array import array  # another byte order's: u32.py says why not at the top
+
+        words = array("I")
+        words.frombytes(type_sec)
+        words.byteswap()
+        type_sec = words.tobytes()
     str_sec = btf.strings.data()
     hdr_len = f.HEADER_LEN + len(btf.header_tail)
     header = f.header_struct(byteorder).pack(
