@@ -382,3 +382,35 @@ def test_a_module_is_encoded_without_workers(tmp_path, monkeypatch):
 
     monkeypatch.setattr(encode, "_run_workers", no_workers)
     assert module_btf("-j4") == alone
+
+
+@pytest.mark.parametrize("refers", [True, False])
+def test_name_order_refuses_a_reference_to_a_func_both_ways(refers, pure):
+    """gen-btf.sh's name order (run.in_order) refuses what the canonical order refuses: a
+    pointer to a FUNC (the kernel takes it only when the FUNC comes first), found by the
+    compiled test or the validator alike; a pointer to its FUNC_PROTO is fine."""
+    from canonbtf.btf import format as f
+    from canonbtf.btf.model import Btf, Type
+    from canonbtf.btf.strings import StringTable
+    from canonbtf.errors import InputError
+    from canonbtf.pahole.run import in_order
+    from tests.conftest import both_ways
+
+    strings = StringTable(b"\0int\0f\0", 0)
+    types = [Type(f.INT, 1, 0, 4, 32), Type(f.FUNC_PROTO, 0, 0, 1, None, []),
+             Type(f.FUNC, 5, 0, 2, 0), Type(f.PTR, 0, 0, 3 if refers else 2)]
+    btf = reader.parse(writer.write(Btf(types, strings)))
+
+    def ordered() -> object:
+        try:
+            return writer.write(in_order(btf, "name", "vmlinux"))
+        except InputError as e:
+            return str(e)
+
+    reference, compiled = both_ways(pure, ordered)
+    assert reference == compiled
+    if refers:
+        assert compiled == ("vmlinux: type 4 (PTR) refers to FUNC 'f' (type 3), not to its "
+                            "FUNC_PROTO: cannot be put in name order")
+    else:
+        assert isinstance(compiled, bytes)

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from .dedup import BaseIndex
 
-__all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order", "renumbered"]
+__all__ = ["ORDERS", "canonicalize", "canonicalize_checked", "canonical_order", "order_hazard",
+           "renumbered"]
 
 
 def canonicalize(btf: Btf, *, dedup: bool = False, order: str = "kind",
@@ -44,7 +45,7 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}")
     btf = accel.packed(btf)
-    hazard = accel.refers_to_func(btf) is not False and _order_hazard(btf)
+    hazard = order_hazard(btf)
     if hazard:
         raise InputError(None, f"{hazard}: the kernel takes that only when the FUNC comes "
                          "first, which the canonical order cannot keep")
@@ -72,10 +73,13 @@ def canonicalize_checked(btf: Btf, *, dedup: bool = False, order: str = "kind",
         return renumbered(btf, new_order, None, strings), alone
 
 
-def _order_hazard(btf: Btf) -> str | None:
-    """validator.order_dependent_reference, imported only when the compiled test found
-    something or could not run: the validator's import (its checks, `re`, `typing`) was a
-    few ms of every module's run."""
+def order_hazard(btf: Btf) -> str | None:
+    """validator.order_dependent_reference (a reference the kernel takes only when its
+    FUNC comes first), the validator imported only when the compiled test found something
+    or could not run: its import (its checks, `re`, `typing`) was a few ms of every
+    module's run."""
+    if accel.refers_to_func(btf) is False:
+        return None
     from ..check.validator import order_dependent_reference
 
     return order_dependent_reference(btf)

@@ -131,10 +131,9 @@ def in_order(btf: Btf, order: str, path: str) -> Btf:
     """`btf` (canonical, kind order) in the order asked for: `canonbtf sort --order`."""
     if order == "kind":
         return btf
-    from ..canon import canonicalize
-    from ..check.validator import order_dependent_reference
+    from ..canon import canonicalize, order_hazard
 
-    hazard = order_dependent_reference(btf)
+    hazard = order_hazard(btf)
     if hazard:
         raise InputError(path, f"{hazard}: cannot be put in name order")
     return canonicalize(btf, order=order)
