@@ -1089,18 +1089,16 @@ static int role(ctx_t *c, uint32_t id)
     return R_OTHER;
 }
 
-/* A growing u32 list whose first entry is its length. */
+/* A growing u32 list whose first entry is its length. Its room is not stored: it is what
+ * grow_array gave for that length (16 entries, then doubling). */
 static int push_u32(uint32_t **list, uint32_t value)
 {
-    uint32_t n = *list ? (*list)[0] : 0;
-    if (!*list || ((n + 1) & n) == 0) {  /* capacity: the next power of two above n */
-        size_t cap = 2;
-        while (cap < (size_t)n + 2) cap *= 2;
-        uint32_t *p = realloc(*list, cap * 2 * sizeof *p);
-        if (!p) return -1;
-        if (!*list) p[0] = 0;
-        *list = p;
-    }
+    int fresh = *list == NULL;
+    size_t n = fresh ? 0 : (*list)[0], room = 0;
+    if (!fresh)
+        for (room = 16; room < n + 1; room *= 2) {}
+    if (n >= UINT32_MAX || GROW(*list, room, n + 2)) return -1;
+    if (fresh) (*list)[0] = 0;
     (*list)[++(*list)[0]] = value;
     return 0;
 }
