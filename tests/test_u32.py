@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import struct
 import subprocess
 import sys
 from array import array
@@ -51,6 +52,14 @@ def test_view_reads_bytes_and_arrays_in_place():
     assert u32.is_view(array("I", values))
     for other in (raw, values, array("H", [1]), array("Q", [1]), None):
         assert not u32.is_view(other)
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_in_host_order_reads_either_byte_order(order):
+    values = [0, 1, 0x01020304, 2**32 - 1]
+    raw = struct.pack(f"{order}4I", *values)
+    assert u32.in_host_order(raw, order).tolist() == values
+    assert u32.in_host_order(u32.pack(values), order).tobytes() == raw  # and back
 
 
 def test_a_module_run_imports_neither_array_nor_collections(tmp_path):

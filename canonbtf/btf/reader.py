@@ -10,6 +10,7 @@ import os
 import struct
 import sys
 
+from .. import u32
 from ..errors import InputError, opened_input
 from ..gcpause import paused_gc
 from . import accel
@@ -19,7 +20,6 @@ from .strings import StringTable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from array import array
     from typing import BinaryIO
 
 ELF_MAGIC = b"\x7fELF"
@@ -203,7 +203,7 @@ def _packed(raw: bytes, byteorder: str, path: str, first_id: int, strings: Strin
     if not accel.wanted("check"):
         return None
     # In host order the section's bytes are the words already: no two more copies.
-    words = bytes(raw) if byteorder == _HOST_ORDER else _unpack_words(raw, byteorder).tobytes()
+    words = bytes(raw) if byteorder == _HOST_ORDER else u32.in_host_order(raw, byteorder).tobytes()
     sections = [*(base.string_sections() if base is not None else ()),
                 (strings.start, strings.data())]
     checked = accel.checked_view(words, first_id, sections)
@@ -224,16 +224,6 @@ def unpacked_types(words: bytes, first_id: int, sections: list[tuple[int, bytes]
         if types is not None:
             return types
         return _parse_types(words, _HOST_ORDER, "<packed>", 0, first_id).types
-
-
-def _unpack_words(raw: bytes, byteorder: str) -> array:
-    from array import array  # the pure path's and other byte orders': u32.py says why
-
-    words = array("I")
-    words.frombytes(raw)
-    if (byteorder == "<") != (sys.byteorder == "little"):
-        words.byteswap()
-    return words
 
 
 _REFERENCE_KINDS = frozenset({f.PTR, f.TYPEDEF, f.VOLATILE, f.CONST, f.RESTRICT, f.TYPE_TAG})
@@ -264,7 +254,7 @@ def _parse_types(raw: bytes, byteorder: str, path: str, base_offset: int,
     took 119 -> 123 ms; the items read by a function of their own, 137 -> 167 ms for
     the whole `parse`. tests/test_roundtrip.py holds it to the writer byte for byte.
     """
-    words = _unpack_words(raw, byteorder).tolist()
+    words = u32.in_host_order(raw, byteorder).tolist()
     n = len(words)
     types: list[Type] = []
     append = types.append

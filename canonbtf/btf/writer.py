@@ -95,12 +95,7 @@ def write(btf: Btf, byteorder: str | None = None) -> bytes:
     byteorder = byteorder or btf.byteorder
     type_sec = _section(btf)
     if (byteorder == "<") != (sys.byteorder == "little"):
-        from array import array  # another byte order's: u32.py says why not at the top
-
-        words = array("I")
-        words.frombytes(type_sec)
-        words.byteswap()
-        type_sec = words.tobytes()
+        type_sec = u32.in_host_order(type_sec, byteorder).tobytes()
     str_sec = btf.strings.data()
     hdr_len = f.HEADER_LEN + len(btf.header_tail)
     header = f.header_struct(byteorder).pack(

@@ -1,6 +1,6 @@
-/* native/csrc/'s runtime without Python: the growth helper (grow.c), the hash (hash.c),
- * the interning table (intern.c) and partition refinement's hooks (refine.c), as grow.h,
- * hash.h, intern.h and refine.h promise them. */
+/* native/csrc/'s runtime without Python: the growth helper and its room (grow.c), the
+ * hash (hash.c), the interning table (intern.c) and partition refinement's hooks
+ * (refine.c), as grow.h, hash.h, intern.h and refine.h promise them. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,21 @@ static void grow_doubles_from_16(void)
     CHECK(GROW(a, cap, 1000) == 0 && cap == 1024);
     for (size_t k = 0; k < 1000; k++) a[k] = (uint32_t)k;   /* ASan: the room is there */
     CHECK(a[999] == 999);
+    free(a);
+}
+
+/* grown_room is the capacity GROW leaves an array grown one element at a time: what a
+ * list that keeps only its length (cdump's push_u32) takes as its room. */
+static void grown_room_is_what_grow_left(void)
+{
+    uint32_t *a = NULL;
+    size_t cap = 0;
+    CHECK(grown_room(0) == 0);
+    for (size_t used = 1; used <= 5000; used++) {
+        CHECK(GROW(a, cap, used) == 0);
+        CHECK(grown_room(used) == cap);
+        a[used - 1] = (uint32_t)used;  /* ASan: the room is there */
+    }
     free(a);
 }
 
@@ -184,6 +199,7 @@ int main(void)
 {
     big_alloc_setup();
     RUN(grow_doubles_from_16);
+    RUN(grown_room_is_what_grow_left);
     RUN(grow_refuses_overflow);
     RUN(big_alloc_bounds);
     RUN(hash_is_of_the_bytes);

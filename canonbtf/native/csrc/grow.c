@@ -13,11 +13,12 @@
 #endif
 
 #define HUGE_PAGE ((size_t)1 << 21)
+#define FIRST_ROOM 16
 
 int grow_array(void **a, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 16;
+    size_t n = *cap ? *cap : FIRST_ROOM;
     while (n < need) {
         if (n > SIZE_MAX / 4 / size) return -1;
         n *= 2;
@@ -27,6 +28,14 @@ int grow_array(void **a, size_t *cap, size_t need, size_t size)
     *a = p;
     *cap = n;
     return 0;
+}
+
+size_t grown_room(size_t used)
+{
+    if (!used) return 0;
+    size_t room = FIRST_ROOM;
+    while (room < used) room *= 2;
+    return room;
 }
 
 void big_alloc_setup(void)

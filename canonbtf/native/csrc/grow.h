@@ -10,6 +10,9 @@
  * 0, or -1 when out of memory or the size would overflow (*a is then unchanged). */
 int grow_array(void **a, size_t *cap, size_t need, size_t size);
 #define GROW(ptr, cap, need) grow_array((void **)&(ptr), &(cap), (need), sizeof *(ptr))
+/* The capacity grow_array left an array grown from empty one need at a time to `used`
+ * elements (0 for none): for an array that keeps its length but not its capacity. */
+size_t grown_room(size_t used);
 
 /* A growable array of T: `a` holds n elements, room for cap; a zeroed one is empty.
  * VEC_RESERVE and VEC_PUSH give 0, or -1 when out of memory; VEC_FREE empties it. */

@@ -1089,14 +1089,12 @@ static int role(ctx_t *c, uint32_t id)
     return R_OTHER;
 }
 
-/* A growing u32 list whose first entry is its length. Its room is not stored: it is what
- * grow_array gave for that length (16 entries, then doubling). */
+/* A growing u32 list whose first entry is its length; its room is not stored but
+ * grown_room's for that length. */
 static int push_u32(uint32_t **list, uint32_t value)
 {
     int fresh = *list == NULL;
-    size_t n = fresh ? 0 : (*list)[0], room = 0;
-    if (!fresh)
-        for (room = 16; room < n + 1; room *= 2) {}
+    size_t n = fresh ? 0 : (*list)[0], room = grown_room(fresh ? 0 : n + 1);
     if (n >= UINT32_MAX || GROW(*list, room, n + 2)) return -1;
     if (fresh) (*list)[0] = 0;
     (*list)[++(*list)[0]] = value;
